@@ -1,0 +1,127 @@
+"""Device specs: where a benchmark's arrays live, and whether this host has it.
+
+A spec is a platform (``cpu``, ``gpu``, ``tpu``) with an optional ``-sharded``
+suffix. Unsharded specs use the first device of the platform; sharded specs
+split every array along its last axis over all devices of the platform with a
+1-D mesh, rounding the size up to a multiple of the device count.
+
+An absent device raises :class:`~jitbench.errors.DeviceUnavailable`, a
+``NotImplementedError``, which asv records as a skipped combination.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import os
+import re
+from typing import Any
+
+from jitbench.errors import DeviceUnavailable, JitbenchError
+
+PLATFORMS = ("cpu", "gpu", "tpu")
+DEVICE_SPECS = ("cpu", "cpu-sharded", "gpu", "gpu-sharded", "tpu", "tpu-sharded")
+HOST_DEVICE_COUNT = 4
+_HOST_FLAG = "--xla_force_host_platform_device_count"
+
+
+def ensure_host_devices(n: int = HOST_DEVICE_COUNT) -> None:
+    """Give the CPU ``n`` devices by appending to ``XLA_FLAGS`` (a user's own count wins).
+
+    XLA reads the flag when the CPU backend starts, so this must run before
+    anything asks JAX for a device; it is a no-op when the flag is present.
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    if _HOST_FLAG not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} {_HOST_FLAG}={n}".strip()
+
+
+def parse_spec(spec: str) -> tuple[str, bool]:
+    """Split a spec into (platform, sharded); an unknown spec lists the valid ones."""
+    if spec not in DEVICE_SPECS:
+        raise JitbenchError(f"unknown device {spec!r}; valid: {', '.join(DEVICE_SPECS)}")
+    platform, _, suffix = spec.partition("-")
+    return platform, suffix == "sharded"
+
+
+def _plugin_installed(platform: str) -> bool:
+    # Asking JAX for a GPU starts every backend (tenths of a second), and asv
+    # asks in every skipped process; the installed plugin distributions tell
+    # for free that a CPU-only install has no GPU or TPU backend at all.
+    if platform == "cpu":
+        return True
+    allowed = os.environ.get("JAX_PLATFORMS", "")
+    if allowed and not any(p in allowed.split(",") for p in _platform_aliases(platform)):
+        return False
+    pattern = {"gpu": r"^jax[-_](cuda|rocm)\d*[-_]plugin$", "tpu": r"^libtpu"}[platform]
+    return any(
+        re.match(pattern, (dist.metadata["Name"] or "").lower())
+        for dist in importlib.metadata.distributions()
+    )
+
+
+def _platform_aliases(platform: str) -> tuple[str, ...]:
+    return {"gpu": ("gpu", "cuda", "rocm"), "tpu": ("tpu",)}.get(platform, (platform,))
+
+
+def platform_devices(platform: str) -> list[Any]:
+    """All devices of ``platform`` on this host (empty when it has none)."""
+    if not _plugin_installed(platform):
+        return []
+    import jax
+
+    try:
+        return list(jax.devices(platform))
+    except RuntimeError:
+        return []
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """Where arrays go for one device spec; ``put`` places a host array there."""
+
+    spec: str
+    devices: tuple[Any, ...]
+    sharded: bool
+
+    @property
+    def n_devices(self) -> int:
+        return len(self.devices) if self.sharded else 1
+
+    def round_size(self, size: int) -> int:
+        """``size`` rounded up to a multiple of the shard count."""
+        n = self.n_devices
+        return -(-size // n) * n
+
+    def sharding(self, ndim: int) -> Any:
+        import jax
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        if not self.sharded:
+            return jax.sharding.SingleDeviceSharding(self.devices[0])
+        mesh = Mesh(list(self.devices), ("x",))
+        return NamedSharding(mesh, PartitionSpec(*([None] * (ndim - 1)), "x"))
+
+    def put(self, array: Any) -> Any:
+        """Place a host array (its last axis must divide among the shards)."""
+        import jax
+
+        return jax.device_put(array, self.sharding(max(array.ndim, 1)))
+
+
+def resolve(spec: str) -> Placement:
+    """The placement for ``spec``, or DeviceUnavailable when this host lacks it."""
+    platform, sharded = parse_spec(spec)
+    devices = platform_devices(platform)
+    if not devices:
+        raise DeviceUnavailable(
+            f"device {spec!r} is not available on this host; available: "
+            f"{', '.join(available_devices()) or 'none'}"
+        )
+    return Placement(spec, tuple(devices), sharded)
+
+
+def available_devices() -> list[str]:
+    """The specs this host can serve, in :data:`DEVICE_SPECS` order."""
+    present = {p for p in PLATFORMS if platform_devices(p)}
+    return [spec for spec in DEVICE_SPECS if parse_spec(spec)[0] in present]

@@ -1,0 +1,148 @@
+"""Compile accounting through ``jax.monitoring``, and cold-cache control.
+
+JAX reports every trace, MLIR lowering and backend compile as a duration
+event; :func:`count_compiles` sums them inside a block. The listeners are
+registered once per process and feed whichever counters are open, because
+JAX keeps every registered listener for the life of the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"
+
+
+@dataclasses.dataclass
+class CompileStats:
+    """What JAX traced, lowered and compiled inside one :func:`count_compiles` block."""
+
+    traces: int = 0
+    lowerings: int = 0
+    compiles: int = 0
+    trace_seconds: float = 0.0
+    lower_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    persistent_cache_hits: int = 0
+    persistent_cache_misses: int = 0
+
+
+_open: list[CompileStats] = []
+_registered = False
+
+_DURATION_FIELDS = {
+    TRACE_EVENT: ("traces", "trace_seconds"),
+    LOWER_EVENT: ("lowerings", "lower_seconds"),
+    COMPILE_EVENT: ("compiles", "compile_seconds"),
+}
+_EVENT_FIELDS = {
+    CACHE_HIT_EVENT: "persistent_cache_hits",
+    CACHE_MISS_EVENT: "persistent_cache_misses",
+}
+
+
+def _on_duration(event: str, duration: float, **_: Any) -> None:
+    fields = _DURATION_FIELDS.get(event)
+    if fields is None:
+        return
+    count, seconds = fields
+    for stats in _open:
+        setattr(stats, count, getattr(stats, count) + 1)
+        setattr(stats, seconds, getattr(stats, seconds) + duration)
+
+
+def _on_event(event: str, **_: Any) -> None:
+    field = _EVENT_FIELDS.get(event)
+    if field is None:
+        return
+    for stats in _open:
+        setattr(stats, field, getattr(stats, field) + 1)
+
+
+def _register_listeners() -> None:
+    global _registered
+    if _registered:
+        return
+    from jax import monitoring
+
+    monitoring.register_event_duration_secs_listener(_on_duration)
+    monitoring.register_event_listener(_on_event)
+    _registered = True
+
+
+@contextlib.contextmanager
+def count_compiles() -> Iterator[CompileStats]:
+    """Count traces, lowerings and backend compiles (and their seconds) in the block.
+
+    Blocks nest: an event counts in every block open when it fires.
+    """
+    _register_listeners()
+    stats = CompileStats()
+    _open.append(stats)
+    try:
+        yield stats
+    finally:
+        _open.remove(stats)
+
+
+def disable_persistent_cache() -> None:
+    """Turn JAX's on-disk compilation cache off so that a cold call really compiles."""
+    import jax
+
+    jax.config.update("jax_enable_compilation_cache", False)
+
+
+def clear_caches() -> None:
+    """Drop every in-memory compilation and tracing cache and the on-disk cache's use.
+
+    ``jax.clear_caches`` empties jit's C++ and tracing caches for every jitted
+    function (equinox's and nnx's wrappers included, since both jit through
+    ``jax.jit``); the persistent cache is switched off so nothing is read
+    back from disk. Tests check that a call after this compiles again.
+    """
+    import jax
+
+    disable_persistent_cache()
+    jax.clear_caches()
+
+
+def block(value: Any) -> Any:
+    """Wait for every array in ``value`` (a pytree) to be computed."""
+    import jax
+
+    return jax.block_until_ready(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class StageTimes:
+    """Wall seconds of the ahead-of-time stages of one call."""
+
+    trace: float
+    lower: float
+    compile: float
+
+
+def aot_stage_times(jitted: Callable[..., Any], *args: Any, **kwargs: Any) -> StageTimes:
+    """Time ``jitted.trace(...)``, ``.lower()`` and ``.compile()`` from cold caches.
+
+    ``jitted`` must be a ``jax.jit`` object; strategies that wrap jit in their
+    own machinery (equinox, nnx) are staged through :func:`count_compiles`
+    durations instead, which JAX reports for every strategy alike.
+    """
+    clear_caches()
+    start = time.perf_counter()
+    traced = jitted.trace(*args, **kwargs)
+    traced_at = time.perf_counter()
+    lowered = traced.lower()
+    lowered_at = time.perf_counter()
+    lowered.compile()
+    done = time.perf_counter()
+    return StageTimes(traced_at - start, lowered_at - traced_at, done - lowered_at)
