@@ -12,6 +12,7 @@ An absent device raises :class:`~jitbench.errors.DeviceUnavailable`, a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.metadata
 import os
 import re
@@ -44,7 +45,9 @@ def parse_spec(spec: str) -> tuple[str, bool]:
     return platform, suffix == "sharded"
 
 
-def _plugin_installed(platform: str) -> bool:
+@functools.cache
+def plugin_installed(platform: str) -> bool:
+    """Whether JAX could have a ``platform`` backend here, decided without starting JAX."""
     # Asking JAX for a GPU starts every backend (tenths of a second), and asv
     # asks in every skipped process; the installed plugin distributions tell
     # for free that a CPU-only install has no GPU or TPU backend at all.
@@ -66,7 +69,7 @@ def _platform_aliases(platform: str) -> tuple[str, ...]:
 
 def platform_devices(platform: str) -> list[Any]:
     """All devices of ``platform`` on this host (empty when it has none)."""
-    if not _plugin_installed(platform):
+    if not plugin_installed(platform):
         return []
     import jax
 

@@ -1,0 +1,27 @@
+"""The steady-state call of an instance whose program is already compiled."""
+
+from jitbench import suite
+
+
+class CachedCall(suite.Cached):
+    """Many calls per sample; the first call of the body builds and compiles.
+
+    ``time_cached_call`` waits for the result; ``time_cached_call_dispatch``
+    does not, and so measures the Python and C++ dispatch path alone (at large
+    sizes the device queue fills and it approaches the compute time).
+    """
+
+    params = [suite.strategy_names(), suite.sizes(), list(suite.DEVICES)]
+    param_names = ["strategy", "size", "device"]
+    number = 50
+    repeat = (5, 10, 2.0)
+    warmup_time = 0.05
+    rounds = 2
+    timeout = 300
+    version = "1"
+
+    def time_cached_call(self, strategy, size, device):
+        self.cached(strategy, size, device).call()
+
+    def time_cached_call_dispatch(self, strategy, size, device):
+        self.cached(strategy, size, device).dispatch()
