@@ -81,6 +81,7 @@ SUMMARY_SHOWN = [
     "first_call_x_eager",
     "first_call_x_best",
     "break_even_calls",
+    *HAZARDS,
     "peak_memory_bytes",
 ]
 
@@ -107,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
         skip_bad=args.skip_bad,
     )
     out = _check_out_dir(Path(args.out), Path(args.results))
+    for column in results.PARAM_ORDER:
+        if column not in frame:
+            # The tables below index these; results without them just show nothing there.
+            frame[column] = pd.Series(pd.NA, index=frame.index, dtype="object")
     chosen = frame if args.commit else results.latest(frame)
     runs = [rows for _, rows in chosen.groupby(["machine", "commit", "env"], sort=True)]
     total = 2 + len(STEPS) * len(runs)
@@ -161,7 +166,8 @@ class _Run:
         return bool((self.frame["benchmark"] == benchmark).any())
 
     def omit(self, what: str, *benchmarks: str) -> None:
-        self.notes.append(f"{what} omitted: no results for {', '.join(benchmarks)}")
+        missing = [b for b in benchmarks if not self.has(b)]
+        self.notes.append(f"{what} omitted: no results for {', '.join(missing)}")
 
     def path(self, kind: str, name: str) -> Path:
         folder = self.out / self.prefix / kind if self.prefix else self.out / kind
@@ -211,8 +217,13 @@ def _summary(report: _Run) -> pd.DataFrame:
     per_device = report.per_device()
     if per_device is not None:
         table = table.merge(per_device, on=["device", "strategy"], how="left")
-    table["hazard"] = table.get("hazard", pd.Series(index=table.index)).fillna("")
-    table["stale"] = table.get("stale", pd.Series(index=table.index)).fillna(False).astype(bool)
+    if per_device is None or "stale_results" not in per_device:
+        report.notes.append(
+            f"stale results not measured ({HAZARDS['stale_results']} absent): "
+            "'fastest correct' cannot exclude stale strategies"
+        )
+    table["hazard"] = table["hazard"].fillna("") if "hazard" in table else ""
+    table["stale"] = table["stale"].fillna(False).astype(bool) if "stale" in table else False
     table = _order(table, report.frame)
     if not (table["strategy"] == BASELINE).any():
         report.notes.append(f"ratios to eager and break-even omitted: no {BASELINE!r} results")
@@ -262,11 +273,6 @@ def _per_device(report: _Run) -> pd.DataFrame | None:
     if not columns:
         return None
     table = pd.concat(columns, axis=1).reset_index()
-    if "stale_results" not in table:
-        report.notes.append(
-            f"stale results not measured ({HAZARDS['stale_results']} absent): "
-            "'fastest correct' does not check correctness"
-        )
     words = [
         ", ".join(w for name, w in HAZARD_WORDS.items() if name in table and row[name] > 0)
         for _, row in table.iterrows()
@@ -290,7 +296,21 @@ def _order(table: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(keys, key=rank).reset_index(drop=True)
 
 
+def _coverage(report: _Run) -> None:
+    """Note devices and strategies with no result at all, and failed benchmarks."""
+    frame = report.frame
+    ok = frame["status"] == "ok"
+    for column, reason in (("device", "device absent"), ("strategy", "optional package missing")):
+        measured = ok.groupby(frame[column]).any()
+        for name in measured.index[~measured]:
+            report.notes.append(f"{column} {name}: every benchmark skipped or failed ({reason}?)")
+    failed = frame[frame["status"] == "failed"].groupby("benchmark").size()
+    for benchmark, count in failed.items():
+        report.notes.append(f"{benchmark}: {count} parameter combinations failed")
+
+
 def _step_summary(report: _Run) -> None:
+    _coverage(report)
     table = report.summary()
     if table.empty:
         report.omit("summary", *SIZED.values(), AFTER_CHANGE)
@@ -618,33 +638,36 @@ def _cell(column: str, value: Any) -> str:
     return str(value)
 
 
-def _header(frame: pd.DataFrame, chosen: pd.DataFrame, args: argparse.Namespace) -> list[str]:
-    lines = [f"Results: `{args.results}`."]
+def _header(frame: pd.DataFrame, chosen: pd.DataFrame, args: argparse.Namespace) -> list[Any]:
+    """Paragraphs of the index page; a list item is a bullet list."""
+    runs = []
     for (machine, commit, env), rows in chosen.groupby(["machine", "commit", "env"], sort=True):
         first = rows.iloc[0]
         jax = first["jax"] if pd.notna(first["jax"]) else "unknown"
         date = first["date"].strftime("%Y-%m-%d %H:%M UTC") if pd.notna(first["date"]) else "?"
-        lines.append(
-            f"- machine **{machine}**, commit `{commit[:8]}` ({date}), env `{env}`, "
+        runs.append(
+            f"machine **{machine}**, commit `{commit[:8]}` ({date}), env `{env}`, "
             f"python `{first['python']}`, jax {jax}"
         )
-    if not args.commit:
-        older = sorted(set(frame["commit"]) - set(chosen["commit"]))
-        if older:
-            lines.append(
-                "Several commits in the results: this report uses the newest commit of each "
-                f"machine (by commit date); not shown: {', '.join(c[:8] for c in older)}. "
-                "Pass --commit to choose."
-            )
-    lines.append(
+    blocks: list[Any] = [f"Results: `{args.results}`.", runs]
+    older = sorted(set(frame["commit"]) - set(chosen["commit"]))
+    if older:
+        blocks.append(
+            "Several commits in the results: this report uses the newest commit of each "
+            f"machine (by commit date); not shown: {', '.join(c[:8] for c in older)}. "
+            "Pass --commit to choose."
+        )
+    blocks.append(
         f"{HAZARD_MARK} marks a hazardous strategy (see its hazard column), {BEST_MARK} the "
         "fastest cached call among strategies without stale results."
     )
-    return lines
+    return blocks
 
 
-def _markdown(header: list[str], reports: list[_Run]) -> str:
-    out = ["# jitbench report", "", *header, ""]
+def _markdown(header: list[Any], reports: list[_Run]) -> str:
+    out = ["# jitbench report", ""]
+    for block in header:
+        out += [*(f"- {item}" for item in block), ""] if isinstance(block, list) else [block, ""]
     for report in reports:
         if len(reports) > 1:
             out += [f"## {report.label}", ""]
@@ -654,17 +677,20 @@ def _markdown(header: list[str], reports: list[_Run]) -> str:
             if section.text:
                 out += [section.text, ""]
             if section.table is not None:
+                # to_markdown needs tabulate, which asv (the results reader) depends on.
                 out += [section.table.to_markdown(index=False), ""]
             if section.image is not None:
                 out += [f"![{section.title}]({_rel(section.image, report.out)})", ""]
             if section.csv is not None:
                 out += [f"CSV: [{section.csv.name}]({_rel(section.csv, report.out)})", ""]
         if report.notes:
-            out += [f"{level} Omitted", ""] + [f"- {note}" for note in report.notes] + [""]
+            out += (
+                [f"{level} Notes and omissions", ""] + [f"- {note}" for note in report.notes] + [""]
+            )
     return "\n".join(out)
 
 
-def _html(header: list[str], reports: list[_Run]) -> str:
+def _html(header: list[Any], reports: list[_Run]) -> str:
     style = (
         "body{font-family:sans-serif;margin:2em;max-width:80em}"
         "table{border-collapse:collapse;font-size:90%}"
@@ -672,7 +698,11 @@ def _html(header: list[str], reports: list[_Run]) -> str:
         "td:first-child,th:first-child{text-align:left}img{max-width:100%}"
     )
     body = ["<h1>jitbench report</h1>"]
-    body += [f"<p>{_inline(line)}</p>" for line in header]
+    for block in header:
+        if isinstance(block, list):
+            body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in block) + "</ul>")
+        else:
+            body.append(f"<p>{_inline(block)}</p>")
     for report in reports:
         if len(reports) > 1:
             body.append(f"<h2>{html.escape(report.label)}</h2>")
@@ -692,7 +722,7 @@ def _html(header: list[str], reports: list[_Run]) -> str:
                 body.append(f'<p>CSV: <a href="{link}">{html.escape(section.csv.name)}</a></p>')
         if report.notes:
             items = "".join(f"<li>{html.escape(n)}</li>" for n in report.notes)
-            body.append(f"<{tag}>Omitted</{tag}><ul>{items}</ul>")
+            body.append(f"<{tag}>Notes and omissions</{tag}><ul>{items}</ul>")
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>jitbench report</title>'
         f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
@@ -701,7 +731,7 @@ def _html(header: list[str], reports: list[_Run]) -> str:
 
 def _inline(markdown: str) -> str:
     """The little markdown the header uses (bold, code) as HTML."""
-    text = html.escape(markdown.removeprefix("- "))
+    text = html.escape(markdown)
     text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
 

@@ -59,9 +59,11 @@ def load(
     records = []
     for path, machine_name in _result_paths(root, skip_bad):
         try:
-            records.extend(_records(Results.load(str(path), machine_name), benchmarks))
-        except (util.UserError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            rows = list(_records(Results.load(str(path), machine_name), benchmarks))
+        except (util.UserError, OSError, KeyError, TypeError, ValueError, AttributeError) as exc:
             _bad_file(path, exc, skip_bad)
+        else:
+            records.extend(rows)
     if not records:
         raise JitbenchError(f"no asv results in {str(root)!r}; run asv first")
     return select(_frame(records), machine=machine, commit=commit, env=env)

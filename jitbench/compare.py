@@ -1,0 +1,221 @@
+"""``jitbench compare``: two commits, two envs (e.g. two JAX releases) or two machines.
+
+Significance and marks follow ``asv compare`` by calling its own code, so a
+regression here is one asv would also report: ``+`` significant regression
+beyond the factor, ``-`` significant improvement, ``~`` not significant or
+within the factor, ``!`` newly failing, ``*`` fixed, ``x`` benchmark code
+changed (not comparable). Combinations skipped on either side show as n/a and
+do not count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+import pandas as pd
+
+# asv has no public entry point for one comparison: these are the functions
+# ``asv compare`` itself uses for its marks.
+from asv._stats import is_different
+from asv.commands.compare import _is_result_better
+from asv.util import human_value
+from asv_runner.statistics import get_err
+
+from jitbench import results
+from jitbench.errors import JitbenchError
+
+BY = ("commit", "env", "machine")
+CONTEXT = ("machine", "commit", "env")
+REGRESSION_MARKS = ("+", "!")
+# Worst first: regressions, then comparable rows, then not comparable, then n/a.
+_MARK_RANK = {"!": 0, "+": 0, "~": 1, "-": 1, "*": 1, "x": 2, "": 3}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``jitbench compare``."""
+    parser.add_argument("base", metavar="BASE", help="reference commit, env or machine")
+    parser.add_argument("head", metavar="HEAD", help="commit, env or machine to judge")
+    parser.add_argument(
+        "--factor", type=float, default=1.1, help="ratio that counts as a change (default 1.1)"
+    )
+    parser.add_argument(
+        "--by", choices=BY, default="commit", help="what BASE and HEAD name (default commit)"
+    )
+    parser.add_argument("--machine", help="machine of both sides (--by commit or env)")
+    parser.add_argument("--commit", help="commit of both sides (--by env or machine)")
+    parser.add_argument("--env", help="asv environment of both sides (--by commit or machine)")
+    parser.add_argument("--results", default="results", help="asv results dir (default results)")
+    parser.add_argument(
+        "--skip-bad", action="store_true", help="warn about unreadable result files, load the rest"
+    )
+    parser.add_argument(
+        "--only-changed", action="store_true", help="list only significant changes (+, -, !)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the comparison; 1 when something regressed beyond the factor, else 0."""
+    if not args.factor > 0:
+        raise JitbenchError(f"--factor must be a positive number, got {args.factor}")
+    if getattr(args, args.by, None) is not None:
+        raise JitbenchError(f"--{args.by} cannot be combined with --by {args.by}")
+    frame = results.load(args.results, skip_bad=args.skip_bad)
+    base, head = _sides(frame, args)
+    table = compare_frames(base, head, args.factor)
+    print(f"BASE {_describe(base)}")
+    print(f"HEAD {_describe(head)}")
+    only_one = len(set(base["case"]) ^ set(head["case"]))
+    if only_one:
+        print(f"{only_one} benchmark combinations are present on one side only and not compared")
+    shown = table[table["mark"].isin(("+", "-", "!"))] if args.only_changed else table
+    print(_format(shown))
+    counts = table["mark"].replace("", "n/a").value_counts()
+    print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" (factor {args.factor})")
+    return 1 if table["mark"].isin(REGRESSION_MARKS).any() else 0
+
+
+def compare_frames(base_df: pd.DataFrame, head_df: pd.DataFrame, factor: float) -> pd.DataFrame:
+    """Pair up the rows of two :func:`jitbench.results.load` frames and judge each pair.
+
+    Rows pair on benchmark and parameters, plus machine/commit/env where both
+    sides hold the same several values (e.g. two envs compared commit to commit).
+    Returns one row per pair present on both sides, worst first.
+    """
+    context = [
+        c
+        for c in CONTEXT
+        if base_df[c].nunique() > 1 and set(base_df[c]) == set(head_df[c].dropna())
+    ]
+    keys = [*context, "benchmark", "case"]
+    for side, df in (("BASE", base_df), ("HEAD", head_df)):
+        repeated = df[df.duplicated(keys, keep=False)]
+        if not repeated.empty:
+            runs = sorted({f"{r.machine}/{r.commit[:8]}/{r.env}" for r in repeated.itertuples()})
+            raise JitbenchError(
+                f"{side} holds several runs of {repeated['case'].iloc[0]} "
+                f"({', '.join(runs)}); choose one with --machine, --commit or --env"
+            )
+    params = results.param_columns(base_df)
+    columns = ["value", "status", "version", "samples", *results.STAT_KEYS]
+    left = base_df[[*keys, "kind", *params, "unit", *columns]]
+    right = head_df[[*keys, *columns]]
+    pairs = left.merge(right, on=keys, suffixes=("_base", "_head"))
+    judged = [_judge(row, factor) for row in pairs.to_dict("records")]
+    out = pairs[[*keys, "kind", *params, "unit"]].copy()
+    for side in ("base", "head"):
+        out[side] = pairs[f"value_{side}"]
+        out[f"{side}_status"] = pairs[f"status_{side}"]
+    for name in ("base_err", "head_err", "ratio", "significant", "mark"):
+        out[name] = [j[name] for j in judged]
+    out["significant"] = out["significant"].astype("boolean")
+    out["ratio"] = out["ratio"].astype("float64")
+    rank = out["mark"].map(_MARK_RANK)
+    order = pd.DataFrame({"rank": rank, "ratio": out["ratio"]}).sort_values(
+        ["rank", "ratio"], ascending=[True, False], na_position="last", kind="stable"
+    )
+    return out.loc[order.index].reset_index(drop=True)
+
+
+def _judge(row: dict[str, Any], factor: float) -> dict[str, Any]:
+    """asv compare's decision for one pair of results."""
+    base, head = row["value_base"], row["value_head"]
+    ss_base, ss_head = _stats(row, "_base"), _stats(row, "_head")
+    judged = {
+        "base_err": get_err(base, ss_base[0]) if ss_base[0] else math.nan,
+        "head_err": get_err(head, ss_head[0]) if ss_head[0] else math.nan,
+        "ratio": math.nan,
+        "significant": None,
+        "mark": "",
+    }
+    statuses = (row["status_base"], row["status_head"])
+    versions = (row["version_base"], row["version_head"])
+    if all(pd.notna(v) for v in versions) and versions[0] != versions[1]:
+        judged["mark"] = "x"
+    elif statuses == ("ok", "failed"):
+        judged["mark"] = "!"
+    elif statuses == ("failed", "ok"):
+        judged["mark"] = "*"
+    if statuses != ("ok", "ok"):
+        return judged
+    judged["ratio"] = (
+        head / base if base else (1.0 if head == base else math.copysign(math.inf, head))
+    )
+    if ss_base[0] and ss_head[0] and 1 not in (ss_base[0]["repeat"], ss_head[0]["repeat"]):
+        judged["significant"] = is_different(ss_base[1], ss_head[1], ss_base[0], ss_head[0])
+    if judged["mark"]:
+        return judged
+    if _is_result_better(head, base, ss_head, ss_base, factor):
+        judged["mark"] = "-"
+    elif _is_result_better(base, head, ss_base, ss_head, factor):
+        judged["mark"] = "+"
+    else:
+        judged["mark"] = "~"
+    return judged
+
+
+def _stats(row: dict[str, Any], suffix: str) -> tuple[dict[str, Any] | None, list[float] | None]:
+    """(stats, samples) in the shape asv's compare functions take."""
+    stats = {key: row[key + suffix] for key in results.STAT_KEYS}
+    if any(pd.isna(v) for v in stats.values()):
+        return None, None
+    samples = row["samples" + suffix]
+    return stats, samples if isinstance(samples, list) else None
+
+
+def _sides(frame: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The BASE and HEAD rows that ``--by`` and the filters name."""
+    if args.by == "commit":
+        frame = results.select(frame, machine=args.machine, env=args.env)
+        return (results.select(frame, commit=args.base), results.select(frame, commit=args.head))
+    if args.by == "machine":
+        sides = []
+        for name in (args.base, args.head):
+            side = results.select(frame, machine=name, commit=args.commit, env=args.env)
+            sides.append(side if args.commit else results.latest(side))
+        return sides[0], sides[1]
+    frame = results.select(frame, machine=args.machine, commit=args.commit)
+    base, head = (results.select(frame, env=name) for name in (args.base, args.head))
+    both = [c for c in results.commits_by_date(base) if c in set(head["commit"])]
+    if not both:
+        raise JitbenchError(
+            f"no commit has results for both envs {args.base!r} and {args.head!r}; "
+            "run both at one commit or pass --commit"
+        )
+    return base[base["commit"] == both[0]], head[head["commit"] == both[0]]
+
+
+def _describe(side: pd.DataFrame) -> str:
+    runs = side.drop_duplicates(["machine", "commit", "env"])
+    return "; ".join(f"{r.machine} {r.commit[:8]} {r.env}" for r in runs.itertuples())
+
+
+def _format(table: pd.DataFrame) -> str:
+    """A table like asv compare's: change, before, after, ratio, benchmark."""
+    context = [c for c in CONTEXT if c in table]
+    rows = []
+    for row in table.to_dict("records"):
+        name = row["case"]
+        if context:
+            name += f" [{'/'.join(str(row[c]) for c in context)}]"
+        rows.append(
+            {
+                "Change": row["mark"],
+                "Before": _value(row["base"], row["base_status"], row["unit"], row["base_err"]),
+                "After": _value(row["head"], row["head_status"], row["unit"], row["head_err"]),
+                "Ratio": "n/a" if pd.isna(row["ratio"]) else f"{row['ratio']:.2f}",
+                "Benchmark (Parameter)": name,
+            }
+        )
+    columns = ["Change", "Before", "After", "Ratio", "Benchmark (Parameter)"]
+    # The github table format asv compare prints; tabulate comes with asv.
+    return pd.DataFrame(rows, columns=columns).to_markdown(index=False, disable_numparse=True)
+
+
+def _value(value: float, status: str, unit: Any, err: float) -> str:
+    if status != "ok":
+        return "failed" if status == "failed" else "n/a"
+    return human_value(
+        value, unit if isinstance(unit, str) else "", err=None if pd.isna(err) else err
+    )

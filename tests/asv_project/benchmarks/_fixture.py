@@ -1,0 +1,51 @@
+"""Cheap stand-ins for the jitbench suite: same ids and params, pure-Python bodies.
+
+Costs are loop counts so that results differ predictably between strategies.
+JITBENCH_FIXTURE_SLOW multiplies the cached-call cost to fake a regression, and
+JITBENCH_FIXTURE_FAIL (comma-separated strategies) makes their peakmem benchmark
+raise, for a real asv failure record.
+"""
+
+import os
+
+from asv_runner.benchmarks.mark import SkipNotImplemented
+
+STRATEGIES = ["eager", "bound_method_jit", "static_self_id_hash", "pytree_class", "jit_per_call"]
+SIZES = [10, 1000]
+DEVICES = ["cpu", "gpu"]
+CHANGES = ["new_static", "seen_static", "same_shape_array", "new_shape_array", "equal_instance"]
+
+# Relative per-call cost: static_self_id_hash is the fastest but returns stale results.
+PER_CALL = {
+    "eager": 8,
+    "bound_method_jit": 2,
+    "static_self_id_hash": 1,
+    "pytree_class": 3,
+    "jit_per_call": 20,
+}
+COMPILE = {name: (0 if name == "eager" else 40) for name in STRATEGIES}
+STALE = {"static_self_id_hash": 1}
+LEAKED = {"bound_method_jit": 1}
+REPEAT_COMPILES = {"jit_per_call": 1}
+SLOW = float(os.environ.get("JITBENCH_FIXTURE_SLOW", "1"))
+
+
+def spin(units):
+    """Burn a deterministic amount of CPU: one unit is a 200-step loop."""
+    return sum(range(int(units * 200)))
+
+
+def check_device(device):
+    """Only "cpu" exists here; anything else is skipped the way jitbench skips it."""
+    if device != "cpu":
+        raise NotImplementedError(f"device {device} is not available")
+
+
+def skip_unless_cpu(device):
+    """The same check from inside a timed body (no setup hook)."""
+    if device != "cpu":
+        raise SkipNotImplemented(f"device {device} is not available")
+
+
+def per_call_units(strategy, size):
+    return PER_CALL[strategy] * (1 + size / 1000)

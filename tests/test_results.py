@@ -1,0 +1,293 @@
+"""Reading asv results into a frame, against results of real asv runs.
+
+``asv_runs`` builds them once per test session from ``tests/asv_project``, a
+tiny asv project with the suite's benchmark ids and parameters and cheap
+bodies; test_report.py and test_compare.py import it from here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from asv.results import Results
+
+from jitbench import results
+from jitbench.errors import JitbenchError
+
+pytestmark = pytest.mark.slow
+
+FIXTURE = Path(__file__).parent / "asv_project"
+MACHINE = "testbox"
+CACHED = "bench_cached.CachedCall.time_cached_call"
+MEMORY = "bench_memory.Memory.peakmem_build_and_first_call"
+# The fixture's strategies, their relative per-call cost, and its hazards.
+STRATEGIES = ["eager", "bound_method_jit", "static_self_id_hash", "pytree_class", "jit_per_call"]
+PER_CALL = {
+    "eager": 8,
+    "bound_method_jit": 2,
+    "static_self_id_hash": 1,
+    "pytree_class": 3,
+    "jit_per_call": 20,
+}
+SLOWDOWN = 3
+
+
+@dataclass(frozen=True)
+class AsvRuns:
+    """Results of the fixture project at three commits on machine ``testbox``.
+
+    c1: full suite (quick) plus precise cached-call samples.
+    c2: same code, precise cached-call samples only (an unchanged comparison).
+        c1's and c2's samples come from alternating runs, so a burst of load
+        from other processes cannot slow one side only.
+    c3: size grid extended to 100000, cached call 3x slower, peakmem of
+        pytree_class failing; full suite (quick) plus precise cached-call samples.
+    """
+
+    project: Path
+    results: Path
+    c1: str
+    c2: str
+    c3: str
+
+    def result_file(self, commit: str) -> Path:
+        return next((self.results / MACHINE).glob(f"{commit[:8]}-*.json"))
+
+    def asv_result(self, commit: str) -> Results:
+        return Results.load(str(self.result_file(commit)), MACHINE)
+
+
+_RUNS: dict[str, AsvRuns] = {}
+
+
+def asv_runs(tmp_path_factory: pytest.TempPathFactory) -> AsvRuns:
+    """Build the fixture results once per session (about 30 s)."""
+    if "runs" not in _RUNS:
+        _RUNS["runs"] = _build(tmp_path_factory.mktemp("asv"))
+    return _RUNS["runs"]
+
+
+def copy_results(runs: AsvRuns, dest: Path) -> Path:
+    """A private copy of the results for tests that edit files."""
+    return Path(shutil.copytree(runs.results, dest / "results"))
+
+
+def _build(root: Path) -> AsvRuns:
+    project = root / "project"
+    shutil.copytree(FIXTURE, project, ignore=shutil.ignore_patterns("results", "html", ".asv"))
+    home = root / "home"
+    home.mkdir()
+    # HOME keeps asv's ~/.asv-machine.json and git's config inside the temp dir.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JITBENCH_FIXTURE_")}
+    env.update(HOME=str(home), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid")
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+
+    def call(*args: str, extra: dict[str, str] | None = None, ok=(0,)) -> str:
+        done = subprocess.run(
+            args, cwd=project, env={**env, **(extra or {})}, capture_output=True, text=True
+        )
+        assert done.returncode in ok, f"{args}: {done.stdout[-3000:]}{done.stderr[-3000:]}"
+        return done.stdout.strip()
+
+    def commit(day: int) -> str:
+        date = {"GIT_AUTHOR_DATE": f"2024-01-0{day}T12:00:00Z"}
+        date["GIT_COMMITTER_DATE"] = date["GIT_AUTHOR_DATE"]
+        call("git", "add", "asv.conf.json", "benchmarks")
+        call("git", "commit", "-q", "--allow-empty", "-m", f"day {day}", extra=date)
+        return call("git", "rev-parse", "HEAD")
+
+    def asv_run(commit_hash: str, *args: str, extra=None, ok=(0,)) -> None:
+        call(
+            *(sys.executable, "-m", "asv", "run", "--python=same", "--machine", MACHINE),
+            *("--set-commit-hash", commit_hash, "--launch-method", "forkserver", *args),
+            extra=extra,
+            ok=ok,
+        )
+
+    # Five samples a run; the first run replaces the quick run's single sample.
+    precise = ("--bench", r"CachedCall\.time_cached_call(?!_)", "--record-samples")
+    precise += ("-a", "repeat=5", "-a", "rounds=1")
+    more = (*precise, "--append-samples")
+    call("git", "init", "-q", "-b", "main")
+    c1 = commit(1)
+    c2 = commit(2)
+    call(sys.executable, "-m", "asv", "machine", "--yes", "--machine", MACHINE)
+    asv_run(c1, "--quick")
+    for args in (precise, more, more):
+        asv_run(c1, *args)
+        asv_run(c2, *args)
+    fixture = project / "benchmarks" / "_fixture.py"
+    text = fixture.read_text()
+    assert "SIZES = [10, 1000]" in text
+    fixture.write_text(text.replace("SIZES = [10, 1000]", "SIZES = [10, 1000, 100000]"))
+    c3 = commit(3)
+    slow = {"JITBENCH_FIXTURE_SLOW": str(SLOWDOWN)}
+    # asv run exits 2 when a benchmark failed, as pytree_class's peakmem does here.
+    asv_run(c3, "--quick", extra={**slow, "JITBENCH_FIXTURE_FAIL": "pytree_class"}, ok=(0, 2))
+    for args in (precise, more, more):
+        asv_run(c3, *args, extra=slow)
+    return AsvRuns(project, project / "results", c1, c2, c3)
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory):
+    return asv_runs(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def frame(runs):
+    return results.load(runs.results)
+
+
+def test_columns_and_types(frame):
+    for column in (
+        *("machine", "commit", "date", "env", "python", "jax", "benchmark", "kind"),
+        *("strategy", "size", "device", "change", "n_arrays", "n_ops"),
+        *("value", "unit", "ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat"),
+        *("samples", "status", "version"),
+    ):
+        assert column in frame, column
+    for column in ("size", "n_arrays", "n_ops", "number", "repeat"):
+        assert frame[column].dtype == "Int64", column
+    for column in ("strategy", "device", "change", "machine", "benchmark", "status"):
+        assert pd.api.types.is_string_dtype(frame[column]), column
+    assert frame["value"].dtype == "float64"
+    assert str(frame["date"].dt.tz) == "UTC"
+    assert results.param_columns(frame) == [
+        "strategy",
+        "size",
+        "device",
+        "change",
+        "n_arrays",
+        "n_ops",
+    ]
+    assert set(frame["strategy"].dropna()) == set(STRATEGIES)
+    assert set(frame["machine"]) == {MACHINE}
+
+
+def test_kinds_units_and_params(frame):
+    kinds = frame.drop_duplicates("benchmark").set_index("benchmark")["kind"]
+    assert kinds["bench_cold.ColdCall.timeraw_first_call_fresh_process"] == "time"
+    assert kinds["bench_hazards.Hazards.track_stale_results"] == "track"
+    assert kinds[MEMORY] == "peakmem"
+    units = frame.drop_duplicates("benchmark").set_index("benchmark")["unit"]
+    assert units["bench_hazards.Hazards.track_stale_results"] == "stale results"
+    assert units["bench_cold.Stages.track_compile_seconds"] == "seconds"
+    assert units[MEMORY] == "bytes"
+    hazards = frame[frame["benchmark"] == "bench_hazards.Hazards.track_compiles"]
+    assert hazards["size"].isna().all() and hazards["device"].notna().all()
+    widths = frame[frame["benchmark"] == "bench_scaling.DispatchVsWidth.time_dispatch"]
+    assert sorted(set(widths["n_arrays"])) == [1, 10, 100, 1000]
+
+
+def test_values_match_asv(runs, frame):
+    result = runs.asv_result(runs.c3)
+    params = result.get_result_params(CACHED)
+    values = result.get_result_value(CACHED, params)
+    expected = dict(zip(itertools.product(*params), values, strict=True))
+    rows = frame[(frame["benchmark"] == CACHED) & (frame["commit"] == runs.c3)]
+    assert len(rows) == len(expected) == len(STRATEGIES) * 3 * 2
+    for row in rows.itertuples():
+        value = expected[(repr(row.strategy), str(row.size), repr(row.device))]
+        if row.status == "ok":
+            assert row.value == value
+            assert isinstance(row.samples, list) and len(row.samples) == row.repeat == 15
+        else:
+            assert math.isnan(value) and math.isnan(row.value)
+
+
+def test_skipped_and_failed(runs, frame):
+    gpu = frame[frame["device"] == "gpu"]
+    assert len(gpu) > 0 and (gpu["status"] == "skipped").all() and gpu["value"].isna().all()
+    memory = frame[(frame["benchmark"] == MEMORY) & (frame["device"] == "cpu")]
+    failed = memory[memory["status"] == "failed"]
+    assert list(zip(failed["commit"], failed["strategy"], strict=True)) == [
+        (runs.c3, "pytree_class")
+    ]
+    assert failed["value"].isna().all()
+    raw = json.loads(runs.result_file(runs.c3).read_text())["results"][MEMORY][0]
+    assert None in raw  # asv's own record of the failure
+
+
+def test_parameter_grid_changed_between_commits(runs, frame):
+    cold = frame[frame["benchmark"] == "bench_cold.ColdCall.time_first_call"]
+    sizes = cold.groupby("commit")["size"].agg(lambda s: sorted(set(s)))
+    assert sizes[runs.c1] == [10, 1000]
+    assert sizes[runs.c3] == [10, 1000, 100000]
+
+
+def test_bare_nan_and_infinity_tokens(runs, tmp_path):
+    text = runs.result_file(runs.c1).read_text()
+    assert "NaN" in text and "Infinity" in text  # asv writes them bare
+    copy = copy_results(runs, tmp_path)
+    path = next((copy / MACHINE).glob(f"{runs.c1[:8]}-*.json"))
+    data = json.loads(path.read_text())
+    track = data["results"]["bench_hazards.Hazards.track_traces"][0]
+    track[0], track[2] = math.inf, -math.inf
+    path.write_text(json.dumps(data))
+    assert "-Infinity" in path.read_text()
+    loaded = results.load(copy, commit=runs.c1)
+    traces = loaded[loaded["benchmark"] == "bench_hazards.Hazards.track_traces"]
+    assert list(traces["value"].iloc[[0, 2]]) == [math.inf, -math.inf]
+    assert set(traces["status"].iloc[[0, 2]]) == {"ok"}
+
+
+def test_corrupt_file_names_it_and_skip_bad_loads_the_rest(runs, tmp_path, capsys):
+    copy = copy_results(runs, tmp_path)
+    bad = next((copy / MACHINE).glob(f"{runs.c2[:8]}-*.json"))
+    bad.write_text(bad.read_text()[:200])
+    with pytest.raises(JitbenchError, match=bad.name) as error:
+        results.load(copy)
+    assert "\n" not in str(error.value) and "--skip-bad" in str(error.value)
+    loaded = results.load(copy, skip_bad=True)
+    assert bad.name in capsys.readouterr().err
+    assert set(loaded["commit"]) == {runs.c1, runs.c3}
+
+
+def test_unknown_names_list_the_available_ones(runs):
+    with pytest.raises(JitbenchError, match=r"machine 'nobox'.*testbox"):
+        results.load(runs.results, machine="nobox")
+    with pytest.raises(JitbenchError, match=rf"commit 'ffff'.*{runs.c3[:8]}"):
+        results.load(runs.results, commit="ffff")
+    with pytest.raises(JitbenchError, match=r"env 'nope'.*existing"):
+        results.load(runs.results, env="nope")
+    with pytest.raises(JitbenchError, match="does not exist"):
+        results.load(runs.results / "missing")
+
+
+def test_commit_prefix_and_latest(runs, frame):
+    one = results.load(runs.results, machine=MACHINE, commit=runs.c1[:7])
+    assert set(one["commit"]) == {runs.c1}
+    assert results.commits_by_date(frame) == [runs.c3, runs.c2, runs.c1]
+    assert set(results.latest(frame)["commit"]) == {runs.c3}
+
+
+def test_jax_version_from_requirements_or_env_name(runs, tmp_path):
+    copy = copy_results(runs, tmp_path)
+    source = next((copy / MACHINE).glob(f"{runs.c2[:8]}-*.json"))
+    for env_name, requirements, expected in (
+        ("virtualenv-py3.11-jax0.4.30", {}, "0.4.30"),
+        ("virtualenv-py3.11-pinned", {"jax": "0.5.1"}, "0.5.1"),
+    ):
+        data = json.loads(source.read_text())
+        data.update(env_name=env_name, requirements=requirements)
+        (source.parent / f"{runs.c2[:8]}-{env_name}.json").write_text(json.dumps(data))
+        loaded = results.load(copy, env=env_name)
+        assert set(loaded["jax"]) == {expected}
+    assert results.load(copy, commit=runs.c1)["jax"].isna().all()
+
+
+def test_importing_jitbench_loads_no_pandas():
+    code = "import sys, jitbench; print('pandas' in sys.modules, 'jitbench.results' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
