@@ -13,10 +13,10 @@ class CachedCall(suite.Cached):
 
     params = [suite.strategy_names(), suite.sizes(), list(suite.DEVICES)]
     param_names = ["strategy", "size", "device"]
-    number = 50
-    repeat = (5, 10, 2.0)
+    number = 20
+    repeat = (3, 10, 1.0)
     warmup_time = 0.05
-    rounds = 2
+    rounds = 1
     timeout = 300
     version = "1"
 

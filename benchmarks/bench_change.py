@@ -13,7 +13,7 @@ class AfterChange:
     params = [suite.strategy_names(), suite.sizes(), list(suite.DEVICES), list(suite.CHANGES)]
     param_names = ["strategy", "size", "device", "change"]
     number = 1
-    repeat = (3, 7, 2.0)
+    repeat = (3, 5, 0.5)
     warmup_time = 0.0
     rounds = 1
     timeout = 300

@@ -13,7 +13,7 @@ class ColdCall:
     params = PARAMS
     param_names = NAMES
     number = 1
-    repeat = (3, 10, 2.0)
+    repeat = (3, 10, 1.0)
     warmup_time = 0.0
     rounds = 1
     timeout = 300
@@ -30,7 +30,7 @@ class ColdCall:
         return suite.fresh_process_code(strategy, size, device)
 
     timeraw_first_call_fresh_process.version = "1"
-    timeraw_first_call_fresh_process.repeat = 3
+    timeraw_first_call_fresh_process.repeat = 2
 
 
 class Stages:

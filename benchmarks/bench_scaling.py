@@ -11,7 +11,7 @@ class DispatchVsWidth(suite.Cached):
     params = [STRATEGIES, list(suite.WIDTHS)]
     param_names = ["strategy", "n_arrays"]
     number = 20
-    repeat = (5, 10, 2.0)
+    repeat = (3, 10, 1.0)
     warmup_time = 0.05
     rounds = 1
     timeout = 300
@@ -46,3 +46,26 @@ class CompileVsProgramSize:
             strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_ops=n_ops
         )
         return stages["compile"]
+
+
+class DispatchVsDeviceCount:
+    """Dispatch of a call sharded over 1, 2, 4 or 8 host devices, each count in its own process.
+
+    XLA fixes the host device count when the backend starts, hence a fresh
+    interpreter per sample (``timeraw_``) with its own ``XLA_FLAGS``.
+    """
+
+    params = [STRATEGIES, list(suite.DEVICE_COUNTS)]
+    param_names = ["strategy", "n_devices"]
+    number = 50
+    repeat = 2
+    warmup_time = 0.0
+    rounds = 1
+    timeout = 300
+    version = "1"
+
+    def setup(self, strategy, n_devices):
+        suite.require(strategy, "cpu")
+
+    def timeraw_dispatch(self, strategy, n_devices):
+        return suite.device_count_code(strategy, n_devices)

@@ -97,21 +97,47 @@ def disable_persistent_cache() -> None:
     """Turn JAX's on-disk compilation cache off so that a cold call really compiles."""
     import jax
 
-    jax.config.update("jax_enable_compilation_cache", False)
+    if jax.config.jax_enable_compilation_cache:
+        use_persistent_cache(None)
 
 
-def clear_caches() -> None:
-    """Drop every in-memory compilation and tracing cache and the on-disk cache's use.
+def use_persistent_cache(path: str | None) -> None:
+    """Read and write JAX's on-disk compilation cache at ``path`` (None: switch it off).
+
+    The thresholds are lowered so that every program is written, small ones
+    included (by default only compiles over one second are). JAX decides
+    once per process whether the cache is in use; ``reset_cache`` (public,
+    in ``jax.experimental.compilation_cache``) makes it decide again.
+    """
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache
+
+    if path is None:
+        jax.config.update("jax_enable_compilation_cache", False)
+    else:
+        jax.config.update("jax_enable_compilation_cache", True)
+        jax.config.update("jax_compilation_cache_dir", path)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    compilation_cache.reset_cache()
+
+
+def clear_memory_caches() -> None:
+    """Drop every in-memory compilation and tracing cache (the disk cache stays as set).
 
     ``jax.clear_caches`` empties jit's C++ and tracing caches for every jitted
     function (equinox's and nnx's wrappers included, since both jit through
-    ``jax.jit``); the persistent cache is switched off so nothing is read
-    back from disk. Tests check that a call after this compiles again.
+    ``jax.jit``). Tests check that a call after this compiles again.
     """
     import jax
 
-    disable_persistent_cache()
     jax.clear_caches()
+
+
+def clear_caches() -> None:
+    """Make the next call cold: in-memory caches dropped and the on-disk cache off."""
+    disable_persistent_cache()
+    clear_memory_caches()
 
 
 def block(value: Any) -> Any:

@@ -20,8 +20,11 @@ and call into this module. Three timing disciplines are used:
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,7 +33,13 @@ from jitbench.audit import audit
 from jitbench.devices import resolve
 from jitbench.errors import JitbenchError
 from jitbench.factory import DEFAULT_STATIC, make_instance, random_array
-from jitbench.measure import block, clear_caches, count_compiles
+from jitbench.measure import (
+    block,
+    clear_caches,
+    clear_memory_caches,
+    count_compiles,
+    use_persistent_cache,
+)
 from jitbench.strategies import STRATEGIES, get_strategy
 
 DEFAULT_SIZES = (10, 1_000, 100_000, 1_000_000)
@@ -40,6 +49,7 @@ WIDTHS = (1, 10, 100, 1000)
 PROGRAM_SIZES = (1, 10, 100, 1000)
 SCALING_SIZE = 10
 SCALING_DEVICE = "cpu"
+DEVICE_COUNTS = (1, 2, 4, 8)
 
 
 def load_plugins() -> None:
@@ -216,26 +226,92 @@ def audit_all(strategies: list[str], devices: tuple[str, ...]) -> dict[tuple[str
     return totals
 
 
-def fresh_process_setup(strategy: str, size: int, device: str) -> Callable[[], Any]:
+def fill_disk_cache(strategy: str, size: int, device: str) -> str:
+    """A new temporary directory holding the compiled first call of this combination.
+
+    Compiled in this process with JAX's on-disk cache pointed at the new
+    directory; the caller removes it (see :func:`remove_disk_cache`).
+    """
+    path = tempfile.mkdtemp(prefix="jitbench-jax-cache-")
+    try:
+        obj, y = make_instance(strategy, size, device=device)
+        use_persistent_cache(path)
+        clear_memory_caches()
+        block(obj.calc(y))
+    except BaseException:
+        remove_disk_cache(path)
+        raise
+    finally:
+        use_persistent_cache(None)
+    return path
+
+
+def remove_disk_cache(path: str | None) -> None:
+    if path:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def disk_cache_hits(strategy: str, size: int, device: str, path: str) -> int:
+    """Persistent-cache hits (``jax.monitoring``) of a cold first call against ``path``."""
+    obj, y = make_instance(strategy, size, device=device)
+    use_persistent_cache(path)
+    clear_memory_caches()
+    try:
+        with count_compiles() as stats:
+            block(obj.calc(y))
+    finally:
+        use_persistent_cache(None)
+    return stats.persistent_cache_hits
+
+
+def fresh_process_setup(
+    strategy: str, size: int, device: str, disk_cache: str | None = None
+) -> Callable[[], Any]:
     """Setup code of the fresh-interpreter first call: everything but the call.
 
     Runs in a new interpreter started by asv's ``timeraw_`` benchmarks, so the
-    in-memory caches are empty; the on-disk cache is switched off.
+    in-memory caches are empty. ``disk_cache`` is None (on-disk cache off),
+    ``"empty"`` (a new empty cache directory, removed at exit) or the path of
+    a directory filled by :func:`fill_disk_cache`.
     """
     from jitbench.devices import ensure_host_devices
-    from jitbench.measure import disable_persistent_cache
 
     ensure_host_devices()
-    disable_persistent_cache()
     obj, y = make_instance(strategy, size, device=device)
+    if disk_cache == "empty":
+        disk_cache = tempfile.mkdtemp(prefix="jitbench-jax-cache-")
+        atexit.register(remove_disk_cache, disk_cache)
+    use_persistent_cache(disk_cache)
     return lambda: block(obj.calc(y))
 
 
-def fresh_process_code(strategy: str, size: int, device: str) -> tuple[str, str]:
+def fresh_process_code(
+    strategy: str, size: int, device: str, disk_cache: str | None = None
+) -> tuple[str, str]:
     """(stmt, setup) for asv's ``timeraw_``: only the first call is timed."""
     require(strategy, device)
     setup = (
         "from jitbench.suite import fresh_process_setup\n"
-        f"first_call = fresh_process_setup({strategy!r}, {size!r}, {device!r})\n"
+        f"first_call = fresh_process_setup({strategy!r}, {size!r}, {device!r}, {disk_cache!r})\n"
     )
     return "first_call()", setup
+
+
+def device_count_code(strategy: str, n_devices: int) -> tuple[str, str]:
+    """(stmt, setup) for a fresh interpreter with ``n_devices`` host devices, sharded over all.
+
+    The setup builds and compiles; the statement is one dispatch (no wait),
+    which asv repeats ``number`` times per sample.
+    """
+    get_strategy(strategy).check_available()
+    setup = (
+        "import os\n"
+        "flags = os.environ.get('XLA_FLAGS', '').split()\n"
+        "flags = [f for f in flags if not f.startswith('--xla_force_host_platform_device_count')]\n"
+        f"flags.append('--xla_force_host_platform_device_count={n_devices}')\n"
+        "os.environ['XLA_FLAGS'] = ' '.join(flags)\n"
+        "from jitbench.suite import Prepared\n"
+        f"prepared = Prepared({strategy!r}, {SCALING_SIZE * n_devices!r}, 'cpu-sharded')\n"
+        "call = prepared.dispatch\n"
+    )
+    return "call()", setup
