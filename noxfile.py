@@ -169,3 +169,155 @@ def jax_versions(session: nox.Session) -> None:
     session.run("asv", "run", "--config", config, "HEAD^!", "--show-stderr", *session.posargs)
     old, new = (f"jax{v}" for v in JAX_RELEASES)
     session.run("jitbench", "compare", "--by", "env", "--commit", _head(), old, new)
+
+
+README_SIZE = "1000"
+README_PLOT = "docs/cached-call-vs-size-cpu.png"
+
+
+@nox.session
+def readme(session: nox.Session) -> None:
+    """Regenerate the README's figures from committed results and a live audit.
+
+    Every number in the README's generated blocks comes from here, never by hand.
+    """
+    import shutil
+
+    _install(session)
+    with tempfile.TemporaryDirectory(prefix="jitbench-readme-") as tmp:
+        report = Path(tmp) / "report"
+        session.run("jitbench", "report", "--results", "results", "--out", str(report))
+        audit = session.run(
+            "jitbench", "audit", "--format", "json", silent=True, external=False
+        )  # fmt: skip
+        versions = session.run(
+            "python", "-c",
+            "import jax, flax, equinox as e; print(jax.__version__, flax.__version__,"
+            " e.__version__)",
+            silent=True,
+        ).split()  # fmt: skip
+        (ROOT / "docs").mkdir(exist_ok=True)
+        shutil.copyfile(report / "plots" / Path(README_PLOT).name, ROOT / README_PLOT)
+        text = (ROOT / "README.md").read_text()
+        text = _splice(text, "run", _run_block(report, versions))
+        text = _splice(text, "audit", _audit_block(json.loads(audit)))
+        text = _splice(text, "timing", _timing_block())
+        (ROOT / "README.md").write_text(text)
+
+
+def _splice(text: str, name: str, body: str) -> str:
+    begin, end = f"<!-- BEGIN generated: {name} -->", f"<!-- END generated: {name} -->"
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n{body.strip()}\n{end}{tail}"
+
+
+def _results_file() -> tuple[dict, dict]:
+    """The newest full result file of the committed results, and its machine description."""
+    files = [p for p in (ROOT / "results").glob("*/*.json") if p.name != "machine.json"]
+    newest = max(files, key=lambda p: json.loads(p.read_text())["date"])
+    machine = json.loads((newest.parent / "machine.json").read_text())
+    return json.loads(newest.read_text()), machine
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _run_block(report: Path, versions: list[str]) -> str:
+    import csv
+    import datetime
+
+    result, machine = _results_file()
+    date = datetime.datetime.fromtimestamp(result["date"] / 1000, datetime.UTC)
+    columns = {
+        "strategy": "strategy",
+        "hazard": "hazard",
+        "first_call_s": "cold first call",
+        "first_call_warm_disk_s": "first call, warm disk cache",
+        "cached_call_s": "cached call",
+        "dispatch_s": "dispatch only",
+        "cached_x_eager": "cached / eager",
+        "break_even_calls": "break-even calls",
+    }
+    with open(report / "tables" / f"summary-cpu-size{README_SIZE}.csv") as f:
+        table = list(csv.DictReader(f))
+    shown = [c for c in columns if c in table[0]]
+    rows = [[_human(c, row[c]) for c in shown] for row in table]
+    return "\n".join(
+        [
+            f"A real run of the default grid (`nox -s bench`) on machine **{machine['machine']}**"
+            f" ({machine['cpu']}, {machine['num_cpu']} cores, "
+            f"{int(machine['ram']) / 2**30:.0f} GiB), commit `{result['commit_hash'][:8]}`, "
+            f"{date:%Y-%m-%d}, JAX {versions[0]}, flax {versions[1]}, equinox {versions[2]}. "
+            f"Device `cpu`, {int(README_SIZE):,} float32 elements (from "
+            f"`reports/tables/summary-cpu-size{README_SIZE}.csv`; every size and device is in "
+            "the report):",
+            "",
+            _markdown_table([columns[c] for c in shown], rows),
+            "",
+            "⚠ marks a strategy with a hazard (stale results, leaked instances or a compile on"
+            " every call); break-even is the number of cached calls after which jit's first"
+            " call has paid for itself against `eager`.",
+            "",
+            f"![cached call against array size, one line per strategy]({README_PLOT})",
+        ]
+    )
+
+
+def _human(column: str, value: str) -> str:
+    if not column.endswith("_s") or value in ("", "nan"):
+        if column.endswith("_x_eager") and value not in ("", "nan"):
+            return f"{float(value):.2f}"
+        return value or "n/a"
+    seconds = float(value)
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("μs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _audit_block(audit: list[dict]) -> str:
+    steps = [step["name"] for step in audit[0]["steps"]]
+    rows = [
+        [row["strategy"]]
+        + [f"{s['traces']}/{s['compiles']}{'' if s['correct'] else ' !'}" for s in row["steps"]]
+        + [str(row["stale_results"]), str(row["leaked_instances"])]
+        for row in audit
+    ]
+    return f"`jitbench audit` (device `cpu`, size {audit[0]['size']}):\n\n" + _markdown_table(
+        ["strategy", *steps, "stale", "leaked"], rows
+    )
+
+
+def _timing_block() -> str:
+    result, machine = _results_file()
+    described = json.loads((ROOT / "results" / "benchmarks.json").read_text())
+    columns = result["result_columns"]
+    rows, total = [], 0.0
+    for name, values in sorted(result["results"].items()):
+        entry = dict(zip(columns, values, strict=False))  # asv drops trailing empty columns
+        bench = described.get(name, {})
+        total += entry.get("duration") or 0.0
+        rows.append(
+            [
+                f"`{name}`",
+                str(bench.get("number", "")) if bench.get("type") == "time" else "",
+                str(bench.get("repeat", "")) if bench.get("type") == "time" else "",
+                str(bench.get("rounds", "")) if bench.get("type") == "time" else "",
+                f"{entry.get('duration') or 0:.0f} s",
+            ]
+        )
+    return "\n".join(
+        [
+            f"Timing settings and the seconds each benchmark took in the run above "
+            f"(machine {machine['machine']}; {total / 60:.1f} minutes of benchmarking in all,"
+            " asv's own start-up not included):",
+            "",
+            _markdown_table(
+                ["benchmark", "number", "repeat (min, max, s)", "rounds", "took"], rows
+            ),
+        ]
+    )

@@ -10,7 +10,8 @@ from jitbench import suite
 class PersistentCache:
     """Fresh interpreters timing one first call; cache directories are temporary."""
 
-    params = [suite.strategy_names(), suite.sizes(), list(suite.DEVICES)]
+    # Only the smallest and largest size: every sample starts an interpreter.
+    params = [suite.strategy_names(), suite.edge_sizes(), list(suite.DEVICES)]
     param_names = ["strategy", "size", "device"]
     repeat = 2
     warmup_time = 0.0

@@ -66,6 +66,15 @@ def load_plugins() -> None:
             raise JitbenchError(f"cannot import JITBENCH_PLUGINS module {name!r}: {exc}") from None
 
 
+def edge_sizes() -> list[int]:
+    """The smallest and largest size: the grid of the fresh-interpreter disk-cache benchmarks.
+
+    Each of their samples starts an interpreter (about a second here), so they
+    cover the two ends of the size range to keep the default run in budget.
+    """
+    return sorted({min(sizes()), max(sizes())})
+
+
 def strategy_names() -> list[str]:
     """Every registered strategy, available here or not (asv needs one grid everywhere)."""
     load_plugins()
