@@ -167,7 +167,14 @@ def jax_versions(session: nox.Session) -> None:
     )
     session.run("asv", "machine", "--yes")
     session.run("asv", "run", "--config", config, "HEAD^!", "--show-stderr", *session.posargs)
-    old, new = (f"jax{v}" for v in JAX_RELEASES)
+    listed = session.run(
+        "python", "-c",
+        "import sys, jitbench.results as r\n"
+        "print(*sorted(set(r.load('results', commit=sys.argv[1])['env'])))",
+        _head(), silent=True,
+    )  # fmt: skip
+    # asv names an environment after its requirements, e.g. "...-jax0.9.2-jaxlib0.9.2-...".
+    old, new = (next(e for e in listed.split() if f"-jax{v}-" in e) for v in JAX_RELEASES)
     session.run("jitbench", "compare", "--by", "env", "--commit", _head(), old, new)
 
 
@@ -321,3 +328,13 @@ def _timing_block() -> str:
             ),
         ]
     )
+
+
+@nox.session
+def validate(session: nox.Session) -> None:
+    """How far the suite's figures drift here, and the smallest slowdown it catches.
+
+    Writes reports/validation/validation.md (see ``jitbench validate --help``).
+    """
+    _install(session)
+    session.run("jitbench", "validate", *session.posargs)

@@ -1,4 +1,4 @@
-"""The ``jitbench`` command: strategies, audit, report and compare.
+"""The ``jitbench`` command: strategies, audit, report, compare and validate.
 
 Bad input ends in one line on stderr that names the bad value and the valid
 choices, and exit status 2; nothing is written in that case.
@@ -112,6 +112,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return compare.run(args)
 
 
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from jitbench import validate
+
+    return validate.run(args)
+
+
 def _build_parser(command: str | None) -> argparse.ArgumentParser:
     from jitbench.devices import DEVICE_SPECS
 
@@ -126,6 +132,7 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     for name, text in (
         ("report", "tables and plots from asv results"),
         ("compare", "compare two commits, envs or machines; exit 1 on a regression"),
+        ("validate", "measure the suite's accuracy, noise and regression sensitivity here"),
     ):
         p = sub.add_parser(name, help=text)
         if command == name:
@@ -140,6 +147,7 @@ _COMMANDS = {
     "audit": _cmd_audit,
     "report": _cmd_report,
     "compare": _cmd_compare,
+    "validate": _cmd_validate,
 }
 
 
