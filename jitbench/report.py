@@ -1,10 +1,12 @@
 """``jitbench report``: tables, plots and an index page from asv results.
 
 Answers the questions the suite exists for, per device and size: which strategy
-is cheapest to call once it is cached, what its first call costs, after how many
-calls that pays off against eager, what each kind of object change costs, and
-which strategies are hazardous (stale results, leaks, recompiling every call).
-A stale strategy is flagged wherever it appears and is never named the fastest.
+is cheapest to call once it is cached, what its first call costs (with JAX's
+on-disk compilation cache cold or warm), after how many calls that pays off
+against eager, what each kind of object change costs, what sharding adds, and
+which strategies are hazardous (stale results, leaks, recompiling every call,
+no hit in a filled disk cache). A stale strategy is flagged wherever it
+appears and is never named the fastest.
 """
 
 from __future__ import annotations
@@ -26,14 +28,19 @@ from asv.util import human_value
 from matplotlib.figure import Figure
 
 from jitbench import results
+from jitbench.devices import PLATFORMS
 from jitbench.errors import JitbenchError
 
 BASELINE = "eager"
 HAZARD_MARK = "⚠"
 BEST_MARK = "★"
+MARKERS = "os^D"
 
 COLD = "bench_cold.ColdCall.time_first_call"
 COLD_FRESH = "bench_cold.ColdCall.timeraw_first_call_fresh_process"
+DISK_COLD = "bench_persistent.PersistentCache.timeraw_first_call_disk_cache_cold"
+DISK_WARM = "bench_persistent.PersistentCache.timeraw_first_call_disk_cache_warm"
+DISK_HITS = "bench_persistent.PersistentCache.track_persistent_cache_hits"
 TRACE = "bench_cold.Stages.track_trace_seconds"
 LOWER = "bench_cold.Stages.track_lower_seconds"
 COMPILE = "bench_cold.Stages.track_compile_seconds"
@@ -44,11 +51,15 @@ MEMORY = "bench_memory.Memory.peakmem_build_and_first_call"
 WIDTH = "bench_scaling.DispatchVsWidth.time_dispatch"
 OPS_TRACE = "bench_scaling.CompileVsProgramSize.track_trace_seconds"
 OPS_COMPILE = "bench_scaling.CompileVsProgramSize.track_compile_seconds"
+DEVICE_COUNT = "bench_scaling.DispatchVsDeviceCount.timeraw_dispatch"
 
 # Summary columns measured per (strategy, size, device).
 SIZED = {
     "first_call_s": COLD,
     "first_call_fresh_process_s": COLD_FRESH,
+    "first_call_cold_disk_s": DISK_COLD,
+    "first_call_warm_disk_s": DISK_WARM,
+    "disk_cache_hits": DISK_HITS,
     "trace_s": TRACE,
     "lower_s": LOWER,
     "compile_s": COMPILE,
@@ -63,14 +74,22 @@ HAZARDS = {
     "compiles": "bench_hazards.Hazards.track_compiles",
     "traces": "bench_hazards.Hazards.track_traces",
 }
+# Per (device, strategy): sizes whose first call found nothing in a filled disk cache.
+DISK_MISSES = "sizes_without_disk_hit"
 HAZARD_WORDS = {
     "stale_results": "stale",
     "leaked_instances": "leaks",
     "repeat_call_compiles": "recompiles every call",
+    DISK_MISSES: "no disk-cache hit",
 }
 SUMMARY_SHOWN = [
     "first_call_s",
     "first_call_fresh_process_s",
+    "first_call_cold_disk_s",
+    "first_call_warm_disk_s",
+    "disk_cache_saving_s",
+    "disk_cache_speedup",
+    "disk_cache_hits",
     "trace_s",
     "lower_s",
     "compile_s",
@@ -225,6 +244,10 @@ def _summary(report: _Run) -> pd.DataFrame:
     table["hazard"] = table["hazard"].fillna("") if "hazard" in table else ""
     table["stale"] = table["stale"].fillna(False).astype(bool) if "stale" in table else False
     table = _order(table, report.frame)
+    if {"first_call_cold_disk_s", "first_call_warm_disk_s"} <= set(table):
+        cold, warm = table["first_call_cold_disk_s"], table["first_call_warm_disk_s"]
+        table["disk_cache_saving_s"] = cold - warm
+        table["disk_cache_speedup"] = cold / warm
     if not (table["strategy"] == BASELINE).any():
         report.notes.append(f"ratios to eager and break-even omitted: no {BASELINE!r} results")
     where = pd.MultiIndex.from_frame(table[["device", "size"]])
@@ -266,6 +289,12 @@ def _per_device(report: _Run) -> pd.DataFrame | None:
         for name, bench in HAZARDS.items()
         if report.has(bench)
     }
+    if report.has(DISK_HITS):
+        hits = report.rows(DISK_HITS)
+        hits = hits[hits["status"] == "ok"]
+        columns[DISK_MISSES] = (
+            (hits["value"] == 0).groupby([hits["device"], hits["strategy"]]).sum()
+        )
     if report.has(MEMORY):
         columns["peak_memory_bytes"] = report.rows(MEMORY).set_index(["device", "strategy"])[
             "value"
@@ -324,7 +353,10 @@ def _step_summary(report: _Run) -> None:
             f"summary-{_slug(device)}-size{size}",
             rows[shown],
             "Ratios are to eager and to the fastest strategy without stale results "
-            f"({BEST_MARK}); break-even = first call / (eager cached - cached) calls.",
+            f"({BEST_MARK}); break-even = first call / (eager cached - cached) calls; "
+            "disk cache = first call in a fresh process with JAX's on-disk compilation cache "
+            "empty (cold) or filled by an earlier process (warm), saving = cold - warm, "
+            "speedup = cold / warm.",
         )
         after = [c for c in rows if c.startswith("after_")]
         if after:
@@ -364,18 +396,52 @@ def _step_break_even(report: _Run) -> None:
 
 def _step_hazards(report: _Run) -> None:
     table = report.per_device()
-    if table is None or not any(c in table for c in HAZARDS):
-        report.omit("hazard table", *HAZARDS.values())
+    counts = [c for c in (*HAZARDS, DISK_MISSES) if table is not None and c in table]
+    if not counts:
+        report.omit("hazard table", *HAZARDS.values(), DISK_HITS)
         return
-    counts = [c for c in HAZARDS if c in table]
     shown = table.dropna(subset=counts, how="all")[["device", "strategy", *counts, "hazard"]]
     report.table(
         "Hazards",
         "hazards",
         _order(shown, report.frame),
         "stale = returns results of an older object state; leaks = instances kept alive "
-        "by the jit cache; recompiles every call = calling an unchanged object compiles again.",
+        "by the jit cache; recompiles every call = calling an unchanged object compiles again; "
+        "no disk-cache hit = a fresh process read nothing from a filled on-disk cache "
+        f"({DISK_MISSES} counts the sizes).",
     )
+
+
+def _step_sharded(report: _Run) -> None:
+    """Per size: what sharding over all devices of a platform costs against one device."""
+    table = report.summary()
+    measures = [c for c in ("first_call_s", "cached_call_s", "dispatch_s") if c in table]
+    measures += [c for c in table if c.startswith("after_")]
+    devices = set(table["device"]) if measures else set()
+    platforms = [p for p in PLATFORMS if {p, f"{p}-sharded"} <= devices]
+    if not platforms:
+        report.notes.append(
+            "sharded vs unsharded table omitted: no first call, cached call, dispatch or "
+            "after-change results on both a device and its -sharded variant"
+        )
+        return
+    keys = ["size", "strategy"]
+    ratios = []
+    for platform in platforms:
+        plain = table[table["device"] == platform].set_index(keys)[measures]
+        sharded = table[table["device"] == f"{platform}-sharded"].set_index(keys)[measures]
+        ratio = sharded / plain
+        ratio.columns = [f"{platform}_{m.removesuffix('_s')}_x_unsharded" for m in measures]
+        ratios.append(ratio)
+    wide = _order(pd.concat(ratios, axis=1).reset_index(), report.frame)
+    for size, rows in wide.groupby("size", sort=False):
+        report.table(
+            f"Sharded vs unsharded: size {size}",
+            f"sharded-vs-unsharded-size{size}",
+            _flag(rows.drop(columns="size").reset_index(drop=True), report),
+            "Each column: seconds on a platform's -sharded device (every device of the "
+            "platform) / seconds on its plain device (one device); above 1, sharding costs more.",
+        )
 
 
 def _step_fits(report: _Run) -> None:
@@ -388,6 +454,16 @@ def _step_fits(report: _Run) -> None:
         )
     else:
         report.omit("dispatch scaling fit", WIDTH)
+    if report.has(DEVICE_COUNT):
+        report.table(
+            "Dispatch cost per added device",
+            "dispatch-device-scaling",
+            _flag(_fits(report, DEVICE_COUNT, "n_devices", "dispatch", "device"), report),
+            "Linear fit of the sharded dispatch against n_devices (seconds per added device, "
+            "each count in a fresh process) and log-log slope.",
+        )
+    else:
+        report.omit("dispatch device-count fit", DEVICE_COUNT)
     present = [b for b in (OPS_TRACE, OPS_COMPILE) if report.has(b)]
     if not present:
         report.omit("trace/compile scaling fit", OPS_TRACE, OPS_COMPILE)
@@ -442,9 +518,19 @@ def _flag(table: pd.DataFrame, report: _Run) -> pd.DataFrame:
 
 
 def _line_plot(
-    report: _Run, benchmarks: dict[str, str], x: str, title: str, name: str, ylabel: str
+    report: _Run,
+    benchmarks: dict[str, str],
+    x: str,
+    title: str,
+    name: str,
+    ylabel: str,
+    doubling: bool = False,
 ) -> None:
-    """One log-log figure per device: a panel per benchmark, a line per strategy."""
+    """One log-log figure per device: a panel per benchmark, a line per strategy.
+
+    ``doubling``: x is a short grid of doublings (1, 2, 4, ...), so the x axis
+    is base 2 with a tick at every measured value.
+    """
     present = {label: b for label, b in benchmarks.items() if report.has(b)}
     if not present:
         report.omit(f"plot {title}", *benchmarks.values())
@@ -459,20 +545,27 @@ def _line_plot(
         axes = fig.subplots(1, len(present), squeeze=False, sharey=True)[0]
         for ax, (label, bench) in zip(axes, present.items(), strict=True):
             data = rows[(rows["benchmark"] == bench) & (rows["value"] > 0)]
-            for strategy, line in data.groupby("strategy", sort=False):
+            for i, (strategy, line) in enumerate(data.groupby("strategy", sort=False)):
                 line = line.sort_values(x)
                 bad = hazards.get((device, strategy), "")
                 ax.plot(
                     line[x].to_numpy(dtype=float),
                     line["value"].to_numpy(dtype=float),
-                    marker="o",
+                    # The colour cycle has ten colours: the marker tells the next ten apart.
+                    marker=MARKERS[i // 10 % len(MARKERS)],
                     linestyle="--" if bad else "-",
                     label=f"{strategy} {HAZARD_MARK}" if bad else strategy,
                 )
-            ax.set(xscale="log", yscale="log", xlabel=x, title=label if len(present) > 1 else "")
+            ax.set(yscale="log", xlabel=x, title=label if len(present) > 1 else "")
+            ax.set_xscale("log", base=2 if doubling else 10)
+            if doubling:
+                xs = sorted(set(data[x].astype(float)))
+                ax.set_xticks(xs, [f"{v:g}" for v in xs])
+                ax.set_xticks([], minor=True)
             ax.grid(True, which="both", alpha=0.3)
         axes[0].set_ylabel(ylabel)
-        axes[-1].legend(fontsize="small", loc="best")
+        # Outside the panel: with a dozen strategies a legend inside hides lines.
+        axes[-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1))
         where = f" on {device}" if device is not None else ""
         fig.suptitle(f"{title}{where}")
         report.figure(
@@ -508,7 +601,11 @@ def _step_plot_cached(report: _Run) -> None:
 def _step_plot_cold(report: _Run) -> None:
     _line_plot(
         report,
-        {"first call, in process": COLD, "first call, fresh process": COLD_FRESH},
+        {
+            "first call, in process": COLD,
+            "first call, fresh process": COLD_FRESH,
+            "fresh process, warm disk cache": DISK_WARM,
+        },
         "size",
         "Cold first call vs size",
         "first-call-vs-size",
@@ -562,6 +659,18 @@ def _step_plot_width(report: _Run) -> None:
     )
 
 
+def _step_plot_device_count(report: _Run) -> None:
+    _line_plot(
+        report,
+        {"dispatch": DEVICE_COUNT},
+        "n_devices",
+        "Dispatch vs device count",
+        "dispatch-vs-device-count",
+        "seconds per call",
+        doubling=True,
+    )
+
+
 def _step_plot_ops(report: _Run) -> None:
     _line_plot(
         report,
@@ -577,11 +686,13 @@ STEPS: list[tuple[str, Callable[[_Run], None]]] = [
     ("tables: summary per device and size", _step_summary),
     ("tables: break-even calls", _step_break_even),
     ("tables: hazards", _step_hazards),
+    ("tables: sharded vs unsharded", _step_sharded),
     ("tables: scaling fits", _step_fits),
     ("plots: cached call vs size", _step_plot_cached),
     ("plots: cold first call vs size", _step_plot_cold),
     ("plots: trace/lower/compile stages", _step_plot_stages),
     ("plots: dispatch vs pytree width", _step_plot_width),
+    ("plots: dispatch vs device count", _step_plot_device_count),
     ("plots: trace and compile vs program size", _step_plot_ops),
 ]
 
@@ -630,8 +741,10 @@ def _cell(column: str, value: Any) -> str:
     if column.endswith("_bytes"):
         return human_value(float(value), "bytes")
     if column.endswith("_s"):
-        return human_value(float(value), "seconds")
-    if "_x_" in column or column.endswith("_slope"):
+        # asv's human_value has no negative durations (a saving or an intercept can be).
+        text = human_value(abs(float(value)), "seconds")
+        return f"-{text}" if value < 0 else text
+    if "_x_" in column or column.endswith(("_slope", "_speedup")):
         return f"{value:.2f}"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import io
+import itertools
 import json
 import math
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
+from asv.results import Results
 from test_results import CACHED, MACHINE, PER_CALL, STRATEGIES, asv_runs, copy_results
 
 from jitbench import report
@@ -20,7 +24,16 @@ from jitbench.errors import JitbenchError
 pytestmark = pytest.mark.slow
 
 COLD = "bench_cold.ColdCall.time_first_call"
+DISPATCH = "bench_cached.CachedCall.time_cached_call_dispatch"
+AFTER_CHANGE = "bench_change.AfterChange.time_call_after_change"
+DISK_COLD = "bench_persistent.PersistentCache.timeraw_first_call_disk_cache_cold"
+DISK_WARM = "bench_persistent.PersistentCache.timeraw_first_call_disk_cache_warm"
+DISK_HITS = "bench_persistent.PersistentCache.track_persistent_cache_hits"
+DEVICE_COUNT = "bench_scaling.DispatchVsDeviceCount.timeraw_dispatch"
 STALE = "static_self_id_hash"
+# The fixture's strategy whose first call finds nothing in a filled disk cache.
+DISK_MISS = "pytree_class"
+SIZES = (10, 1000, 100000)
 
 
 def _args(results_dir, out, **options) -> argparse.Namespace:
@@ -47,8 +60,16 @@ def built(runs, tmp_path_factory):
     return out, code, stdout.getvalue(), stderr.getvalue()
 
 
-def _summary(out, size):
-    return pd.read_csv(out / "tables" / f"summary-cpu-size{size}.csv").set_index("strategy")
+def _summary(out, size, device="cpu"):
+    return pd.read_csv(out / "tables" / f"summary-{device}-size{size}.csv").set_index("strategy")
+
+
+def _asv(result: Results, benchmark: str) -> dict[tuple[object, ...], float]:
+    """asv's own values of a benchmark by parameter values (sizes as ints)."""
+    params = result.get_result_params(benchmark)
+    values = result.get_result_value(benchmark, params)
+    keys = [tuple(ast.literal_eval(v) for v in combo) for combo in itertools.product(*params)]
+    return dict(zip(keys, values, strict=True))
 
 
 def test_progress_and_output_path(built):
@@ -58,7 +79,12 @@ def test_progress_and_output_path(built):
     steps = re.findall(r"^\[(\d+)/(\d+)\] (.+)$", stderr, flags=re.M)
     assert [int(n) for n, _, _ in steps] == list(range(1, len(steps) + 1))
     assert {int(total) for _, total, _ in steps} == {len(steps)}
-    assert any(label == "plots: cached call vs size" for _, _, label in steps)
+    labels = {label for _, _, label in steps}
+    assert {
+        "plots: cached call vs size",
+        "tables: sharded vs unsharded",
+        "plots: dispatch vs device count",
+    } <= labels
 
 
 def test_every_listed_file_exists(built):
@@ -75,11 +101,16 @@ def test_every_listed_file_exists(built):
         "tables/hazards.csv",
         "tables/dispatch-scaling.csv",
         "tables/compile-scaling.csv",
+        "tables/sharded-vs-unsharded-size10.csv",
+        "tables/sharded-vs-unsharded-size100000.csv",
+        "tables/dispatch-device-scaling.csv",
         "plots/cached-call-vs-size-cpu.png",
+        "plots/cached-call-vs-size-cpu-sharded.png",
         "plots/first-call-vs-size-cpu.png",
         "plots/stages-cpu-size100000.png",
         "plots/dispatch-vs-width.png",
         "plots/compile-vs-ops.png",
+        "plots/dispatch-vs-device-count.png",
     ):
         assert f"]({name})" in index, name
         if name.endswith(".png"):
@@ -101,16 +132,14 @@ def test_newest_commit_is_used_and_named(runs, built):
 def test_summary_numbers_equal_asv_values(runs, built):
     result = runs.asv_result(runs.c3)
     out = built[0]
-    for size in (10, 1000, 100000):
+    for size in SIZES:
         summary = _summary(out, size)
         assert list(summary.index) == STRATEGIES
         for benchmark, column in ((CACHED, "cached_call_s"), (COLD, "first_call_s")):
-            params = result.get_result_params(benchmark)
-            values = result.get_result_value(benchmark, params)
+            values = _asv(result, benchmark)
             for strategy in STRATEGIES:
-                index = params[0].index(repr(strategy)) * len(params[1]) * len(params[2])
-                index += params[1].index(str(size)) * len(params[2]) + params[2].index("'cpu'")
-                assert summary.loc[strategy, column] == values[index], (strategy, size)
+                expected = values[strategy, size, "cpu"]
+                assert summary.loc[strategy, column] == expected, (strategy, size)
         eager = summary.loc["eager", "cached_call_s"]
         assert summary["cached_x_eager"].to_dict() == pytest.approx(
             (summary["cached_call_s"] / eager).to_dict()
@@ -133,10 +162,74 @@ def test_stale_strategy_is_flagged_and_never_the_winner(built):
     index = (out / "index.md").read_text(encoding="utf-8")
     rows = [line for line in index.splitlines() if line.startswith("|") and STALE in line]
     assert rows and all(f"{STALE} ⚠" in row for row in rows)
-    hazards = pd.read_csv(out / "tables" / "hazards.csv").set_index("strategy")
-    assert hazards.loc[STALE, "stale_results"] == 1
-    assert hazards.loc["jit_per_call", "hazard"] == "⚠ recompiles every call"
-    assert list(hazards["device"].unique()) == ["cpu"]
+    hazards = pd.read_csv(out / "tables" / "hazards.csv").set_index(["device", "strategy"])
+    for device in ("cpu", "cpu-sharded"):
+        assert hazards.loc[(device, STALE), "stale_results"] == 1
+        assert hazards.loc[(device, "jit_per_call"), "hazard"] == "⚠ recompiles every call"
+    assert list(hazards.index.unique("device")) == ["cpu", "cpu-sharded"]
+
+
+def test_disk_cache_columns_equal_asv_values(runs, built):
+    result = runs.asv_result(runs.c3)
+    cold, warm, hits = (_asv(result, b) for b in (DISK_COLD, DISK_WARM, DISK_HITS))
+    for device in ("cpu", "cpu-sharded"):
+        for size in SIZES:
+            summary = _summary(built[0], size, device)
+            for strategy in STRATEGIES:
+                key = (strategy, size, device)
+                row = summary.loc[strategy]
+                assert row["first_call_warm_disk_s"] == warm[key]
+                assert row["first_call_cold_disk_s"] == cold[key]
+                assert row["disk_cache_saving_s"] == pytest.approx(cold[key] - warm[key])
+                assert row["disk_cache_speedup"] == pytest.approx(cold[key] / warm[key])
+                assert row["disk_cache_hits"] == hits[key]
+                missed = "no disk-cache hit" in str(row["hazard"])
+                assert missed == (strategy == DISK_MISS), key
+    hazards = pd.read_csv(built[0] / "tables" / "hazards.csv").set_index(["device", "strategy"])
+    misses = hazards["sizes_without_disk_hit"]
+    assert misses.to_dict() == {
+        (d, s): len(SIZES) if s == DISK_MISS else 0
+        for d in ("cpu", "cpu-sharded")
+        for s in STRATEGIES
+    }
+    assert hazards.loc[("cpu", DISK_MISS), "hazard"] == "⚠ no disk-cache hit"
+    index = (built[0] / "index.md").read_text(encoding="utf-8")
+    assert "first_call_warm_disk_s" in index and f"| {DISK_MISS} ⚠" in index
+
+
+def test_sharded_ratios_equal_ratio_of_asv_values(runs, built):
+    result = runs.asv_result(runs.c3)
+    measures = {"first_call": _asv(result, COLD), "cached_call": _asv(result, CACHED)}
+    measures["dispatch"] = _asv(result, DISPATCH)
+    after = _asv(result, AFTER_CHANGE)
+    for change in dict.fromkeys(key[3] for key in after):
+        measures[f"after_{change}"] = {k[:3]: v for k, v in after.items() if k[3] == change}
+    hazards = pd.read_csv(built[0] / "tables" / "hazards.csv").drop_duplicates("strategy")
+    for size in SIZES:
+        table = pd.read_csv(built[0] / "tables" / f"sharded-vs-unsharded-size{size}.csv")
+        assert table["strategy"].tolist() == STRATEGIES
+        assert table["hazard"].fillna("").tolist() == hazards["hazard"].fillna("").tolist()
+        table = table.set_index("strategy")
+        assert list(table.columns) == ["hazard"] + [f"cpu_{name}_x_unsharded" for name in measures]
+        for name, values in measures.items():
+            for strategy in STRATEGIES:
+                expected = values[strategy, size, "cpu-sharded"] / values[strategy, size, "cpu"]
+                got = table.loc[strategy, f"cpu_{name}_x_unsharded"]
+                assert got == pytest.approx(expected, rel=1e-12), (name, strategy, size)
+
+
+def test_dispatch_vs_device_count_fit(runs, built):
+    values = _asv(runs.asv_result(runs.c3), DEVICE_COUNT)
+    fits = pd.read_csv(built[0] / "tables" / "dispatch-device-scaling.csv")
+    assert fits["strategy"].tolist() == STRATEGIES
+    fits = fits.set_index("strategy")
+    counts = [1, 2, 4, 8]
+    for strategy in STRATEGIES:
+        slope, intercept = np.polyfit(counts, [values[strategy, n] for n in counts], 1)
+        assert fits.loc[strategy, "dispatch_per_device_s"] == pytest.approx(slope, rel=1e-9)
+        assert fits.loc[strategy, "dispatch_intercept_s"] == pytest.approx(intercept, rel=1e-9)
+        assert fits.loc[strategy, "dispatch_points"] == len(counts)
+    assert fits.loc["jit_per_call", "hazard"] == "⚠ recompiles every call"
 
 
 def test_break_even(built):
@@ -175,6 +268,25 @@ def test_absent_benchmarks_are_noted_not_fatal(runs, tmp_path):
     assert not (out / "plots" / "stages-cpu-size1000.png").exists()
     summary = pd.read_csv(out / "tables" / "summary-cpu-size10.csv")
     assert "first_call_s" not in summary and "cached_call_s" in summary
+
+
+def test_results_older_than_the_new_benchmarks_still_report(runs, tmp_path):
+    # c1 ran the suite before the disk-cache and device-count benchmarks, on cpu only.
+    out = tmp_path / "reports"
+    assert report.run(_args(runs.results, out, commit=runs.c1[:8])) == 0
+    index = (out / "index.md").read_text(encoding="utf-8")
+    for omitted, benchmark in (
+        ("summary column first_call_warm_disk_s", DISK_WARM),
+        ("dispatch device-count fit", DEVICE_COUNT),
+        ("plot Dispatch vs device count", DEVICE_COUNT),
+    ):
+        assert f"{omitted} omitted: no results for {benchmark}" in index
+    assert "sharded vs unsharded table omitted" in index
+    assert not list(out.glob("tables/sharded-*")) and not list(out.glob("plots/*device-count*"))
+    summary = _summary(out, 1000)
+    assert "first_call_s" in summary and "first_call_warm_disk_s" not in summary
+    hazards = pd.read_csv(out / "tables" / "hazards.csv")
+    assert "sizes_without_disk_hit" not in hazards and "stale_results" in hazards
 
 
 def test_several_envs_get_a_section_each(runs, tmp_path):

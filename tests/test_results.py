@@ -40,18 +40,24 @@ PER_CALL = {
     "jit_per_call": 20,
 }
 SLOWDOWN = 3
+# Benchmarks that only the newest commit, c3, ran.
+LATER = (r"bench_persistent\.", r"bench_scaling\.DispatchVsDeviceCount\.")
+# The device grid of commit c3 (c1 and c2 have cpu and gpu only).
+C3_DEVICES = ["cpu", "cpu-sharded", "gpu"]
 
 
 @dataclass(frozen=True)
 class AsvRuns:
     """Results of the fixture project at three commits on machine ``testbox``.
 
-    c1: full suite (quick) plus precise cached-call samples.
+    c1: full suite (quick) but for the benchmarks added later (persistent cache,
+        device count), plus precise cached-call samples.
     c2: same code, precise cached-call samples only (an unchanged comparison).
         c1's and c2's samples come from alternating runs, so a burst of load
         from other processes cannot slow one side only.
-    c3: size grid extended to 100000, cached call 3x slower, peakmem of
-        pytree_class failing; full suite (quick) plus precise cached-call samples.
+    c3: size grid extended to 100000, device cpu-sharded added, cached call 3x
+        slower, peakmem of pytree_class failing; full suite (quick) plus precise
+        cached-call samples.
     """
 
     project: Path
@@ -114,22 +120,25 @@ def _build(root: Path) -> AsvRuns:
             ok=ok,
         )
 
-    # Five samples a run; the first run replaces the quick run's single sample.
-    precise = ("--bench", r"CachedCall\.time_cached_call(?!_)", "--record-samples")
+    # Five samples a run of the cpu combinations (asv keeps the others' results);
+    # the first run replaces the quick run's single sample.
+    precise = ("--bench", r"CachedCall\.time_cached_call\(.*'cpu'\)", "--record-samples")
     precise += ("-a", "repeat=5", "-a", "rounds=1")
     more = (*precise, "--append-samples")
     call("git", "init", "-q", "-b", "main")
     c1 = commit(1)
     c2 = commit(2)
     call(sys.executable, "-m", "asv", "machine", "--yes", "--machine", MACHINE)
-    asv_run(c1, "--quick")
+    asv_run(c1, "--quick", "--bench", f"^(?!{'|'.join(LATER)})")
     for args in (precise, more, more):
         asv_run(c1, *args)
         asv_run(c2, *args)
     fixture = project / "benchmarks" / "_fixture.py"
     text = fixture.read_text()
     assert "SIZES = [10, 1000]" in text
-    fixture.write_text(text.replace("SIZES = [10, 1000]", "SIZES = [10, 1000, 100000]"))
+    assert 'DEVICES = ["cpu", "gpu"]' in text
+    text = text.replace("SIZES = [10, 1000]", "SIZES = [10, 1000, 100000]")
+    fixture.write_text(text.replace('DEVICES = ["cpu", "gpu"]', f"DEVICES = {C3_DEVICES!r}"))
     c3 = commit(3)
     slow = {"JITBENCH_FIXTURE_SLOW": str(SLOWDOWN)}
     # asv run exits 2 when a benchmark failed, as pytree_class's peakmem does here.
@@ -152,12 +161,12 @@ def frame(runs):
 def test_columns_and_types(frame):
     for column in (
         *("machine", "commit", "date", "env", "python", "jax", "benchmark", "kind"),
-        *("strategy", "size", "device", "change", "n_arrays", "n_ops"),
+        *("strategy", "size", "device", "change", "n_arrays", "n_ops", "n_devices"),
         *("value", "unit", "ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat"),
         *("samples", "status", "version"),
     ):
         assert column in frame, column
-    for column in ("size", "n_arrays", "n_ops", "number", "repeat"):
+    for column in ("size", "n_arrays", "n_ops", "n_devices", "number", "repeat"):
         assert frame[column].dtype == "Int64", column
     for column in ("strategy", "device", "change", "machine", "benchmark", "status"):
         assert pd.api.types.is_string_dtype(frame[column]), column
@@ -170,6 +179,7 @@ def test_columns_and_types(frame):
         "change",
         "n_arrays",
         "n_ops",
+        "n_devices",
     ]
     assert set(frame["strategy"].dropna()) == set(STRATEGIES)
     assert set(frame["machine"]) == {MACHINE}
@@ -196,12 +206,15 @@ def test_values_match_asv(runs, frame):
     values = result.get_result_value(CACHED, params)
     expected = dict(zip(itertools.product(*params), values, strict=True))
     rows = frame[(frame["benchmark"] == CACHED) & (frame["commit"] == runs.c3)]
-    assert len(rows) == len(expected) == len(STRATEGIES) * 3 * 2
+    assert len(rows) == len(expected) == len(STRATEGIES) * 3 * len(C3_DEVICES)
     for row in rows.itertuples():
         value = expected[(repr(row.strategy), str(row.size), repr(row.device))]
         if row.status == "ok":
             assert row.value == value
-            assert isinstance(row.samples, list) and len(row.samples) == row.repeat == 15
+            if row.device == "cpu":
+                assert isinstance(row.samples, list) and len(row.samples) == row.repeat == 15
+            else:  # only cpu had precise runs; the rest keep the quick run's one sample
+                assert row.samples is None and row.repeat == 1
         else:
             assert math.isnan(value) and math.isnan(row.value)
 

@@ -1,6 +1,7 @@
 """Cheap stand-ins for the jitbench suite: same ids and params, pure-Python bodies.
 
-Costs are loop counts so that results differ predictably between strategies.
+Costs are loop counts so that results differ predictably between strategies
+and between a device and its sharded variant.
 JITBENCH_FIXTURE_SLOW multiplies the cached-call cost to fake a regression, and
 JITBENCH_FIXTURE_FAIL (comma-separated strategies) makes their peakmem benchmark
 raise, for a real asv failure record.
@@ -13,6 +14,8 @@ from asv_runner.benchmarks.mark import SkipNotImplemented
 STRATEGIES = ["eager", "bound_method_jit", "static_self_id_hash", "pytree_class", "jit_per_call"]
 SIZES = [10, 1000]
 DEVICES = ["cpu", "gpu"]
+# Devices that run here; the rest are skipped like an absent accelerator.
+AVAILABLE = ("cpu", "cpu-sharded")
 CHANGES = ["new_static", "seen_static", "same_shape_array", "new_shape_array", "equal_instance"]
 
 # Relative per-call cost: static_self_id_hash is the fastest but returns stale results.
@@ -27,6 +30,9 @@ COMPILE = {name: (0 if name == "eager" else 40) for name in STRATEGIES}
 STALE = {"static_self_id_hash": 1}
 LEAKED = {"bound_method_jit": 1}
 REPEAT_COMPILES = {"jit_per_call": 1}
+# Persistent-cache hits of a first call against a filled disk cache (default 1).
+DISK_HITS = {"eager": 2, "pytree_class": 0}
+SHARDED_COST = 1.5
 SLOW = float(os.environ.get("JITBENCH_FIXTURE_SLOW", "1"))
 
 
@@ -36,16 +42,17 @@ def spin(units):
 
 
 def check_device(device):
-    """Only "cpu" exists here; anything else is skipped the way jitbench skips it."""
-    if device != "cpu":
+    """Only the CPU devices exist here; others are skipped the way jitbench skips them."""
+    if device not in AVAILABLE:
         raise NotImplementedError(f"device {device} is not available")
 
 
-def skip_unless_cpu(device):
+def skip_unless_available(device):
     """The same check from inside a timed body (no setup hook)."""
-    if device != "cpu":
+    if device not in AVAILABLE:
         raise SkipNotImplemented(f"device {device} is not available")
 
 
-def per_call_units(strategy, size):
-    return PER_CALL[strategy] * (1 + size / 1000)
+def per_call_units(strategy, size, device):
+    sharded = SHARDED_COST if device.endswith("-sharded") else 1
+    return PER_CALL[strategy] * (1 + size / 1000) * sharded

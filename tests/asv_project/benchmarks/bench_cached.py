@@ -1,6 +1,6 @@
 import time
 
-from ._fixture import DEVICES, SIZES, SLOW, STRATEGIES, per_call_units, skip_unless_cpu, spin
+from ._fixture import DEVICES, SIZES, SLOW, STRATEGIES, per_call_units, skip_unless_available, spin
 
 
 class CachedCall:
@@ -13,9 +13,9 @@ class CachedCall:
     warmup_time = 0.02
 
     def time_cached_call(self, strategy, size, device):
-        skip_unless_cpu(device)
-        spin(per_call_units(strategy, size) * SLOW)
+        skip_unless_available(device)
+        spin(per_call_units(strategy, size, device) * SLOW)
 
     def time_cached_call_dispatch(self, strategy, size, device):
-        skip_unless_cpu(device)
-        spin(per_call_units(strategy, size) / 2)
+        skip_unless_available(device)
+        spin(per_call_units(strategy, size, device) / 2)

@@ -22,4 +22,4 @@ class AfterChange:
 
     def time_call_after_change(self, strategy, size, device, change):
         compile_units = COMPILE[strategy] if change in RETRACING else 0
-        spin(compile_units + per_call_units(strategy, size))
+        spin(compile_units + per_call_units(strategy, size, device))

@@ -9,10 +9,10 @@ class ColdCall:
         check_device(device)
 
     def time_first_call(self, strategy, size, device):
-        spin(COMPILE[strategy] + per_call_units(strategy, size))
+        spin(COMPILE[strategy] + per_call_units(strategy, size, device))
 
     def timeraw_first_call_fresh_process(self, strategy, size, device):
-        units = COMPILE[strategy] + per_call_units(strategy, size)
+        units = COMPILE[strategy] + per_call_units(strategy, size, device)
         return f"sum(range({int(units * 200)}))"
 
 

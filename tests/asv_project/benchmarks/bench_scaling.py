@@ -25,3 +25,11 @@ class CompileVsProgramSize:
 
     def track_compile_seconds(self, strategy, n_ops):
         return self.factor * (2e-3 + 1e-4 * n_ops)
+
+
+class DispatchVsDeviceCount:
+    params = (STRATEGIES, [1, 2, 4, 8])
+    param_names = ["strategy", "n_devices"]
+
+    def timeraw_dispatch(self, strategy, n_devices):
+        return f"sum(range({int((1 + PER_CALL[strategy] * n_devices / 4) * 200)}))"
