@@ -150,9 +150,12 @@ def jax_versions(session: nox.Session) -> None:
     matrix = _asv_config()["matrix"]
     matrix["req"]["jax"] = list(JAX_RELEASES)
     matrix["req"]["jaxlib"] = list(JAX_RELEASES)
-    # jaxlib follows jax: keep only the pairs of one release.
-    matrix["exclude"] = [
-        {"req": {"jax": a, "jaxlib": b}} for a in JAX_RELEASES for b in JAX_RELEASES if a != b
+    # jaxlib follows jax: keep only the pairs of one release (asv matches these as regexes).
+    exclude = [
+        {"req": {"jax": "^" + re.escape(a) + "$", "jaxlib": "^" + re.escape(b) + "$"}}
+        for a in JAX_RELEASES
+        for b in JAX_RELEASES
+        if a != b
     ]
     config = _write_config(
         Path(session.create_tmp()),
@@ -163,6 +166,7 @@ def jax_versions(session: nox.Session) -> None:
             html_dir=str(ROOT / "html"),
             env_dir=str(ROOT / ".asv" / "env"),
             matrix=matrix,
+            exclude=exclude,
         ),
     )
     session.run("asv", "machine", "--yes")
@@ -175,7 +179,10 @@ def jax_versions(session: nox.Session) -> None:
     )  # fmt: skip
     # asv names an environment after its requirements, e.g. "...-jax0.9.2-jaxlib0.9.2-...".
     old, new = (next(e for e in listed.split() if f"-jax{v}-" in e) for v in JAX_RELEASES)
-    session.run("jitbench", "compare", "--by", "env", "--commit", _head(), old, new)
+    # Informative, not a gate: a slower release is reported, the session still passes.
+    session.run(
+        "jitbench", "compare", "--by", "env", "--commit", _head(), old, new, success_codes=[0, 1]
+    )  # fmt: skip
 
 
 README_SIZE = "1000"
