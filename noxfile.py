@@ -21,7 +21,8 @@ nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 # Two JAX releases from the package index for `nox -s jax_versions`.
-JAX_RELEASES = ("0.9.2", "0.10.2")
+# flax needs jax >= 0.10, so both releases must satisfy that for every strategy to run.
+JAX_RELEASES = ("0.10.1", "0.10.2")
 SMOKE_BENCHMARKS = r"CachedCall|Hazards\.track_stale|ColdCall\.time_first_call"
 
 
@@ -148,8 +149,10 @@ def jax_versions(session: nox.Session) -> None:
     """
     _install(session)
     matrix = _asv_config()["matrix"]
-    matrix["req"]["jax"] = list(JAX_RELEASES)
-    matrix["req"]["jaxlib"] = list(JAX_RELEASES)
+    # asv pip-installs requirements one by one in this order; the JAX pins go last
+    # so that installing flax or equinox cannot upgrade JAX past them.
+    req = {k: v for k, v in matrix["req"].items() if k not in ("jax", "jaxlib")}
+    matrix["req"] = {**req, "jax": list(JAX_RELEASES), "jaxlib": list(JAX_RELEASES)}
     # jaxlib follows jax: keep only the pairs of one release (asv matches these as regexes).
     exclude = [
         {"req": {"jax": "^" + re.escape(a) + "$", "jaxlib": "^" + re.escape(b) + "$"}}
