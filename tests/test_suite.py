@@ -10,9 +10,11 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 import timeit
 from pathlib import Path
 
+import jax
 import pytest
 
 import jitbench
@@ -75,9 +77,9 @@ def test_width_scaling_hits_the_cache(name):
 
 def test_cached_build_is_off_the_clock():
     bench = bench_cached.CachedCall()
-    wall, clock = __import__("time").perf_counter(), suite.clock()
+    wall, clock = time.perf_counter(), suite.clock()
     bench.time_cached_call("flax_nnx_jit", 10, "cpu")  # the build includes a compile
-    spent_wall = __import__("time").perf_counter() - wall
+    spent_wall = time.perf_counter() - wall
     spent_clock = suite.clock() - clock
     assert spent_clock < spent_wall
     assert bench_cached.CachedCall.timer is suite.clock
@@ -214,3 +216,49 @@ def test_asv_figure_agrees_with_timeit():
         if 0.8 <= ratios[-1] <= 1.2:
             break
     assert 0.8 <= ratios[-1] <= 1.2, ratios
+
+
+@pytest.mark.parametrize("name", ["helper_function", "pytree_class", "flax_nnx_jit"])
+def test_warm_disk_cache_records_hits_in_process(name):
+    path = suite.fill_disk_cache(name, 10, "cpu")
+    try:
+        assert os.listdir(path), "the filling call wrote nothing"
+        assert suite.disk_cache_hits(name, 10, "cpu", path) >= 1
+    finally:
+        suite.remove_disk_cache(path)
+    assert not os.path.exists(path)
+    assert not jax.config.jax_enable_compilation_cache  # left off for the next cold call
+
+
+def test_warm_disk_cache_records_hits_in_a_fresh_interpreter():
+    path = suite.fill_disk_cache("pytree_dataclass", 10, "cpu")
+    try:
+        counts = {}
+        for label, disk_cache in (("warm", path), ("cold", "empty"), ("off", None)):
+            _stmt, setup = suite.fresh_process_code("pytree_dataclass", 10, "cpu", disk_cache)
+            code = setup + (
+                "from jitbench.measure import count_compiles\n"
+                "with count_compiles() as s:\n    first_call()\n"
+                "print(s.persistent_cache_hits, s.persistent_cache_misses)\n"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            counts[label] = tuple(map(int, out.stdout.split()))
+    finally:
+        suite.remove_disk_cache(path)
+    assert counts["warm"][0] >= 1
+    assert counts["cold"] == (0, counts["cold"][1]) and counts["cold"][1] >= 1
+    assert counts["off"] == (0, 0)
+
+
+def test_persistent_benchmark_cleans_up_its_directories():
+    from benchmarks import bench_persistent
+
+    bench = bench_persistent.PersistentCache()
+    bench.setup("helper_function", 10, "cpu")
+    assert bench.track_persistent_cache_hits("helper_function", 10, "cpu") >= 1
+    path = bench.cache_dir
+    assert os.path.isdir(path)
+    bench.teardown("helper_function", 10, "cpu")
+    assert not os.path.exists(path)
