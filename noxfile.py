@@ -219,6 +219,9 @@ def readme(session: nox.Session) -> None:
         text = _splice(text, "run", _run_block(report, versions))
         text = _splice(text, "audit", _audit_block(json.loads(audit)))
         text = _splice(text, "timing", _timing_block())
+        validation = ROOT / "reports" / "validation" / "validation.md"
+        if validation.exists():  # written by `nox -s validate` on this machine
+            text = _splice(text, "validation", _validation_block(validation.read_text()))
         (ROOT / "README.md").write_text(text)
 
 
@@ -346,3 +349,22 @@ def _timing_block() -> str:
             ),
         ]
     )
+
+
+def _validation_block(report: str) -> str:
+    """The first line and the summary table of ``jitbench validate``'s report."""
+    lines = report.splitlines()
+    start = lines.index("## Summary") + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("## "))
+    return "\n".join([lines[2], *lines[start:end]])
+
+
+@nox.session
+def validate(session: nox.Session) -> None:
+    """How far the suite's figures drift here, and the smallest slowdown it catches.
+
+    Writes reports/validation/validation.md (see ``jitbench validate --help``).
+    """
+    _install(session)
+    # Exit 1 means a target was missed; the report says which and why.
+    session.run("jitbench", "validate", *session.posargs, success_codes=[0, 1])
