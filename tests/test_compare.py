@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from test_results import CACHED, MACHINE, MEMORY, SLOWDOWN, asv_runs, copy_results
+from test_results import CACHED, MACHINE, MEMORY, SLOWDOWN, copy_results
 
 from jitbench import compare, results
 from jitbench.errors import JitbenchError
@@ -22,16 +22,6 @@ def _args(results_dir, base, head, **options) -> argparse.Namespace:
     for name, value in options.items():
         argv += [f"--{name.replace('_', '-')}"] + ([] if value is True else [str(value)])
     return parser.parse_args(argv)
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return asv_runs(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def frame(runs):
-    return results.load(runs.results)
 
 
 def test_unchanged_code_passes(runs, capsys):

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from asv.results import Results
-from test_results import CACHED, MACHINE, PER_CALL, STRATEGIES, asv_runs, copy_results
+from test_results import CACHED, MACHINE, PER_CALL, STRATEGIES, copy_results
 
 from jitbench import report
 from jitbench.cli import main
@@ -43,11 +43,6 @@ def _args(results_dir, out, **options) -> argparse.Namespace:
     for name, value in options.items():
         argv += [f"--{name.replace('_', '-')}"] + ([] if value is True else [str(value)])
     return parser.parse_args(argv)
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return asv_runs(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

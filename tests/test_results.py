@@ -73,14 +73,9 @@ class AsvRuns:
         return Results.load(str(self.result_file(commit)), MACHINE)
 
 
-_RUNS: dict[str, AsvRuns] = {}
-
-
 def asv_runs(tmp_path_factory: pytest.TempPathFactory) -> AsvRuns:
-    """Build the fixture results once per session (about 30 s)."""
-    if "runs" not in _RUNS:
-        _RUNS["runs"] = _build(tmp_path_factory.mktemp("asv"))
-    return _RUNS["runs"]
+    """Build the fixture results (about 30 s); conftest's session fixture calls it once."""
+    return _build(tmp_path_factory.mktemp("asv"))
 
 
 def copy_results(runs: AsvRuns, dest: Path) -> Path:
@@ -146,16 +141,6 @@ def _build(root: Path) -> AsvRuns:
     for args in (precise, more, more):
         asv_run(c3, *args, extra=slow)
     return AsvRuns(project, project / "results", c1, c2, c3)
-
-
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory):
-    return asv_runs(tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def frame(runs):
-    return results.load(runs.results)
 
 
 def test_columns_and_types(frame):
