@@ -113,11 +113,14 @@ def _publish(session: nox.Session) -> None:
     session.run("asv", "publish")
     # The dashboard's project link (project_url in asv.conf.json) opens this copy.
     shutil.copytree(ROOT / "reports", ROOT / "html" / "report", dirs_exist_ok=True)
+    # asv's page loads its scripts from CDNs: serve the copies inside jitbench from
+    # html/vendor/ instead (works offline), and link the report back to the dashboard.
+    session.run("python", "-m", "jitbench.dashboard", str(ROOT / "html"))
 
 
 @nox.session
 def publish(session: nox.Session) -> None:
-    """``asv publish`` into html/ with the jitbench report linked; view with ``asv preview``."""
+    """``asv publish`` into html/ (offline-ready, report linked); view with ``asv preview``."""
     _install(session)
     session.run("jitbench", "report", "--results", "results", "--out", "reports")
     _publish(session)

@@ -1,17 +1,20 @@
-"""What the dashboard test needs around the browser: real asv results, a server, offline scripts.
+"""What the dashboard test needs around the browser: real asv results, publishing, a server.
 
-asv 0.6.6's ``index.html`` loads jQuery, flot, bootstrap and three small
-plugins from public CDNs. Tests never leave 127.0.0.1, so the browser's
-requests for those addresses are answered from the same releases installed
-with npm (``ASV_WWW_NPM_COMMAND``); nothing else outside the loopback server
-is answered at all.
+The results come from one quick ``asv run --python=same`` of one benchmark,
+written again as two asv environments that differ only in their ``jax``
+requirement (as ``nox -s jax_versions`` makes them), so the dashboard has a
+JAX release to choose. Publishing is what ``nox -s publish`` does: ``asv
+publish``, the jitbench report copied to ``html/report/``, then ``python -m
+jitbench.dashboard html``.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -20,14 +23,16 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 # Flags this machine's Chromium needs: no sandbox as root, and no background
-# connections, which the closed network would refuse. The resolver rule makes
-# sure no host name but the loopback address is ever looked up.
+# connections. The resolver rule makes sure no host name but the loopback
+# address is ever looked up, whatever asks for it; the test's request handler
+# aborts every request the page makes to anything else.
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -42,47 +47,11 @@ CHROMIUM_ARGS = [
 
 BENCHMARK = "bench_cached.CachedCall.time_cached_call"
 MACHINE = "dashtest"
-
-# The releases asv 0.6.6's index.html asks for (stupidtable 1.0.1 is not on
-# npm; 1.1.3 has the same jQuery API, and only the list pages use it).
-ASV_WWW_PACKAGES = {
-    "jquery": "3.3.1",
-    "flot": "0.8.3",
-    "flot-orderbars": "1.0.0",
-    "stupid-table-plugin": "1.1.3",
-    "blueimp-md5": "2.19.0",
-    "bootstrap": "3.1.1",
-}
-ASV_WWW_LIBS = Path(
-    os.environ.get(
-        "JITBENCH_ASV_WWW_LIBS", Path.home() / ".cache" / "jitbench" / "asv-www" / "node_modules"
-    )
-)
-ASV_WWW_NPM_COMMAND = f"npm install --no-save --prefix {ASV_WWW_LIBS.parent} " + " ".join(
-    f"{name}@{version}" for name, version in ASV_WWW_PACKAGES.items()
-)
-# CDN address -> file under node_modules; jsdelivr's /npm/ addresses map by rule.
-_CDN_FILES = {
-    "https://code.jquery.com/jquery-3.3.1.min.js": "jquery/dist/jquery.min.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.min.js": "flot/jquery.flot.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.time.min.js": (
-        "flot/jquery.flot.time.js"
-    ),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.selection.min.js": (
-        "flot/jquery.flot.selection.js"
-    ),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.categories.min.js": (
-        "flot/jquery.flot.categories.js"
-    ),
-    "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js": (
-        "stupid-table-plugin/stupidtable.min.js"
-    ),
-    "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js": (
-        "blueimp-md5/js/md5.min.js"
-    ),
-}
-_JSDELIVR_NPM = re.compile(r"https://cdn\.jsdelivr\.net/npm/([^@/]+)@[^/]+/([^?#]+)")
-_SRI = re.compile(r'(?:src|href)="([^"]+)"(\s+integrity="[^"]*")')
+# The installed JAX measured the run; the second environment claims another release and
+# twice the times, so the two lines on the graph differ.
+JAX_MEASURED = importlib.metadata.version("jax")
+JAX_OTHER = "0.4.30" if JAX_MEASURED != "0.4.30" else "0.4.31"
+OTHER_FACTOR = 2.0
 
 # asv.js's time units: (short name, long name, seconds).
 _TIME_UNITS = [
@@ -95,41 +64,12 @@ _TIME_UNITS = [
 ]
 
 
-def missing_www_libs() -> list[str]:
-    """The npm packages (name@version) the dashboard needs that are not installed."""
-    missing = []
-    for name, version in ASV_WWW_PACKAGES.items():
-        manifest = ASV_WWW_LIBS / name / "package.json"
-        installed = json.loads(manifest.read_text()).get("version") if manifest.is_file() else None
-        if installed != version:
-            missing.append(f"{name}@{version}")
-    return missing
-
-
-def local_copy(url: str) -> Path | None:
-    """The installed file that stands in for a CDN address, or None for any other address."""
-    if url in _CDN_FILES:
-        path = ASV_WWW_LIBS / _CDN_FILES[url]
-    elif match := _JSDELIVR_NPM.fullmatch(url):
-        path = ASV_WWW_LIBS / match[1] / match[2]
-    else:
-        return None
-    return path if path.is_file() else None
-
-
-def drop_cdnjs_integrity(html: str) -> str:
-    """Drop the ``integrity`` attributes of the files cdnjs minified itself, and only those.
-
-    npm ships flot and stupidtable as other bytes than cdnjs serves, so no local
-    copy can match their hashes. The other checks stay: the browser refuses a
-    jQuery, bootstrap, md5 or orderBars that is not the exact release asv asks for.
-    """
-
-    def drop(match: re.Match[str]) -> str:
-        rebuilt = match[1] in _CDN_FILES and _CDN_FILES[match[1]].startswith(("flot/", "stupid"))
-        return match[0].replace(match[2], "") if rebuilt else match[0]
-
-    return _SRI.sub(drop, html)
+@dataclass
+class Published:
+    html: Path  # the published site
+    head: str  # the commit measured
+    results: dict[str, Path]  # JAX release -> its asv result file
+    project_url: str  # asv.conf.json's, as the dashboard's header link
 
 
 def pretty_seconds(seconds: float) -> tuple[str, str]:
@@ -148,11 +88,39 @@ def _run(args: list[str], cwd: Path, env: dict[str, str]) -> None:
         raise AssertionError(f"{' '.join(args)} exited {done.returncode}:\n{output}")
 
 
-def publish_quick_results(folder: Path) -> tuple[Path, Path, str]:
-    """A one-commit copy of the suite, a quick asv run of one benchmark, and ``asv publish``.
+def _as_jax_environment(result: Path, jax: str, factor: float) -> Path:
+    """``result`` written again as a virtualenv asv built for JAX ``jax``; times x ``factor``.
+
+    asv names such environments after their requirements and stores the matrix
+    values in ``params`` and ``requirements``; ``asv publish`` turns every
+    ``params`` key with several values into a selector on the graph page.
+    """
+    data = json.loads(result.read_text())
+    requirements = {**data["requirements"], "jax": jax, "jaxlib": jax}
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    data["env_name"] = f"virtualenv-py{python}-" + "-".join(
+        f"{name}{version}" for name, version in sorted(requirements.items())
+    )
+    data["python"] = python
+    data["requirements"] = requirements
+    data["params"] = {**data["params"], "python": python, **requirements}
+    column = data["result_columns"].index("result")
+    for row in data["results"].values():
+        row[column] = [
+            value * factor if isinstance(value, float) and math.isfinite(value) else value
+            for value in row[column]
+        ]
+    target = result.with_name(f"{data['commit_hash'][:8]}-{data['env_name']}.json")
+    # asv writes bare NaN tokens; json.dumps writes them the same way.
+    target.write_text(json.dumps(data))
+    return target
+
+
+def publish_quick_results(folder: Path) -> Published:
+    """A one-commit copy of the suite, a quick asv run of one benchmark, published.
 
     HOME points into ``folder`` so ``asv machine`` leaves the user's
-    ~/.asv-machine.json alone. Returns (results JSON, html dir, commit hash).
+    ~/.asv-machine.json alone.
     """
     project = folder / "project"
     project.mkdir()
@@ -181,13 +149,30 @@ def publish_quick_results(folder: Path) -> tuple[Path, Path, str]:
         project,
         env,
     )  # fmt: skip
-    _run([*asv, "publish"], project, env)
-    (results,) = (
+    (measured,) = (
         path
         for path in (project / "results" / MACHINE).glob("*.json")
         if path.name != "machine.json"
     )
-    return results, project / "html", head
+    results = {
+        JAX_MEASURED: _as_jax_environment(measured, JAX_MEASURED, 1.0),
+        JAX_OTHER: _as_jax_environment(measured, JAX_OTHER, OTHER_FACTOR),
+    }
+    measured.unlink()  # "existing-py_...": its jax requirement is "" (whatever is installed)
+
+    # What noxfile.py's _publish does, in this project.
+    _run([*asv, "publish"], project, env)
+    _run(
+        [sys.executable, "-m", "jitbench", "report", "--results", "results", "--out", "reports"],
+        project,
+        env,
+    )
+    html = project / "html"
+    shutil.copytree(project / "reports", html / "report", dirs_exist_ok=True)
+    _run([sys.executable, "-m", "jitbench.dashboard", str(html)], project, env)
+
+    config = json.loads((html / "index.json").read_text())
+    return Published(html, head, results, config["project_url"])
 
 
 def first_measurement(results: Path) -> tuple[dict[str, str], int, float]:
@@ -196,9 +181,10 @@ def first_measurement(results: Path) -> tuple[dict[str, str], int, float]:
     columns = data["result_columns"]
     row = data["results"][BENCHMARK]
     values, params = row[columns.index("result")], row[columns.index("params")]
-    names = ["strategy", "size", "device"]
+    described = json.loads((results.parent.parent / "benchmarks.json").read_text())
+    names = described[BENCHMARK]["param_names"]
     for index, combo in enumerate(itertools.product(*params)):
-        if isinstance(values[index], float):
+        if isinstance(values[index], float) and math.isfinite(values[index]):
             return dict(zip(names, combo, strict=True)), index, values[index]
     raise AssertionError(f"{results} holds no measured value for {BENCHMARK}: {values}")
 
