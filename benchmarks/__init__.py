@@ -1,21 +1,19 @@
 """jitbench's asv suite: thin declarations over ``jitbench.suite``.
 
-Importing the package prepares the process before any benchmark runs: the
-CPU gets four host devices (appended to the user's ``XLA_FLAGS``; XLA reads
-them when the backend starts), and JAX plus the optional strategy packages
-are imported. Under asv's ``forkserver`` launch method that import happens
-once, in the server, and every benchmark process is forked from it instead
-of importing JAX again. Nothing here starts a JAX backend: forking after a
-backend started would copy its threads' locks in whatever state they were.
+Importing the package imports JAX and the optional strategy packages once.
+Under asv's ``forkserver`` launch method that happens in the server, and every
+benchmark process is forked from it instead of importing JAX again. Nothing
+here starts a JAX backend: each forked process sets up the devices its one
+device spec needs (host devices for ``cpu-sharded``) before its backend
+starts, and forking after a backend started would copy its threads' locks in
+whatever state they were.
 """
 
 import importlib.util
 
-from jitbench.devices import PLATFORMS, ensure_host_devices, plugin_installed
+import jax  # noqa: F401  (imported once in the forkserver, see above)
 
-ensure_host_devices()
-
-import jax  # noqa: E402, F401  (imported once in the forkserver, see above)
+from jitbench.devices import PLATFORMS, plugin_installed
 
 for _optional in ("equinox", "flax.nnx", "flax.struct"):
     if importlib.util.find_spec(_optional.split(".")[0]) is not None:

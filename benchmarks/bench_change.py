@@ -1,26 +1,24 @@
 """The call right after a user changes the object: recompile or cache reuse."""
 
-from jitbench import suite
+from jitbench import changes, suite
+
+from .common import OneCall
 
 
-class AfterChange:
+class AfterChange(OneCall):
     """One call per sample; ``setup`` compiles the original object, then changes it.
 
-    Changes go through each strategy's ``update``: in place for mutable
-    classes, a new object for frozen ones.
+    Changes are those of ``jitbench.changes``: through the strategy's own
+    update (in place, or a new object for frozen styles), or the constructor
+    for ``equal_instance``.
     """
 
-    params = [suite.strategy_names(), suite.sizes(), list(suite.DEVICES), list(suite.CHANGES)]
-    param_names = ["strategy", "size", "device", "change"]
-    number = 1
+    params = [*OneCall.params, list(changes.TIMED_CHANGES)]
+    param_names = [*OneCall.param_names, "change"]
     repeat = (3, 5, 0.5)
-    warmup_time = 0.0
-    rounds = 1
-    timeout = 300
-    version = "1"
 
     def setup(self, strategy, size, device, change):
-        self.call = suite.after_change(strategy, size, device, change)
+        self.call = suite.after_change(suite.Case.of(strategy, size, device), change)
 
     def time_call_after_change(self, strategy, size, device, change):
         self.call()

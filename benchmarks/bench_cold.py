@@ -1,56 +1,49 @@
 """The first call of a new instance with every cache cold: trace, lower, compile, run."""
 
-from jitbench import suite
+from jitbench import newprocess, suite
+from jitbench.measure import block
 
-STRATEGIES = suite.strategy_names()
-PARAMS = [STRATEGIES, suite.sizes(), list(suite.DEVICES)]
-NAMES = ["strategy", "size", "device"]
+from .common import EDGE_SIZES, SIZES, STRATEGIES, UNSHARDED_DEVICES, OneCall, Track
 
 
-class ColdCall:
-    """One call per sample; ``setup`` clears the caches before each sample."""
-
-    params = PARAMS
-    param_names = NAMES
-    number = 1
-    repeat = (3, 10, 1.0)
-    warmup_time = 0.0
-    rounds = 1
-    timeout = 300
+class ColdCall(OneCall):
+    """One call per sample; ``setup`` builds a new instance and clears the caches."""
 
     def setup(self, strategy, size, device):
-        self.obj, self.y = suite.cold_instance(strategy, size, device)
+        self.obj, self.y = suite.Case.of(strategy, size, device).cold_instance()
 
     def time_first_call(self, strategy, size, device):
-        suite.block(self.obj.calc(self.y))
+        block(self.obj.calc(self.y))
 
-    time_first_call.version = "1"
+
+class FreshProcess(OneCall):
+    """The first call in a fresh interpreter, at the smallest and largest size."""
+
+    params = [STRATEGIES, EDGE_SIZES, UNSHARDED_DEVICES]
+    repeat = 2
 
     def timeraw_first_call_fresh_process(self, strategy, size, device):
-        return suite.fresh_process_code(strategy, size, device)
-
-    timeraw_first_call_fresh_process.version = "1"
-    timeraw_first_call_fresh_process.repeat = 2
+        return newprocess.code(strategy, size, device)
 
 
-class Stages:
-    """Seconds in each stage of one cold first call, from jax.monitoring events."""
+class Stages(Track):
+    """Trace, lowering and compile seconds of a cold first call (``jax.monitoring``).
 
-    params = PARAMS
-    param_names = NAMES
-    unit = "seconds"
-    rounds = 1
-    timeout = 300
-    version = "1"
+    Measured as ``ColdCall`` measures the call: after one cold call that pays
+    the process's one-time costs, the median over three cold calls.
+    """
+
+    params = [STRATEGIES, SIZES, UNSHARDED_DEVICES]
+    version = "2"
 
     def setup(self, strategy, size, device):
-        suite.require(strategy, device)
+        self.case = suite.Case.of(strategy, size, device)
 
     def track_trace_seconds(self, strategy, size, device):
-        return suite.first_call_stages(strategy, size, device)["trace"]
+        return suite.typical_stages(self.case).trace
 
     def track_lower_seconds(self, strategy, size, device):
-        return suite.first_call_stages(strategy, size, device)["lower"]
+        return suite.typical_stages(self.case).lower
 
     def track_compile_seconds(self, strategy, size, device):
-        return suite.first_call_stages(strategy, size, device)["compile"]
+        return suite.typical_stages(self.case).compile

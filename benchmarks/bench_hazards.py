@@ -2,21 +2,19 @@
 
 from jitbench import suite
 
-DEVICES = list(suite.DEVICES)
+from .common import DEVICES, STRATEGIES, Benchmark
 
 
-class Hazards:
-    """Totals of ``jitbench.audit`` per strategy and device (see ``jitbench audit``)."""
+class Hazards(Benchmark):
+    """Totals of the cache audit per strategy and device (see ``jitbench audit``)."""
 
-    params = [suite.strategy_names(), DEVICES]
+    params = [STRATEGIES, DEVICES]
     param_names = ["strategy", "device"]
-    rounds = 1
     timeout = 600
-    version = "1"
 
     def setup_cache(self):
         # One audit per strategy and device, shared by every track below.
-        return suite.audit_all(suite.strategy_names(), tuple(DEVICES))
+        return suite.audit_all(STRATEGIES, DEVICES)
 
     def setup(self, totals, strategy, device):
         if (strategy, device) not in totals:
@@ -36,6 +34,11 @@ class Hazards:
         return totals[strategy, device]["stale_results"]
 
     track_stale_results.unit = "stale results"
+
+    def track_errors(self, totals, strategy, device):
+        return totals[strategy, device]["errors"]
+
+    track_errors.unit = "errors"
 
     def track_leaked_instances(self, totals, strategy, device):
         return totals[strategy, device]["leaked_instances"]

@@ -1,20 +1,20 @@
 """Peak memory of building an instance at the largest size and calling it once."""
 
 from jitbench import suite
+from jitbench.measure import block
+
+from .common import DEVICES, STRATEGIES, Benchmark
 
 
-class Memory:
-    """Static-self strategies bake the arrays into the program as constants."""
+class Memory(Benchmark):
+    """Strategies that close over their arrays bake them into the program as constants."""
 
-    params = [suite.strategy_names(), list(suite.DEVICES)]
+    params = [STRATEGIES, DEVICES]
     param_names = ["strategy", "device"]
-    rounds = 1
-    timeout = 300
-    version = "1"
 
     def setup(self, strategy, device):
-        suite.require(strategy, device)
+        self.case = suite.Case.of(strategy, max(suite.sizes()), device)
 
     def peakmem_build_and_first_call(self, strategy, device):
-        obj, y = suite.cold_instance(strategy, max(suite.sizes()), device)
-        suite.block(obj.calc(y))
+        obj, y = self.case.cold_instance()
+        block(obj.calc(y))

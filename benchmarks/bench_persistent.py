@@ -1,42 +1,54 @@
-"""The first call in a fresh interpreter with JAX's on-disk compilation cache cold or warm.
+"""The first call of a new process with JAX's on-disk compilation cache cold or warm.
 
 What users of short-lived jobs and notebooks see: a warm disk cache skips
 the backend compile but not the tracing and lowering that compute its key.
+Each process times one first call (``jitbench.diskcache``); two rounds give
+two processes per combination.
 """
 
-from jitbench import suite
+import tempfile
+
+from jitbench import diskcache, suite
+
+from .common import EDGE_SIZES, STRATEGIES, UNSHARDED_DEVICES, Benchmark
 
 
-class PersistentCache:
-    """Fresh interpreters timing one first call; cache directories are temporary."""
-
-    # Only the smallest and largest size: every sample starts an interpreter.
-    params = [suite.strategy_names(), suite.edge_sizes(), list(suite.DEVICES)]
-    param_names = ["strategy", "size", "device"]
-    repeat = 2
+class NewProcess(Benchmark):
+    params = [STRATEGIES, EDGE_SIZES, UNSHARDED_DEVICES]
+    number = 1
+    repeat = 1
     warmup_time = 0.0
-    rounds = 1
-    timeout = 300
-    version = "1"
-    cache_dir = None
+    rounds = 2
+    version = "2"
+
+
+class ColdDiskCache(NewProcess):
+    """A new, empty cache directory: the first call compiles and writes it."""
 
     def setup(self, strategy, size, device):
-        suite.require(strategy, device)
+        case = suite.Case.of(strategy, size, device)
+        self.first_call = diskcache.first_call(case, tempfile.mkdtemp(dir="."))
 
-    def teardown(self, strategy, size, device):
-        suite.remove_disk_cache(self.cache_dir)
+    def time_first_call(self, strategy, size, device):
+        self.first_call()
 
-    def timeraw_first_call_disk_cache_cold(self, strategy, size, device):
-        # A new, empty cache directory in the timed interpreter: compile and write.
-        return suite.fresh_process_code(strategy, size, device, disk_cache="empty")
 
-    def timeraw_first_call_disk_cache_warm(self, strategy, size, device):
-        if self.cache_dir is None:
-            self.cache_dir = suite.fill_disk_cache(strategy, size, device)
-        return suite.fresh_process_code(strategy, size, device, disk_cache=self.cache_dir)
+class WarmDiskCache(NewProcess):
+    """A cache directory filled by another process (``setup_cache``; asv removes it)."""
 
-    def track_persistent_cache_hits(self, strategy, size, device):
-        self.cache_dir = suite.fill_disk_cache(strategy, size, device)
-        return suite.disk_cache_hits(strategy, size, device, self.cache_dir)
+    def setup_cache(self):
+        return diskcache.fill_all(STRATEGIES, EDGE_SIZES, UNSHARDED_DEVICES)
+
+    def setup(self, filled, strategy, size, device):
+        self.case = suite.Case.of(strategy, size, device)
+        self.path = filled[strategy, size, device]
+        self.first_call = diskcache.first_call(self.case, self.path)
+
+    def time_first_call(self, filled, strategy, size, device):
+        self.first_call()
+
+    def track_persistent_cache_hits(self, filled, strategy, size, device):
+        return diskcache.hits(self.case, self.path)
 
     track_persistent_cache_hits.unit = "hits"
+    track_persistent_cache_hits.rounds = 1

@@ -1,71 +1,53 @@
-"""How dispatch grows with pytree width, and trace/compile with program size."""
+"""How dispatch grows with pytree width and device count, and trace/compile with program size."""
 
 from jitbench import suite
 
-STRATEGIES = suite.strategy_names()
+from .common import STRATEGIES, ManyCalls, Track
 
 
-class DispatchVsWidth(suite.Cached):
+class DispatchVsWidth(ManyCalls):
     """Dispatch-only cached call with ``n_arrays`` array leaves of a small size."""
 
     params = [STRATEGIES, list(suite.WIDTHS)]
     param_names = ["strategy", "n_arrays"]
     number = 20
     repeat = (3, 10, 1.0)
-    warmup_time = 0.05
-    rounds = 1
-    timeout = 300
-    version = "1"
 
     def time_dispatch(self, strategy, n_arrays):
-        size, device = suite.SCALING_SIZE, suite.SCALING_DEVICE
-        self.cached(strategy, size, device, n_arrays=n_arrays).dispatch()
+        case = lambda: suite.Case.of(  # noqa: E731
+            strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_arrays=n_arrays
+        )
+        self.cached(case).dispatch()
 
 
-class CompileVsProgramSize:
+class CompileVsProgramSize(Track):
     """Trace and compile seconds of a cold first call with ``n_ops`` elementwise stages."""
 
     params = [STRATEGIES, list(suite.PROGRAM_SIZES)]
     param_names = ["strategy", "n_ops"]
-    unit = "seconds"
-    rounds = 1
-    timeout = 300
-    version = "1"
 
     def setup(self, strategy, n_ops):
-        suite.require(strategy, suite.SCALING_DEVICE)
+        self.case = suite.Case.of(strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_ops=n_ops)
 
     def track_trace_seconds(self, strategy, n_ops):
-        stages = suite.first_call_stages(
-            strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_ops=n_ops
-        )
-        return stages["trace"]
+        return suite.first_call_stages(self.case).trace
 
     def track_compile_seconds(self, strategy, n_ops):
-        stages = suite.first_call_stages(
-            strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_ops=n_ops
-        )
-        return stages["compile"]
+        return suite.first_call_stages(self.case).compile
 
 
-class DispatchVsDeviceCount:
-    """Dispatch of a call sharded over 1, 2, 4 or 8 host devices, each count in its own process.
+class DispatchVsDeviceCount(ManyCalls):
+    """Dispatch of a call sharded over 1, 2, 4 or 8 host devices, one process per count.
 
-    XLA fixes the host device count when the backend starts, hence a fresh
-    interpreter per sample (``timeraw_``) with its own ``XLA_FLAGS``.
+    XLA fixes the host device count when the backend starts, and every asv
+    process starts without a backend, so each process sets its own count.
     """
 
     params = [STRATEGIES, list(suite.DEVICE_COUNTS)]
     param_names = ["strategy", "n_devices"]
-    number = 50
-    repeat = 2
-    warmup_time = 0.0
-    rounds = 1
-    timeout = 300
-    version = "1"
+    number = 20
+    repeat = (3, 10, 1.0)
+    version = "2"
 
-    def setup(self, strategy, n_devices):
-        suite.require(strategy, "cpu")
-
-    def timeraw_dispatch(self, strategy, n_devices):
-        return suite.device_count_code(strategy, n_devices)
+    def time_dispatch(self, strategy, n_devices):
+        self.cached(lambda: suite.host_device_case(strategy, n_devices)).dispatch()

@@ -7,45 +7,52 @@ matplotlib, equinox or flax. Those load when a function needs them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jitbench.computation import compute, reference_calc
-from jitbench.devices import DEVICE_SPECS, available_devices
+from jitbench.codegen import Shape, Template, arrays_of, shape_of, statics_of
+from jitbench.computation import compute, reference_calc, render_body
+from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
 from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
-from jitbench.factory import make_class, make_instance
+from jitbench.instances import make_instance
 from jitbench.strategies import (
     STRATEGIES,
-    Shape,
     Strategy,
-    arrays_of,
     get_strategy,
+    load_plugins,
     register_strategy,
-    statics_of,
 )
+
+if TYPE_CHECKING:
+    from jitbench.cache_audit import AuditResult
 
 __all__ = [
     "DEVICE_SPECS",
     "STRATEGIES",
     "DeviceUnavailable",
     "JitbenchError",
+    "Placement",
     "Shape",
     "Strategy",
     "StrategyUnavailable",
+    "Template",
     "arrays_of",
     "audit",
-    "available_devices",
     "compute",
     "get_strategy",
-    "make_class",
+    "host_devices",
+    "load_plugins",
     "make_instance",
     "reference_calc",
     "register_strategy",
+    "render_body",
+    "resolve",
+    "shape_of",
     "statics_of",
 ]
 
 
-def audit(strategy: str | Strategy, **kwargs: Any) -> Any:
-    """Run the cache audit scenario (imports JAX); see :func:`jitbench.audit.audit`."""
-    from jitbench.audit import audit as _audit
+def audit(strategy: Strategy, placement: Placement, **kwargs: Any) -> AuditResult:
+    """Run the cache audit scenario (imports JAX); see :func:`jitbench.cache_audit.audit`."""
+    from jitbench.cache_audit import audit as run_audit
 
-    return _audit(strategy, **kwargs)
+    return run_audit(strategy, placement, **kwargs)

@@ -27,16 +27,10 @@ import timeit
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from jitbench.codegen import Shape, Template, arrays_of, shape_of, statics_of
 from jitbench.errors import JitbenchError
-from jitbench.strategies import (
-    Shape,
-    Strategy,
-    _build_helper_function,
-    arrays_of,
-    get_strategy,
-    register_strategy,
-    statics_of,
-)
+from jitbench.recipes import HELPER_FUNCTION
+from jitbench.strategies import Strategy, get_strategy, register_strategy
 
 NAME = "canary"
 SLOWDOWN_ENV = "JITBENCH_CANARY_SLOWDOWN"
@@ -127,11 +121,8 @@ def call_seconds(
     from jitbench.measure import block
 
     helper = get_strategy("helper_function")
-    cls = helper.make_class(n_arrays=len(arrays), n_static=len(statics), n_ops=n_ops)
-    shape = cls._jb_shape
-    fields = dict(zip(shape.array_fields, arrays, strict=True))
-    fields.update(zip(shape.static_fields, statics, strict=True))
-    obj = cls(**fields)
+    cls = helper.make_class(Shape(len(arrays), len(statics), n_ops))
+    obj = cls(*arrays, *statics)
     y = arrays[0]
     block(obj.calc(y))
     return _median_seconds(lambda: block(obj.calc(y)), repeats, budget)
@@ -161,7 +152,7 @@ def planned_units(obj: Any) -> int:
     if slowdown == 0:
         return 0
     arrays, statics = arrays_of(obj), tuple(statics_of(obj))
-    n_ops = obj._jb_shape.n_ops
+    n_ops = shape_of(obj).n_ops
     layout = tuple((a.shape, str(a.dtype), repr(getattr(a, "sharding", None))) for a in arrays)
     key = (layout, statics, n_ops)
     if key not in _calls:
@@ -169,29 +160,33 @@ def planned_units(obj: Any) -> int:
     return units_for(slowdown, _calls[key], _unit_seconds_once())
 
 
-def _build_canary(shape: Shape) -> type:
-    base = _build_helper_function(shape)
-    helper_calc = base.calc
+# helper_function's source, plus the calibrated work before the dispatch.
+CANARY_SOURCE = (
+    HELPER_FUNCTION.replace(
+        "import jax.numpy as jnp\n",
+        "import jax.numpy as jnp\n\nfrom jitbench.canary import planned_units, spin\n",
+    )
+    .replace("class HelperFunction:", "class Canary:")
+    .replace(
+        "        {init}\n",
+        "        {init}\n        self.units = planned_units(self)\n",
+    )
+    .replace(
+        "    def calc(self, y):\n",
+        "    def calc(self, y):\n        if self.units:\n            spin(self.units)\n",
+    )
+)
 
-    def __init__(self: Any, **fields: Any) -> None:
-        base.__init__(self, **fields)
-        self._jb_units = planned_units(self)
 
-    def calc(self: Any, y: Any) -> Any:
-        units = self._jb_units
-        if units:
-            spin(units)
-        return helper_calc(self, y)
-
-    name = "Canary" + base.__name__.removeprefix("HelperFunction")
-    return type(name, (base,), {"__init__": __init__, "calc": calc})
+def _render(t: Template) -> str:
+    return t.render(CANARY_SOURCE)
 
 
 CANARY = Strategy(
     NAME,
     f"helper_function plus extra host work per call, sized by {SLOWDOWN_ENV}",
     "a known regression: validates that the suite and jitbench compare detect one",
-    _build_canary,
+    _render,
 )
 
 

@@ -1,6 +1,7 @@
-"""The ``jitbench`` command: strategies, audit, report, compare and validate.
+"""The ``jitbench`` command: every argument is parsed here, and nowhere else.
 
-Bad input ends in one line on stderr that names the bad value and the valid
+Subcommands call plain library functions with typed keyword arguments. Bad
+input ends in one line on stderr that names the bad value and the valid
 choices, and exit status 2; nothing is written in that case.
 """
 
@@ -8,14 +9,19 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib
 import json
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
+from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 
 FORMATS = ("table", "json", "csv")
+COMPARE_BY = ("commit", "env", "machine")
+VALIDATE_PHASES = ("fidelity", "accuracy", "noise", "sensitivity")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,22 +37,52 @@ def _positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"size must be a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
     return value
 
 
-def _cmd_strategies(args: argparse.Namespace) -> int:
-    from jitbench.strategies import STRATEGIES
+def _factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value >= 1:
+        raise argparse.ArgumentTypeError(f"must be a number >= 1 such as 1.05, got {text!r}")
+    return value
 
-    rows = [
-        (s.name, s.mechanism, "yes" if s.available else f"no: {s.unavailable_reason}")
-        for s in STRATEGIES.values()
-    ]
-    _print_table(("strategy", "mechanism", "available"), rows)
-    return 0
+
+def _items(parse: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    """A comma-separated list whose items each go through ``parse``."""
+
+    def parse_list(text: str) -> list[Any]:
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+        return [parse(item) for item in items]
+
+    return parse_list
 
 
-def _print_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+def _choice(what: str, valid: Sequence[str]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in valid:
+            raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; valid: {', '.join(valid)}")
+        return text
+
+    return parse
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1000:
+        raise argparse.ArgumentTypeError(f"a slowdown in percent such as 10, got {text!r}")
+    return value
+
+
+def _strategy_table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> None:
     cells = [list(map(str, header))] + [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     for n, row in enumerate(cells):
@@ -55,95 +91,211 @@ def _print_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> Non
             print("  ".join("-" * w for w in widths))
 
 
-def _cmd_audit(args: argparse.Namespace) -> int:
-    from jitbench.audit import STEPS, audit
-    from jitbench.devices import resolve
-    from jitbench.strategies import STRATEGIES, get_strategy
+def _cmd_strategies(args: argparse.Namespace) -> int:
+    from jitbench.strategies import STRATEGIES, load_plugins
 
+    load_plugins()
+    rows = [
+        (s.name, s.summary, "yes" if s.available else f"no: {s.unavailable_reason}")
+        for s in STRATEGIES.values()
+    ]
+    _strategy_table(rows, ("strategy", "what the user writes", "available"))
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from jitbench.codegen import Shape
+    from jitbench.strategies import get_strategy, load_plugins
+
+    load_plugins()
+    strategy = get_strategy(args.strategy)
+    print(strategy.source(Shape(args.n_arrays, args.n_static, args.n_ops)), end="")
+    return 0
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from jitbench import changes
+    from jitbench.cache_audit import TOTALS, audit
+    from jitbench.changes import SCENARIO
+    from jitbench.devices import resolve
+    from jitbench.strategies import STRATEGIES, get_strategy, load_plugins
+
+    load_plugins()
     names = args.strategy or [s.name for s in STRATEGIES.values() if s.available]
     strategies = [get_strategy(name) for name in names]
     for strategy in strategies:
         strategy.check_available()
-    resolve(args.device)
-    results = [audit(s, size=args.size, device=args.device) for s in strategies]
+    placement = resolve(args.device)
+    results = [audit(s, placement, size=args.size) for s in strategies]
     if args.format == "json":
         json.dump([r.to_dict() for r in results], sys.stdout, indent=2)
         print()
         return 0
-    totals = ("compiles", "traces", "stale_results", "leaked_instances", "repeat_call_compiles")
     if args.format == "csv":
         writer = csv.writer(sys.stdout)
-        writer.writerow(["strategy", "device", "size", "step", "traces", "compiles", "correct"])
+        header = ["strategy", "device", "size", "step", "traces", "compiles", "outcome"]
+        writer.writerow([*header, "error", "explanation"])
         for r in results:
             for step in r.steps:
-                writer.writerow(
-                    [
-                        r.strategy,
-                        r.device,
-                        r.size,
-                        step.name,
-                        step.traces,
-                        step.compiles,
-                        step.correct,
-                    ]
-                )
+                row = [r.strategy, r.device, r.size, step.name, step.traces, step.compiles]
+                writer.writerow([*row, step.outcome, step.error, "\n\n".join(step.explanations)])
         return 0
-    print(f"cache audit on {args.device}, size {results[0].size if results else args.size}")
-    print("each step: traces/compiles, '!' marks a stale (wrong) result\n")
+    print(f"cache audit on {args.device}, size {args.size}")
+    print("each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error\n")
     rows = [
-        [r.strategy]
-        + [f"{s.traces}/{s.compiles}{'' if s.correct else '!'}" for s in r.steps]
-        + [getattr(r, t) for t in totals]
-        for r in results
+        [r.strategy] + [s.cell for s in r.steps] + [getattr(r, t) for t in TOTALS] for r in results
     ]
-    _print_table(["strategy", *STEPS, "compiles", "traces", "stale", "leaked", "repeat"], rows)
+    short = {
+        "stale_results": "stale",
+        "leaked_instances": "leaked",
+        "repeat_call_compiles": "repeat",
+    }
+    _strategy_table(rows, ["strategy", *SCENARIO, *(short.get(t, t) for t in TOTALS)])
+    errors = [(r.strategy, s) for r in results for s in r.steps if s.error]
+    if errors:
+        print()
+        for strategy, step in errors:
+            print(f"{strategy} {step.name}: {step.error}")
+    if args.explain:
+        for r in results:
+            print(f"\n{r.strategy}")
+            for step in r.steps:
+                if step.traces or step.explanations:
+                    print(f"  {step.name} ({step.cell}): {changes.DESCRIPTIONS[step.name]}")
+                    print(textwrap.indent(_explanation(step), "    "))
     return 0
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
-    from jitbench import report
+def _explanation(step: Any) -> str:
+    """JAX's words for the step's tracing-cache misses, or why there are none."""
+    if step.explanations:
+        return "\n".join(step.explanations)
+    return (
+        "JAX gave no explanation: it explains misses of functions defined outside JAX only "
+        "(op-by-op dispatch traces JAX's own primitives), and not a trace that its tracing "
+        "cache served"
+    )
 
-    return report.run(args)
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from jitbench.report import write_report
+
+    index = write_report(
+        args.results,
+        args.out,
+        machine=args.machine,
+        commit=args.commit,
+        env=args.env,
+        skip_bad=args.skip_bad,
+    )
+    print(index)
+    return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from jitbench import compare
+    from jitbench.compare import run_compare
 
-    return compare.run(args)
+    return run_compare(
+        args.base,
+        args.head,
+        by=args.by,
+        factor=args.factor,
+        machine=args.machine,
+        commit=args.commit,
+        env=args.env,
+        results=args.results,
+        skip_bad=args.skip_bad,
+        only_changed=args.only_changed,
+    )
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from jitbench import validate
+    from jitbench.validate import run_validation
 
-    return validate.run(args)
+    return run_validation(
+        args.out,
+        repetitions=args.repetitions,
+        slowdowns=tuple(sorted(set(args.slowdowns))),
+        factor=args.factor,
+        sizes=tuple(sorted(set(args.sizes))),
+        phases=tuple(p for p in VALIDATE_PHASES if p in args.phases),
+    )
 
 
-def _build_parser(command: str | None) -> argparse.ArgumentParser:
-    from jitbench.devices import DEVICE_SPECS
+def _results_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--results", type=Path, default=Path("results"), help="asv results dir (default results)"
+    )
+    parser.add_argument("--machine", help="only this machine")
+    parser.add_argument("--env", help="only this asv environment")
+    parser.add_argument(
+        "--skip-bad", action="store_true", help="warn about unreadable result files, load the rest"
+    )
 
+
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jitbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("strategies", help="list the strategies and whether each can run here")
+
+    p = sub.add_parser("show", help="print the generated source of a strategy's class")
+    p.add_argument("strategy", help="a strategy name (see jitbench strategies)")
+    for knob, what in (("arrays", "array fields"), ("static", "static fields"), ("ops", "stages")):
+        p.add_argument(f"--n-{knob}", type=_positive_int, default=1, help=f"{what} (default 1)")
+
     p = sub.add_parser("audit", help="run the cache audit scenario per strategy")
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
     p.add_argument("--size", type=_positive_int, default=64, help="array length (default 64)")
-    p.add_argument("--device", default="cpu", help=f"one of {', '.join(DEVICE_SPECS)}")
-    p.add_argument("--format", default="table", help=f"one of {', '.join(FORMATS)}")
-    for name, text in (
-        ("report", "tables and plots from asv results"),
-        ("compare", "compare two commits, envs or machines; exit 1 on a regression"),
-        ("validate", "measure the suite's accuracy, noise and regression sensitivity here"),
-    ):
-        p = sub.add_parser(name, help=text)
-        if command == name:
-            # These bring pandas; their arguments live beside their code and
-            # are only loaded when that command runs.
-            importlib.import_module(f"jitbench.{name}").add_arguments(p)
+    p.add_argument(
+        "--device", type=_choice("device", DEVICE_SPECS), default="cpu", help="device spec"
+    )
+    p.add_argument(
+        "--format", type=_choice("format", FORMATS), default="table", help="output format"
+    )
+    p.add_argument(
+        "--explain", action="store_true", help="under the table, JAX's reason for every trace"
+    )
+
+    p = sub.add_parser("report", help="tables and plots from asv results")
+    _results_options(p)
+    p.add_argument("--commit", help="this commit or hash prefix (default: newest per machine)")
+    p.add_argument("--out", type=Path, default=Path("reports"), help="output dir (default reports)")
+
+    p = sub.add_parser(
+        "compare", help="compare two commits, envs or machines; exit 1 on regression"
+    )
+    p.add_argument("base", metavar="BASE", help="reference commit, env or machine")
+    p.add_argument("head", metavar="HEAD", help="commit, env or machine to judge")
+    _results_options(p)
+    p.add_argument("--commit", help="commit of both sides (--by env or machine)")
+    p.add_argument(
+        "--by", type=_choice("comparison", COMPARE_BY), default="commit", help="what BASE/HEAD name"
+    )
+    p.add_argument("--factor", type=_factor, default=1.1, help="ratio that counts (default 1.1)")
+    p.add_argument("--only-changed", action="store_true", help="list significant changes only")
+
+    p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
+    p.add_argument("--out", type=Path, default=Path("reports/validation"), help="report folder")
+    p.add_argument("--repetitions", type=_positive_int, default=3, help="pairs per slowdown")
+    p.add_argument(
+        "--slowdowns", type=_items(_percent), default=[5.0, 10.0, 20.0], help="percent, e.g. 5,10"
+    )
+    p.add_argument("--factor", type=_factor, default=1.05, help="compare's factor (default 1.05)")
+    p.add_argument(
+        "--sizes", type=_items(_positive_int), default=[10, 1_000_000], help="array sizes"
+    )
+    p.add_argument(
+        "--phases",
+        type=_items(_choice("phase", VALIDATE_PHASES)),
+        default=list(VALIDATE_PHASES),
+        help=f"checks to run (default {','.join(VALIDATE_PHASES)})",
+    )
     return parser
 
 
 _COMMANDS = {
     "strategies": _cmd_strategies,
+    "show": _cmd_show,
     "audit": _cmd_audit,
     "report": _cmd_report,
     "compare": _cmd_compare,
@@ -153,19 +305,7 @@ _COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``jitbench`` console script and ``python -m jitbench``."""
-    from jitbench.devices import ensure_host_devices
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # cpu-sharded needs several host devices, and XLA reads the count once.
-    ensure_host_devices()
-    parser = _build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
-    if getattr(args, "format", "table") not in FORMATS:
-        print(
-            f"jitbench: error: unknown format {args.format!r}; valid: {', '.join(FORMATS)}",
-            file=sys.stderr,
-        )
-        return 2
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         return _COMMANDS[args.command](args)
     except (JitbenchError, NotImplementedError) as exc:

@@ -10,8 +10,8 @@ do not count.
 
 from __future__ import annotations
 
-import argparse
 import math
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -25,6 +25,7 @@ from asv_runner.statistics import get_err
 
 from jitbench import results
 from jitbench.errors import JitbenchError
+from jitbench.results import load
 
 BY = ("commit", "env", "machine")
 CONTEXT = ("machine", "commit", "env")
@@ -33,46 +34,39 @@ REGRESSION_MARKS = ("+", "!")
 _MARK_RANK = {"!": 0, "+": 0, "~": 1, "-": 1, "*": 1, "x": 2, "": 3}
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``jitbench compare``."""
-    parser.add_argument("base", metavar="BASE", help="reference commit, env or machine")
-    parser.add_argument("head", metavar="HEAD", help="commit, env or machine to judge")
-    parser.add_argument(
-        "--factor", type=float, default=1.1, help="ratio that counts as a change (default 1.1)"
-    )
-    parser.add_argument(
-        "--by", choices=BY, default="commit", help="what BASE and HEAD name (default commit)"
-    )
-    parser.add_argument("--machine", help="machine of both sides (--by commit or env)")
-    parser.add_argument("--commit", help="commit of both sides (--by env or machine)")
-    parser.add_argument("--env", help="asv environment of both sides (--by commit or machine)")
-    parser.add_argument("--results", default="results", help="asv results dir (default results)")
-    parser.add_argument(
-        "--skip-bad", action="store_true", help="warn about unreadable result files, load the rest"
-    )
-    parser.add_argument(
-        "--only-changed", action="store_true", help="list only significant changes (+, -, !)"
-    )
-
-
-def run(args: argparse.Namespace) -> int:
+def run_compare(
+    base: str,
+    head: str,
+    *,
+    by: str = "commit",
+    factor: float = 1.1,
+    machine: str | None = None,
+    commit: str | None = None,
+    env: str | None = None,
+    results: str | Path = "results",
+    skip_bad: bool = False,
+    only_changed: bool = False,
+) -> int:
     """Print the comparison; 1 when something regressed beyond the factor, else 0."""
-    if not args.factor > 0:
-        raise JitbenchError(f"--factor must be a positive number, got {args.factor}")
-    if getattr(args, args.by, None) is not None:
-        raise JitbenchError(f"--{args.by} cannot be combined with --by {args.by}")
-    frame = results.load(args.results, skip_bad=args.skip_bad)
-    base, head = _sides(frame, args)
-    table = compare_frames(base, head, args.factor)
-    print(f"BASE {_describe(base)}")
-    print(f"HEAD {_describe(head)}")
-    only_one = len(set(base["case"]) ^ set(head["case"]))
+    if not factor > 0:
+        raise JitbenchError(f"--factor must be a positive number, got {factor}")
+    if by not in BY:
+        raise JitbenchError(f"unknown comparison {by!r}; valid: {', '.join(BY)}")
+    filters = {"machine": machine, "commit": commit, "env": env}
+    if filters[by] is not None:
+        raise JitbenchError(f"--{by} cannot be combined with --by {by}")
+    frame = load(results, skip_bad=skip_bad)
+    base_rows, head_rows = _sides(frame, base, head, by, filters)
+    table = compare_frames(base_rows, head_rows, factor)
+    print(f"BASE {_describe(base_rows)}")
+    print(f"HEAD {_describe(head_rows)}")
+    only_one = len(set(base_rows["case"]) ^ set(head_rows["case"]))
     if only_one:
         print(f"{only_one} benchmark combinations are present on one side only and not compared")
-    shown = table[table["mark"].isin(("+", "-", "!"))] if args.only_changed else table
+    shown = table[table["mark"].isin(("+", "-", "!"))] if only_changed else table
     print(_format(shown))
     counts = table["mark"].replace("", "n/a").value_counts()
-    print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" (factor {args.factor})")
+    print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" (factor {factor})")
     return 1 if table["mark"].isin(REGRESSION_MARKS).any() else 0
 
 
@@ -164,26 +158,31 @@ def _stats(row: dict[str, Any], suffix: str) -> tuple[dict[str, Any] | None, lis
     return stats, samples if isinstance(samples, list) else None
 
 
-def _sides(frame: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The BASE and HEAD rows that ``--by`` and the filters name."""
-    if args.by == "commit":
-        frame = results.select(frame, machine=args.machine, env=args.env)
-        return (results.select(frame, commit=args.base), results.select(frame, commit=args.head))
-    if args.by == "machine":
+def _sides(
+    frame: pd.DataFrame, base: str, head: str, by: str, filters: dict[str, str | None]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The BASE and HEAD rows that ``by`` and the filters name."""
+    if by == "commit":
+        frame = results.select(frame, machine=filters["machine"], env=filters["env"])
+        return results.select(frame, commit=base), results.select(frame, commit=head)
+    if by == "machine":
         sides = []
-        for name in (args.base, args.head):
-            side = results.select(frame, machine=name, commit=args.commit, env=args.env)
-            sides.append(side if args.commit else results.latest(side))
+        for name in (base, head):
+            side = results.select(frame, machine=name, commit=filters["commit"], env=filters["env"])
+            sides.append(side if filters["commit"] else results.latest(side))
         return sides[0], sides[1]
-    frame = results.select(frame, machine=args.machine, commit=args.commit)
-    base, head = (results.select(frame, env=name) for name in (args.base, args.head))
-    both = [c for c in results.commits_by_date(base) if c in set(head["commit"])]
+    frame = results.select(frame, machine=filters["machine"], commit=filters["commit"])
+    base_rows, head_rows = (results.select(frame, env=name) for name in (base, head))
+    both = [c for c in results.commits_by_date(base_rows) if c in set(head_rows["commit"])]
     if not both:
         raise JitbenchError(
-            f"no commit has results for both envs {args.base!r} and {args.head!r}; "
+            f"no commit has results for both envs {base!r} and {head!r}; "
             "run both at one commit or pass --commit"
         )
-    return base[base["commit"] == both[0]], head[head["commit"] == both[0]]
+    return (
+        base_rows[base_rows["commit"] == both[0]],
+        head_rows[head_rows["commit"] == both[0]],
+    )
 
 
 def _describe(side: pd.DataFrame) -> str:

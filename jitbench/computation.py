@@ -1,17 +1,17 @@
-"""The one computation every strategy jits, and its NumPy reference.
+"""The one computation every strategy jits, as source text, and its NumPy reference.
 
-Every generated class computes ``compute(xp, arrays, statics, y, n_ops)`` with
-``xp`` = ``jax.numpy`` (or NumPy for the reference), so a difference between
-strategies is a difference in *how* the method is jitted, never in *what* it
-computes.
+Every generated class's method body is :func:`render_body` for its fields, so a
+difference between strategies is a difference in *how* the method is jitted,
+never in *what* it computes. The body is rendered as straight-line code, the
+way a user writes it, so that no loop over fields runs at call time.
 
-The body is built so that every input shows in the result, which is what lets
-the audit detect stale results:
+The body makes every input show in the result, which is what lets the audit
+detect stale results:
 
 * the arrays are summed into ``x`` and enter as ``x * y``;
 * ``n_ops - 1`` further elementwise stages ``cos(acc) + x`` grow the traced
-  program (trace and compile cost) while keeping ``x`` in the result and
-  the values bounded;
+  program (trace and compile cost) while keeping ``x`` in the result and the
+  values bounded;
 * each static field ``s`` picks the program's shape: odd values multiply by
   ``y`` again, even ones do not, and every value is added as a constant, so
   two different values always give two different programs and results.
@@ -19,23 +19,43 @@ the audit detect stale results:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 
+def render_body(
+    arrays: Sequence[str], statics: Sequence[str], n_ops: int, *, y: str = "y", xp: str = "jnp"
+) -> list[str]:
+    """Lines of the method body, ending in ``return``, for the given field expressions."""
+    if len(arrays) == 1 and n_ops == 1:
+        lines, x = [], arrays[0]
+    else:
+        lines, x = [f"x = {' + '.join(arrays)}"], "x"
+    lines.append(f"acc = {x} * {y}")
+    lines += [f"acc = {xp}.cos(acc) + x"] * (n_ops - 1)
+    lines += [f"acc = acc * {y} + {s} if {s} % 2 else acc + {s}" for s in statics]
+    lines.append("return acc")
+    return lines
+
+
+@functools.cache
+def _compiled(n_arrays: int, n_static: int, n_ops: int) -> Any:
+    arrays = [f"a{i}" for i in range(n_arrays)]
+    statics = [f"s{i}" for i in range(n_static)]
+    body = render_body(arrays, statics, n_ops, xp="xp")
+    source = f"def compute(xp, {', '.join(arrays)}, {', '.join(statics)}, y):\n"
+    source += "".join(f"    {line}\n" for line in body)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<jitbench compute {n_arrays}a{n_static}s{n_ops}ops>", "exec"), namespace)
+    return namespace["compute"]
+
+
 def compute(xp: Any, arrays: Sequence[Any], statics: Sequence[int], y: Any, n_ops: int) -> Any:
-    """Evaluate the benchmark function with the array module ``xp``."""
-    x = arrays[0]
-    for a in arrays[1:]:
-        x = x + a
-    acc = x * y
-    for _ in range(n_ops - 1):
-        acc = xp.cos(acc) + x
-    for s in statics:
-        acc = acc * y + s if s % 2 else acc + s
-    return acc
+    """Evaluate the rendered body with the array module ``xp`` (``jax.numpy`` or NumPy)."""
+    return _compiled(len(arrays), len(statics), n_ops)(xp, *arrays, *statics, y)
 
 
 def reference_calc(

@@ -5,6 +5,14 @@ suffix. Unsharded specs use the first device of the platform; sharded specs
 split every array along its last axis over all devices of the platform with a
 1-D mesh, rounding the size up to a multiple of the device count.
 
+The CPU has one device unless told otherwise, and that is what ``cpu``
+measures: the configuration a user has. ``cpu-sharded`` needs several host
+devices, which XLA creates only if ``--xla_force_host_platform_device_count``
+is in ``XLA_FLAGS`` when the CPU backend starts; :func:`resolve` sets it for
+that spec, so a process that serves ``cpu-sharded`` must resolve it before
+anything starts JAX's backend (every asv benchmark process does: each serves
+one device spec and starts from a forkserver that started no backend).
+
 An absent device raises :class:`~jitbench.errors.DeviceUnavailable`, a
 ``NotImplementedError``, which asv records as a skipped combination.
 """
@@ -113,18 +121,34 @@ class Placement:
 
 
 def resolve(spec: str) -> Placement:
-    """The placement for ``spec``, or DeviceUnavailable when this host lacks it."""
+    """The placement for ``spec``, or DeviceUnavailable when this process cannot serve it."""
     platform, sharded = parse_spec(spec)
+    if platform == "cpu" and sharded:
+        ensure_host_devices()
     devices = platform_devices(platform)
     if not devices:
         raise DeviceUnavailable(
             f"device {spec!r} is not available on this host; available: "
-            f"{', '.join(available_devices()) or 'none'}"
+            f"{', '.join(host_devices()) or 'none'}"
+        )
+    if sharded and len(devices) < 2:
+        hint = (
+            f" (the CPU backend started before {_HOST_FLAG} could be set: put it in XLA_FLAGS)"
+            if platform == "cpu"
+            else ""
+        )
+        raise DeviceUnavailable(
+            f"device {spec!r} needs 2 or more {platform} devices, found 1{hint}"
         )
     return Placement(spec, tuple(devices), sharded)
 
 
-def available_devices() -> list[str]:
-    """The specs this host can serve, in :data:`DEVICE_SPECS` order."""
-    present = {p for p in PLATFORMS if platform_devices(p)}
-    return [spec for spec in DEVICE_SPECS if parse_spec(spec)[0] in present]
+def host_devices() -> list[str]:
+    """The specs this host can serve, decided without starting any JAX backend.
+
+    The CPU always qualifies, sharded too (host devices are forced per
+    process); a GPU or TPU when its JAX plugin is installed. Whether an
+    accelerator host has the two devices a sharded spec needs shows when a
+    process resolves it.
+    """
+    return [spec for spec in DEVICE_SPECS if plugin_installed(parse_spec(spec)[0])]

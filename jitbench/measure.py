@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import time
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
@@ -147,28 +147,44 @@ def block(value: Any) -> Any:
     return jax.block_until_ready(value)
 
 
-@dataclasses.dataclass(frozen=True)
-class StageTimes:
-    """Wall seconds of the ahead-of-time stages of one call."""
-
-    trace: float
-    lower: float
-    compile: float
+# JAX logs each tracing-cache miss here, at WARNING, when jax_explain_cache_misses is on.
+EXPLAIN_LOGGER = "jax._src.interpreters.partial_eval"
 
 
-def aot_stage_times(jitted: Callable[..., Any], *args: Any, **kwargs: Any) -> StageTimes:
-    """Time ``jitted.trace(...)``, ``.lower()`` and ``.compile()`` from cold caches.
+class _Collector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
 
-    ``jitted`` must be a ``jax.jit`` object; strategies that wrap jit in their
-    own machinery (equinox, nnx) are staged through :func:`count_compiles`
-    durations instead, which JAX reports for every strategy alike.
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def explain_misses() -> Iterator[list[str]]:
+    """Collect JAX's explanation of every tracing-cache miss in the block (none are printed).
+
+    ``jax.explain_cache_misses`` is a thread-local config context; its
+    messages ("TRACING CACHE MISS at ... because ...") go to a logger that
+    this block captures and keeps from propagating. JAX explains misses of
+    functions defined outside its own package only (eager primitives get
+    none), and its explanations are heuristics: the closest earlier key
+    decides what is named. Capturing costs microseconds per call: never
+    around a timed call.
     """
-    clear_caches()
-    start = time.perf_counter()
-    traced = jitted.trace(*args, **kwargs)
-    traced_at = time.perf_counter()
-    lowered = traced.lower()
-    lowered_at = time.perf_counter()
-    lowered.compile()
-    done = time.perf_counter()
-    return StageTimes(traced_at - start, lowered_at - traced_at, done - lowered_at)
+    import jax
+
+    collector = _Collector()
+    logger = logging.getLogger(EXPLAIN_LOGGER)
+    saved = logger.level, logger.propagate
+    logger.addHandler(collector)
+    logger.propagate = False
+    if not logger.isEnabledFor(logging.WARNING):
+        logger.setLevel(logging.WARNING)
+    try:
+        with jax.explain_cache_misses(True):
+            yield collector.messages
+    finally:
+        logger.removeHandler(collector)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]

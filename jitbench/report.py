@@ -11,7 +11,6 @@ appears and is never named the fastest.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import math
@@ -105,36 +104,26 @@ SUMMARY_SHOWN = [
 ]
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``jitbench report``."""
-    parser.add_argument("--results", default="results", help="asv results dir (default results)")
-    parser.add_argument("--machine", help="only this machine (default: all)")
-    parser.add_argument("--commit", help="this commit or hash prefix (default: newest per machine)")
-    parser.add_argument("--env", help="only this asv environment name (default: all)")
-    parser.add_argument("--out", default="reports", help="output dir (default reports)")
-    parser.add_argument(
-        "--skip-bad", action="store_true", help="warn about unreadable result files, load the rest"
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    """Write the report; every input is checked before anything is written."""
-    frame = results.load(
-        args.results,
-        machine=args.machine,
-        commit=args.commit,
-        env=args.env,
-        skip_bad=args.skip_bad,
-    )
-    out = _check_out_dir(Path(args.out), Path(args.results))
+def write_report(
+    results_dir: str | Path,
+    out: str | Path,
+    *,
+    machine: str | None = None,
+    commit: str | None = None,
+    env: str | None = None,
+    skip_bad: bool = False,
+) -> Path:
+    """Write the report into ``out``; returns its index.html. Inputs are checked first."""
+    frame = results.load(results_dir, machine=machine, commit=commit, env=env, skip_bad=skip_bad)
+    out = _check_out_dir(Path(out), Path(results_dir))
     for column in results.PARAM_ORDER:
         if column not in frame:
             # The tables below index these; results without them just show nothing there.
             frame[column] = pd.Series(pd.NA, index=frame.index, dtype="object")
-    chosen = frame if args.commit else results.latest(frame)
+    chosen = frame if commit else results.latest(frame)
     runs = [rows for _, rows in chosen.groupby(["machine", "commit", "env"], sort=True)]
     total = 2 + len(STEPS) * len(runs)
-    _progress(1, total, f"results: {len(frame)} rows from {args.results}")
+    _progress(1, total, f"results: {len(frame)} rows from {results_dir}")
     done = 1
     reports = []
     for rows in runs:
@@ -146,11 +135,10 @@ def run(args: argparse.Namespace) -> int:
             step(report)
         reports.append(report)
     _progress(total, total, "index.md and index.html")
-    header = _header(frame, chosen, args)
+    header = _header(frame, chosen, str(results_dir))
     (out / "index.md").write_text(_markdown(header, reports), encoding="utf-8")
     (out / "index.html").write_text(_html(header, reports), encoding="utf-8")
-    print(out / "index.html")
-    return 0
+    return out / "index.html"
 
 
 @dataclass
@@ -751,7 +739,7 @@ def _cell(column: str, value: Any) -> str:
     return str(value)
 
 
-def _header(frame: pd.DataFrame, chosen: pd.DataFrame, args: argparse.Namespace) -> list[Any]:
+def _header(frame: pd.DataFrame, chosen: pd.DataFrame, results_dir: str) -> list[Any]:
     """Paragraphs of the index page; a list item is a bullet list."""
     runs = []
     for (machine, commit, env), rows in chosen.groupby(["machine", "commit", "env"], sort=True):
@@ -762,7 +750,7 @@ def _header(frame: pd.DataFrame, chosen: pd.DataFrame, args: argparse.Namespace)
             f"machine **{machine}**, commit `{commit[:8]}` ({date}), env `{env}`, "
             f"python `{first['python']}`, jax {jax}"
         )
-    blocks: list[Any] = [f"Results: `{args.results}`.", runs]
+    blocks: list[Any] = [f"Results: `{results_dir}`.", runs]
     older = sorted(set(frame["commit"]) - set(chosen["commit"]))
     if older:
         blocks.append(

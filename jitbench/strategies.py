@@ -1,107 +1,67 @@
 """The strategies for jitting a method, and the registry the suite reads.
 
-Each strategy is a recipe that turns a :class:`Shape` (how many array fields,
-static fields and elementwise stages) into a class with a ``calc(y)`` method.
-All recipes share :func:`jitbench.computation.compute`, so they differ only in
-how the method meets ``jax.jit``'s cache, which is what the suite measures.
-
-JAX is imported inside the recipes, never at module import: ``import jitbench``
-runs in every asv process, and the registry must be readable without starting
-(or even importing) JAX.
+A :class:`Strategy` names a recipe (:mod:`jitbench.recipes`) that renders a
+class's source for a shape, the packages it needs, and how its users change
+an object. JAX is never imported here: ``import jitbench`` runs in every asv
+process, and the registry must be readable without starting JAX.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
+import importlib
 import importlib.util
+import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
-import numpy as np
-
-from jitbench.computation import compute
+from jitbench import recipes
+from jitbench.codegen import (
+    DEFAULT_SHAPE,
+    Shape,
+    Template,
+    field_owner,
+    make_class,
+    shape_of,
+    source,
+)
 from jitbench.errors import JitbenchError, StrategyUnavailable
 
-
-@dataclasses.dataclass(frozen=True)
-class Shape:
-    """The knobs of a generated class.
-
-    ``n_arrays`` scales the pytree width (leaves per call), ``n_static`` the
-    static part of the cache key, ``n_ops`` the size of the traced program.
-    """
-
-    n_arrays: int = 1
-    n_static: int = 1
-    n_ops: int = 1
-
-    def __post_init__(self) -> None:
-        for name in ("n_arrays", "n_static", "n_ops"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise JitbenchError(f"{name} must be a positive integer, got {value!r}")
-
-    @property
-    def array_fields(self) -> tuple[str, ...]:
-        return tuple(f"a{i}" for i in range(self.n_arrays))
-
-    @property
-    def static_fields(self) -> tuple[str, ...]:
-        return tuple(f"s{i}" for i in range(self.n_static))
-
-
-def arrays_of(obj: Any) -> list[Any]:
-    """The array fields of a generated instance, in field order."""
-    return [getattr(obj, name) for name in obj._jb_shape.array_fields]
-
-
-def statics_of(obj: Any) -> list[int]:
-    """The static fields of a generated instance, in field order."""
-    return [getattr(obj, name) for name in obj._jb_shape.static_fields]
-
-
-def raw_calc(self: Any, y: Any) -> Any:
-    """The unjitted method body shared by every generated class."""
-    import jax.numpy as jnp
-
-    return compute(jnp, arrays_of(self), statics_of(self), y, self._jb_shape.n_ops)
-
-
-def _setattr_update(obj: Any, changes: dict[str, Any]) -> Any:
-    for name, value in changes.items():
-        setattr(obj, name, value)
-    return obj
-
-
-def _dataclass_update(obj: Any, changes: dict[str, Any]) -> Any:
-    return dataclasses.replace(obj, **changes)
-
-
-def _method_update(obj: Any, changes: dict[str, Any]) -> Any:
-    return obj.replace(**changes)
+# How users of a style change an object: set the attribute in place, build a
+# new one with dataclasses.replace, call the class's own .replace method, or
+# (nnx) set the flag in place and a new array into the field's Variable.
+Update = Literal["setattr", "dataclasses.replace", "replace method", "variable"]
+UPDATES: tuple[Update, ...] = ("setattr", "dataclasses.replace", "replace method", "variable")
+PLUGINS_ENV = "JITBENCH_PLUGINS"
 
 
 @dataclasses.dataclass(frozen=True)
 class Strategy:
     """One way of putting ``jax.jit`` on a method.
 
-    ``frozen`` strategies are changed by building a new object (``update``
-    returns it); the others are changed in place. ``requires`` lists the
-    importable packages the recipe needs and ``extra`` the pip extra that
-    installs them.
+    ``render`` turns a :class:`~jitbench.codegen.Template` into the source of a
+    module defining a class named after the strategy (``helper_function`` ->
+    ``HelperFunction``) with one constructor parameter per field and a
+    ``calc(y)`` method. ``requires`` lists the importable packages it needs,
+    ``extra`` the pip extra that installs them, ``update_style`` how users
+    change it, and ``holder`` the attribute holding the fields when the class
+    keeps them on another object (an nnx module) rather than on itself.
     """
 
     name: str
     summary: str
     mechanism: str
-    build: Callable[[Shape], type]
+    render: Callable[[Template], str]
     requires: tuple[str, ...] = ()
     extra: str | None = None
-    frozen: bool = False
-    jitted: bool = True
-    replace: Callable[[Any, dict[str, Any]], Any] = _setattr_update
+    update_style: Update = "setattr"
+    holder: str = ""
+
+    def __post_init__(self) -> None:
+        if self.update_style not in UPDATES:
+            raise JitbenchError(
+                f"unknown update style {self.update_style!r}; valid: {', '.join(UPDATES)}"
+            )
 
     @property
     def unavailable_reason(self) -> str | None:
@@ -122,217 +82,36 @@ class Strategy:
         if reason is not None:
             raise StrategyUnavailable(reason)
 
-    def make_class(self, *, n_arrays: int = 1, n_static: int = 1, n_ops: int = 1) -> type:
-        """The generated class for this strategy and shape (one class per shape)."""
-        self.check_available()
-        return _build_class(self, Shape(n_arrays, n_static, n_ops))
+    @property
+    def frozen(self) -> bool:
+        """Whether a change builds a new object (else the object changes in place)."""
+        return self.update_style in ("dataclasses.replace", "replace method")
+
+    def make_class(self, shape: Shape = DEFAULT_SHAPE, *, probe: bool = False) -> type:
+        """The generated class for ``shape`` (one class per shape, cached)."""
+        return make_class(self, shape, probe)
+
+    def source(self, shape: Shape = DEFAULT_SHAPE) -> str:
+        """The generated module source for ``shape``."""
+        return source(self, shape)
 
     def update(self, obj: Any, **changes: Any) -> Any:
         """Change fields the way a user of this style does; returns the changed object."""
-        shape = obj._jb_shape
-        unknown = sorted(set(changes) - set(shape.array_fields + shape.static_fields))
+        shape = shape_of(obj)
+        unknown = sorted(set(changes) - set(shape.fields))
         if unknown:
             raise JitbenchError(f"unknown field(s) {unknown} for {type(obj).__name__}")
-        return self.replace(obj, changes)
-
-
-@functools.cache
-def _build_class(strategy: Strategy, shape: Shape) -> type:
-    # One class per (strategy, shape): jit's cache is keyed on function identity,
-    # so reusing the class is what lets a second instance hit the cache.
-    cls = strategy.build(shape)
-    cls._jb_shape = shape
-    cls._jb_strategy = strategy.name
-    return cls
-
-
-def _class_name(prefix: str, shape: Shape) -> str:
-    return f"{prefix}_{shape.n_arrays}a_{shape.n_static}s_{shape.n_ops}ops"
-
-
-def _plain_init(self: Any, **fields: Any) -> None:
-    for name, value in fields.items():
-        setattr(self, name, value)
-
-
-def _plain_repr(self: Any) -> str:
-    return f"<{type(self).__name__} statics={statics_of(self)} at {id(self):#x}>"
-
-
-def _plain_class(prefix: str, shape: Shape, namespace: dict[str, Any]) -> type:
-    body = {"__init__": _plain_init, "__repr__": _plain_repr, **namespace}
-    return type(_class_name(prefix, shape), (), body)
-
-
-# --- the recipes -------------------------------------------------------------
-
-
-def _build_eager(shape: Shape) -> type:
-    return _plain_class("Eager", shape, {"calc": raw_calc})
-
-
-def _build_bound_method_jit(shape: Shape) -> type:
-    import jax
-
-    def __init__(self: Any, **fields: Any) -> None:
-        _plain_init(self, **fields)
-        # jax.jit(obj.calc), wrapped once per instance and reused: the cache key
-        # holds no attribute of self, hence the stale results after a change.
-        self.calc = jax.jit(self._calc)
-
-    return _plain_class("BoundMethodJit", shape, {"__init__": __init__, "_calc": raw_calc})
-
-
-def _helper(arrays: tuple[Any, ...], y: Any, statics: tuple[int, ...], n_ops: int) -> Any:
-    import jax.numpy as jnp
-
-    return compute(jnp, arrays, statics, y, n_ops)
-
-
-@functools.cache
-def helper_jit() -> Callable[..., Any]:
-    """The module-level jitted helper of the ``helper_function`` strategy."""
-    import jax
-
-    return jax.jit(_helper, static_argnames=("statics", "n_ops"))
-
-
-def _build_helper_function(shape: Shape) -> type:
-    def calc(self: Any, y: Any) -> Any:
-        return helper_jit()(
-            tuple(arrays_of(self)), y, statics=tuple(statics_of(self)), n_ops=shape.n_ops
-        )
-
-    return _plain_class("HelperFunction", shape, {"calc": calc})
-
-
-def _build_static_self_id_hash(shape: Shape) -> type:
-    import jax
-
-    calc = functools.partial(jax.jit, static_argnums=0)(raw_calc)
-    return _plain_class("StaticSelfIdHash", shape, {"calc": calc})
-
-
-def _array_key(a: Any) -> tuple[tuple[int, ...], str, int]:
-    # jax.Array is unhashable, so the value hash copies each array to the host
-    # and hashes its bytes: O(size) work on every call, since jit hashes its
-    # static arguments at every call. blake2b is used because Python's hash of
-    # a bytes object would need an extra copy into a bytes object anyway.
-    host = np.ascontiguousarray(np.asarray(a))
-    digest = hashlib.blake2b(host.data, digest_size=8).digest()
-    return host.shape, host.dtype.str, int.from_bytes(digest, "little")
-
-
-def _build_static_self_value_hash(shape: Shape) -> type:
-    import jax
-
-    def __hash__(self: Any) -> int:
-        return hash((tuple(statics_of(self)), tuple(_array_key(a) for a in arrays_of(self))))
-
-    def __eq__(self: Any, other: object) -> bool:
-        # Exact comparison (not the digests): equal hashes must not make two
-        # different objects share one compiled program.
-        if type(other) is not type(self):
-            return NotImplemented
-        return statics_of(self) == statics_of(other) and all(
-            np.array_equal(np.asarray(a), np.asarray(b))
-            for a, b in zip(arrays_of(self), arrays_of(other), strict=True)
-        )
-
-    calc = functools.partial(jax.jit, static_argnums=0)(raw_calc)
-    namespace = {"calc": calc, "__hash__": __hash__, "__eq__": __eq__}
-    return _plain_class("StaticSelfValueHash", shape, namespace)
-
-
-def _build_pytree_class(shape: Shape) -> type:
-    import jax
-
-    def tree_flatten(self: Any) -> tuple[tuple[Any, ...], tuple[int, ...]]:
-        return tuple(arrays_of(self)), tuple(statics_of(self))
-
-    @classmethod
-    def tree_unflatten(cls: type, aux: tuple[int, ...], children: tuple[Any, ...]) -> Any:
-        obj = object.__new__(cls)
-        _plain_init(obj, **dict(zip(shape.array_fields, children, strict=True)))
-        _plain_init(obj, **dict(zip(shape.static_fields, aux, strict=True)))
+        if self.update_style == "dataclasses.replace":
+            return dataclasses.replace(obj, **changes)
+        if self.update_style == "replace method":
+            return obj.replace(**changes)
+        owner = field_owner(obj)
+        for name, value in changes.items():
+            if self.update_style == "variable" and name in shape.array_fields:
+                getattr(owner, name).set_value(value)
+            else:
+                setattr(owner, name, value)
         return obj
-
-    namespace = {
-        "calc": jax.jit(raw_calc),
-        "tree_flatten": tree_flatten,
-        "tree_unflatten": tree_unflatten,
-    }
-    return jax.tree_util.register_pytree_node_class(_plain_class("PytreeClass", shape, namespace))
-
-
-def _dataclass_fields(shape: Shape, static_field: Callable[[], Any] | None = None) -> list[Any]:
-    fields: list[Any] = [(name, Any) for name in shape.array_fields]
-    for name in shape.static_fields:
-        fields.append((name, int) if static_field is None else (name, int, static_field()))
-    return fields
-
-
-def _build_pytree_dataclass(shape: Shape) -> type:
-    import jax
-
-    cls = dataclasses.make_dataclass(
-        _class_name("PytreeDataclass", shape),
-        _dataclass_fields(shape),
-        namespace={"calc": jax.jit(raw_calc)},
-        frozen=True,
-    )
-    return jax.tree_util.register_dataclass(
-        cls, data_fields=list(shape.array_fields), meta_fields=list(shape.static_fields)
-    )
-
-
-def _build_jit_per_call(shape: Shape) -> type:
-    import jax
-
-    def calc(self: Any, y: Any) -> Any:
-        return jax.jit(self._calc)(y)
-
-    return _plain_class("JitPerCall", shape, {"calc": calc, "_calc": raw_calc})
-
-
-def _build_equinox_filter_jit(shape: Shape) -> type:
-    import equinox as eqx
-    import jax
-
-    namespace: dict[str, Any] = {
-        "__annotations__": {
-            **{name: jax.Array for name in shape.array_fields},
-            **{name: int for name in shape.static_fields},
-        },
-        **{name: eqx.field(static=True) for name in shape.static_fields},
-        "calc": eqx.filter_jit(raw_calc),
-    }
-    return type(_class_name("EquinoxFilterJit", shape), (eqx.Module,), namespace)
-
-
-def _build_flax_struct_dataclass(shape: Shape) -> type:
-    import jax
-    from flax import struct
-
-    namespace: dict[str, Any] = {
-        "__annotations__": {
-            **{name: jax.Array for name in shape.array_fields},
-            **{name: int for name in shape.static_fields},
-        },
-        **{name: struct.field(pytree_node=False) for name in shape.static_fields},
-        "calc": jax.jit(raw_calc),
-    }
-    return struct.dataclass(type(_class_name("FlaxStructDataclass", shape), (), namespace))
-
-
-def _build_flax_nnx_jit(shape: Shape) -> type:
-    from flax import nnx
-
-    def __init__(self: Any, **fields: Any) -> None:
-        _plain_init(self, **fields)
-
-    namespace = {"__init__": __init__, "calc": nnx.jit(raw_calc)}
-    return type(_class_name("FlaxNnxJit", shape), (nnx.Module,), namespace)
 
 
 STRATEGIES: dict[str, Strategy] = {}
@@ -341,8 +120,9 @@ STRATEGIES: dict[str, Strategy] = {}
 def register_strategy(strategy: Strategy, *, replace: bool = False) -> Strategy:
     """Add a strategy to :data:`STRATEGIES`; the asv suite reads the registry at import.
 
-    Register before the benchmarks are imported (e.g. from a module named in
+    Register before the benchmarks are imported (from a module named in
     ``JITBENCH_PLUGINS``, see the README) so the grid includes it.
+    ``replace=True`` overwrites a registered strategy of the same name.
     """
     if not replace and strategy.name in STRATEGIES:
         raise JitbenchError(f"strategy {strategy.name!r} is already registered")
@@ -358,85 +138,131 @@ def get_strategy(name: str) -> Strategy:
         raise JitbenchError(f"unknown strategy {name!r}; valid: {', '.join(STRATEGIES)}") from None
 
 
+def load_plugins() -> list[str]:
+    """Import the modules named in ``JITBENCH_PLUGINS`` (comma-separated); returns their names.
+
+    Each may call :func:`register_strategy`. A module that cannot be imported
+    is a :class:`JitbenchError` naming it, never a silent omission.
+    """
+    names = [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise JitbenchError(f"cannot import {PLUGINS_ENV} module {name!r}: {exc}") from None
+    return names
+
+
 for _strategy in (
     Strategy(
         "eager",
         "plain Python method, no jit: the baseline",
         "op-by-op dispatch of jax.numpy, nothing cached",
-        _build_eager,
-        jitted=False,
+        recipes.eager,
     ),
     Strategy(
         "bound_method_jit",
         "jax.jit(obj.calc) wrapped once per instance and reused",
         "attributes are closed over at trace time; the key ignores them (stale after a change)",
-        _build_bound_method_jit,
+        recipes.bound_method_jit,
     ),
     Strategy(
         "helper_function",
-        "method calls a module-level jitted function (JAX docs, strategy 1)",
-        "flags as static_argnames, arrays as dynamic arguments",
-        _build_helper_function,
+        "method calls a module-level jitted function, flags static (JAX docs, strategy 1)",
+        "flags as static_argnums, arrays as dynamic arguments",
+        recipes.helper_function,
     ),
     Strategy(
         "static_self_id_hash",
         "partial(jax.jit, static_argnums=0) with the default identity hash",
         "self is static and hashed by id: changes go unseen (stale), instances kept alive",
-        _build_static_self_id_hash,
+        recipes.static_self_id_hash,
     ),
     Strategy(
         "static_self_value_hash",
         "static self with __hash__/__eq__ over field values (JAX docs, strategy 2)",
         "self is static and hashed by value; arrays hashed by content, baked in as constants",
-        _build_static_self_value_hash,
+        recipes.static_self_value_hash,
     ),
     Strategy(
         "pytree_class",
         "register_pytree_node_class, plain jax.jit on the method (JAX docs, strategy 3)",
-        "arrays are children, flags aux data; Python flatten/unflatten at every call",
-        _build_pytree_class,
+        "arrays are children, flags aux data; Python tree_flatten at every call",
+        recipes.pytree_class,
     ),
     Strategy(
         "pytree_dataclass",
         "frozen dataclass registered with jax.tree_util.register_dataclass",
         "data and meta fields flattened in C++; changed with dataclasses.replace",
-        _build_pytree_dataclass,
-        frozen=True,
-        replace=_dataclass_update,
+        recipes.pytree_dataclass,
+        update_style="dataclasses.replace",
     ),
     Strategy(
         "jit_per_call",
         "a new jax.jit(self._calc) wrapper made inside every call (anti-pattern)",
         "a fresh jit object per call; what it reuses depends on JAX's tracing caches",
-        _build_jit_per_call,
+        recipes.jit_per_call,
     ),
     Strategy(
         "equinox_filter_jit",
         "eqx.Module with eqx.filter_jit on the method",
         "arrays partitioned from everything else at every call; frozen, dataclasses.replace",
-        _build_equinox_filter_jit,
+        recipes.equinox_filter_jit,
         requires=("equinox",),
         extra="equinox",
-        frozen=True,
-        replace=_dataclass_update,
+        update_style="dataclasses.replace",
     ),
     Strategy(
         "flax_struct_dataclass",
         "flax.struct.dataclass, flags as pytree_node=False, jax.jit on the method",
         "a register_dataclass pytree under the hood; frozen, changed with .replace",
-        _build_flax_struct_dataclass,
+        recipes.flax_struct_dataclass,
         requires=("flax",),
         extra="flax",
-        frozen=True,
-        replace=_method_update,
+        update_style="replace method",
     ),
     Strategy(
         "flax_nnx_jit",
         "nnx.Module with nnx.jit on the method",
         "graph traversal in Python at every call; mutable, changed in place",
-        _build_flax_nnx_jit,
+        recipes.flax_nnx_jit,
         requires=("flax",),
         extra="flax",
+    ),
+    Strategy(
+        "aot_compiled",
+        "jax.jit(f).lower(...).compile() on the first call, the executable kept and called",
+        "no cache lookup: flags baked in, changes in place unseen (stale), a new shape raises",
+        recipes.aot_compiled,
+    ),
+    Strategy(
+        "equinox_module_jax_jit",
+        "eqx.Module with plain jax.jit on the method",
+        "the module is a pytree; equinox builds a bound-method pytree at every attribute access",
+        recipes.equinox_module_jax_jit,
+        requires=("equinox",),
+        extra="equinox",
+        update_style="dataclasses.replace",
+    ),
+    Strategy(
+        "nnx_cached_partial",
+        "nnx.jit method called through nnx.cached_partial(Model.calc, model) (flax's guide)",
+        "graph traversal cached once; arrays are shared Variables, flag changes unseen (stale)",
+        recipes.nnx_cached_partial,
+        requires=("flax",),
+        extra="flax",
+        update_style="variable",
+        holder="model",
+    ),
+    Strategy(
+        "nnx_split_merge",
+        "nnx.split once, jax.jit over (graphdef, state) with nnx.merge inside (flax's guide)",
+        "a plain jit of two pytrees; the split is not redone, so flag changes are unseen",
+        recipes.nnx_split_merge,
+        requires=("flax",),
+        extra="flax",
+        update_style="variable",
+        holder="model",
     ),
 ):
     register_strategy(_strategy)

@@ -1,0 +1,47 @@
+"""The grids and timing attributes the suite's benchmark classes share.
+
+Each class extends one of these and declares only what differs, in the
+manner of scipy's ``XPBenchmark``: parameters come from ``jitbench.suite``
+(strategies, sizes, the devices this host has), and a parameter combination
+this host cannot run raises NotImplementedError, which asv records as n/a.
+"""
+
+from jitbench import suite
+
+STRATEGIES = suite.strategy_names()
+SIZES = suite.sizes()
+EDGE_SIZES = suite.edge_sizes()
+DEVICES = suite.devices()
+UNSHARDED_DEVICES = suite.unsharded_devices()
+
+
+class Benchmark:
+    """strategy x size x device; one process per combination and round."""
+
+    params = [STRATEGIES, SIZES, DEVICES]
+    param_names = ["strategy", "size", "device"]
+    rounds = 1
+    timeout = 300
+    version = "1"
+
+
+class OneCall(Benchmark):
+    """Each sample times exactly one call, after a ``setup`` that prepares it."""
+
+    number = 1
+    repeat = (3, 10, 1.0)
+    warmup_time = 0.0
+
+
+class ManyCalls(suite.Cached, Benchmark):
+    """Each sample times ``number`` cached calls (see ``jitbench.suite.Cached``)."""
+
+    number = 30
+    repeat = (3, 20, 1.0)
+    warmup_time = 0.05
+
+
+class Track(Benchmark):
+    """A recorded number, not a time: one per process."""
+
+    unit = "seconds"

@@ -1,0 +1,48 @@
+"""Every benchmark of the asv suite by its asv name: the one list the code reads.
+
+The report, ``jitbench validate``, the noxfile's smoke run and the tests'
+fixture project all name benchmarks through this module;
+``tests/test_catalog.py`` fails when it and the suite (or the fixture)
+disagree, so a renamed benchmark cannot silently drop out of a report.
+"""
+
+from __future__ import annotations
+
+COLD = "bench_cold.ColdCall.time_first_call"
+COLD_FRESH = "bench_cold.FreshProcess.timeraw_first_call_fresh_process"
+TRACE = "bench_cold.Stages.track_trace_seconds"
+LOWER = "bench_cold.Stages.track_lower_seconds"
+COMPILE = "bench_cold.Stages.track_compile_seconds"
+CACHED = "bench_cached.CachedCall.time_cached_call"
+DISPATCH = "bench_cached.CachedCall.time_cached_call_dispatch"
+AFTER_CHANGE = "bench_change.AfterChange.time_call_after_change"
+MEMORY = "bench_memory.Memory.peakmem_build_and_first_call"
+DISK_COLD = "bench_persistent.ColdDiskCache.time_first_call"
+DISK_WARM = "bench_persistent.WarmDiskCache.time_first_call"
+DISK_HITS = "bench_persistent.WarmDiskCache.track_persistent_cache_hits"
+WIDTH = "bench_scaling.DispatchVsWidth.time_dispatch"
+OPS_TRACE = "bench_scaling.CompileVsProgramSize.track_trace_seconds"
+OPS_COMPILE = "bench_scaling.CompileVsProgramSize.track_compile_seconds"
+DEVICE_COUNT = "bench_scaling.DispatchVsDeviceCount.time_dispatch"
+# The audit's totals, per strategy and device.
+HAZARDS = {
+    "compiles": "bench_hazards.Hazards.track_compiles",
+    "traces": "bench_hazards.Hazards.track_traces",
+    "stale_results": "bench_hazards.Hazards.track_stale_results",
+    "errors": "bench_hazards.Hazards.track_errors",
+    "leaked_instances": "bench_hazards.Hazards.track_leaked_instances",
+    "repeat_call_compiles": "bench_hazards.Hazards.track_repeat_call_compiles",
+}
+
+ALL = (
+    COLD, COLD_FRESH, TRACE, LOWER, COMPILE, CACHED, DISPATCH, AFTER_CHANGE, MEMORY,
+    DISK_COLD, DISK_WARM, DISK_HITS, WIDTH, OPS_TRACE, OPS_COMPILE, DEVICE_COUNT,
+    *HAZARDS.values(),
+)  # fmt: skip
+
+
+def regex(*names: str) -> str:
+    """An ``asv run -b`` regex that selects exactly these benchmarks (all their parameters)."""
+    import re
+
+    return "^(" + "|".join(re.escape(name) for name in names) + r")(\(|$)"

@@ -1,0 +1,235 @@
+"""Generated classes: the source a user would write, rendered per shape and run once.
+
+A strategy is a recipe that renders Python source for a :class:`Shape` (how
+many array fields, static fields and elementwise stages). The source is
+compiled and executed once per (strategy, shape), the way ``dataclasses`` and
+``attrs`` generate their methods, so a generated class has named fields and a
+``calc`` whose body is the literal computation: it costs exactly what the same
+class written by hand costs, with no per-call loop or lookup of jitbench's own.
+
+The source is registered with :mod:`linecache`, so tracebacks, ``inspect`` and
+JAX's cache-miss explanations point at real lines; ``jitbench show`` prints it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import linecache
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from jitbench.computation import render_body
+from jitbench.errors import JitbenchError
+
+if TYPE_CHECKING:
+    from jitbench.strategies import Strategy
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """The knobs of a generated class.
+
+    ``n_arrays`` scales the pytree width (leaves per call), ``n_static`` the
+    static part of the cache key, ``n_ops`` the size of the traced program.
+    """
+
+    n_arrays: int = 1
+    n_static: int = 1
+    n_ops: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("n_arrays", "n_static", "n_ops"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise JitbenchError(f"{name} must be a positive integer, got {value!r}")
+
+    @property
+    def array_fields(self) -> tuple[str, ...]:
+        return tuple(f"a{i}" for i in range(self.n_arrays))
+
+    @property
+    def static_fields(self) -> tuple[str, ...]:
+        return tuple(f"s{i}" for i in range(self.n_static))
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every field, arrays first: the order of the generated ``__init__``."""
+        return self.array_fields + self.static_fields
+
+
+DEFAULT_SHAPE = Shape()
+
+
+class Template:
+    """The pieces of source a recipe needs for one shape, and the formatter that uses them.
+
+    A recipe is a text with ``{placeholders}`` laid out as the final source
+    (flush left); :meth:`render` fills in:
+
+    ``params``        the fields as parameters: ``a0, s0``
+    ``arrays``        ``a0``; ``statics``: ``s0``
+    ``self_arrays``   ``self.a0``; ``self_statics``: ``self.s0``
+    ``self_arrays_tuple``, ``self_statics_tuple``, ``other_statics_tuple``: ``(self.a0,)``...
+    ``static_argnums`` the statics' positions when they come first: ``(0,)``
+    ``init``          the body of ``__init__(self, a0, s0)`` that stores every field
+    ``body``          the computation over plain names, indented for a function
+    ``method_body``   the computation over ``self.`` fields, indented for a method
+    """
+
+    def __init__(self, shape: Shape, probe: bool = False) -> None:
+        self.shape = shape
+        self.probe = probe
+        arrays, statics = shape.array_fields, shape.static_fields
+        positions = [str(i) for i in range(shape.n_static)]
+        self.pieces = {
+            "params": ", ".join(shape.fields),
+            "arrays": ", ".join(arrays),
+            "statics": ", ".join(statics),
+            "self_arrays": ", ".join(f"self.{n}" for n in arrays),
+            "self_statics": ", ".join(f"self.{n}" for n in statics),
+            "self_arrays_tuple": _tuple([f"self.{n}" for n in arrays]),
+            "self_statics_tuple": _tuple([f"self.{n}" for n in statics]),
+            "other_statics_tuple": _tuple([f"other.{n}" for n in statics]),
+            "static_argnums": _tuple(positions),
+            "init": _indent([f"self.{n} = {n}" for n in shape.fields], 8),
+            "body": self.computation(arrays, statics, 4),
+            "method_body": self.computation(
+                [f"self.{n}" for n in arrays], [f"self.{n}" for n in statics], 8
+            ),
+        }
+
+    def computation(self, arrays: list[str], statics: list[str], indent: int) -> str:
+        """The computation over these field expressions, for a body ``indent`` deep.
+
+        With ``probe``, the body first calls ``_probe()``: a Python side effect
+        that runs only when the body runs (at every trace under jit), which the
+        tests use to count traces independently of ``jax.monitoring``.
+        """
+        lines = render_body(arrays, statics, self.shape.n_ops)
+        return _indent(["_probe()", *lines] if self.probe else lines, indent)
+
+    def fields(self, array_type: str, static_default: str = "") -> str:
+        """Dataclass field declarations, indented for a class body: ``a0: jax.Array``..."""
+        default = f" = {static_default}" if static_default else ""
+        lines = [f"{name}: {array_type}" for name in self.shape.array_fields]
+        lines += [f"{name}: int{default}" for name in self.shape.static_fields]
+        return _indent(lines, 4)
+
+    def render(self, text: str, **extra: str) -> str:
+        """``text`` with every placeholder filled (``extra`` adds or overrides pieces)."""
+        return text.format_map({**self.pieces, **extra})
+
+
+def _tuple(items: list[str]) -> str:
+    """A tuple display: ``(a,)`` or ``(a, b)``."""
+    return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+
+def _indent(lines: list[str], spaces: int) -> str:
+    """Lines joined for a placeholder that already sits ``spaces`` deep."""
+    return ("\n" + " " * spaces).join(lines)
+
+
+def class_name(strategy: str) -> str:
+    """``helper_function`` -> ``HelperFunction``: the generated class's name."""
+    return "".join(part.capitalize() for part in strategy.split("_"))
+
+
+# class -> (shape, the attribute that holds the fields, "" for the object itself)
+_GENERATED: dict[type, tuple[Shape, str]] = {}
+
+
+def source(strategy: Strategy, shape: Shape, probe: bool = False) -> str:
+    """The module source the recipe renders for ``shape`` (what ``jitbench show`` prints)."""
+    return strategy.render(Template(shape, probe)).strip() + "\n"
+
+
+class Probe:
+    """Counts how often a probed class's method body ran (see :meth:`Template.computation`)."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def __call__(self) -> None:
+        self.runs += 1
+
+
+PROBES: dict[type, Probe] = {}
+
+
+@functools.cache
+def make_class(strategy: Strategy, shape: Shape, probe: bool = False) -> type:
+    """The generated class of ``strategy`` for ``shape``: rendered and executed once, cached.
+
+    One class per (strategy, shape) matters: jit's cache is keyed on the
+    identity of the jitted function, so a second instance hits the cache only
+    if it shares the class (and its module-level helpers) with the first.
+    ``probe=True`` builds a separate class whose body counts its runs
+    (:data:`PROBES`), for tests; benchmarks never use it.
+    """
+    strategy.check_available()
+    text = source(strategy, shape, probe)
+    tag = f"{strategy.name}_{shape.n_arrays}a{shape.n_static}s{shape.n_ops}ops"
+    tag += "_probe" if probe else ""
+    filename = f"<jitbench {tag}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    # A real module (dataclasses and pickle look classes up in sys.modules).
+    module = types.ModuleType(f"jitbench.generated.{tag}")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module
+    counter = Probe()
+    if probe:
+        module.__dict__["_probe"] = counter
+    exec(compile(text, filename, "exec"), module.__dict__)
+    name = class_name(strategy.name)
+    cls = module.__dict__.get(name)
+    if not isinstance(cls, type):
+        raise JitbenchError(f"strategy {strategy.name!r} rendered no class named {name!r}")
+    _GENERATED[cls] = (shape, strategy.holder)
+    if probe:
+        PROBES[cls] = counter
+    return cls
+
+
+def _generated(obj: Any) -> tuple[Shape, str]:
+    cls = obj if isinstance(obj, type) else type(obj)
+    try:
+        return _GENERATED[cls]
+    except KeyError:
+        raise JitbenchError(f"{cls.__name__} is not a class generated by jitbench") from None
+
+
+def shape_of(obj: Any) -> Shape:
+    """The :class:`Shape` of a generated instance or class."""
+    return _generated(obj)[0]
+
+
+def field_owner(obj: Any) -> Any:
+    """The object whose attributes are the fields: ``obj``, or what it holds (an nnx module)."""
+    holder = _generated(obj)[1]
+    return getattr(obj, holder) if holder else obj
+
+
+def field_value(value: Any) -> Any:
+    """A field's value, read out of an ``nnx.Variable`` where the class wraps it in one."""
+    return value.get_value() if hasattr(value, "get_value") else value
+
+
+def fields_of(obj: Any) -> dict[str, Any]:
+    """Every field of a generated instance by name, arrays first (for checks, not calls)."""
+    owner = field_owner(obj)
+    return {name: field_value(getattr(owner, name)) for name in shape_of(obj).fields}
+
+
+def arrays_of(obj: Any) -> list[Any]:
+    """The array fields of a generated instance, in field order."""
+    fields = fields_of(obj)
+    return [fields[name] for name in shape_of(obj).array_fields]
+
+
+def statics_of(obj: Any) -> list[int]:
+    """The static fields of a generated instance, in field order."""
+    fields = fields_of(obj)
+    return [fields[name] for name in shape_of(obj).static_fields]

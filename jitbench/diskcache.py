@@ -1,0 +1,69 @@
+"""JAX's on-disk compilation cache, seen from a new process: filled, hit, or cold.
+
+The disk-cache benchmarks time the first call of a process whose JAX has
+compiled nothing yet: asv forks every benchmark process from a server that
+imported JAX and started no backend, so the first call of that process pays
+what a new Python process pays (the import aside). The cache directories live
+in the working directory asv gives the benchmark (removed by asv after the run).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jitbench.measure import block, clear_memory_caches, count_compiles, use_persistent_cache
+from jitbench.suite import Case
+
+Key = tuple[str, int, str]
+
+
+def fill(case: Case, path: str) -> None:
+    """Compile the first call of ``case`` with JAX's on-disk cache at ``path`` (created)."""
+    os.makedirs(path, exist_ok=True)
+    obj, y = case.instance()
+    use_persistent_cache(path)
+    clear_memory_caches()
+    try:
+        block(obj.calc(y))
+    finally:
+        use_persistent_cache(None)
+
+
+def fill_all(strategies: list[str], sizes: list[int], specs: list[str]) -> dict[Key, str]:
+    """A filled cache directory (under the working directory) per combination this host runs."""
+    filled = {}
+    for spec in specs:
+        for name in strategies:
+            for size in sizes:
+                try:
+                    case = Case.of(name, size, spec)
+                except NotImplementedError:
+                    continue
+                path = str(Path.cwd() / "jax-disk-cache" / f"{name}-{size}-{spec}")
+                fill(case, path)
+                filled[name, size, spec] = path
+    return filled
+
+
+def first_call(case: Case, path: str) -> Callable[[], Any]:
+    """The first call of a new instance with the on-disk cache at ``path`` (empty or filled)."""
+    os.makedirs(path, exist_ok=True)
+    obj, y = case.instance()
+    use_persistent_cache(path)
+    return lambda: block(obj.calc(y))
+
+
+def hits(case: Case, path: str) -> int:
+    """On-disk cache hits (``jax.monitoring``) of a cold first call against ``path``."""
+    obj, y = case.instance()
+    use_persistent_cache(path)
+    clear_memory_caches()
+    try:
+        with count_compiles() as stats:
+            block(obj.calc(y))
+    finally:
+        use_persistent_cache(None)
+    return stats.persistent_cache_hits

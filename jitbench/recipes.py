@@ -1,0 +1,383 @@
+"""The built-in strategies' source, as their users write it.
+
+Each recipe is the module a user would write for one shape: imports, any
+module-level jitted helper, and the class named after the strategy. The
+placeholders (``{params}``, ``{method_body}``...) are filled by
+:class:`jitbench.codegen.Template`; ``jitbench show STRATEGY`` prints the
+result. The hand-written references these are checked against live in
+:mod:`jitbench.twins`.
+"""
+
+from __future__ import annotations
+
+from jitbench.codegen import Template
+
+EAGER = """
+import jax.numpy as jnp
+
+
+class Eager:
+    def __init__(self, {params}):
+        {init}
+
+    def calc(self, y):
+        {method_body}
+"""
+
+BOUND_METHOD_JIT = """
+import jax
+import jax.numpy as jnp
+
+
+class BoundMethodJit:
+    def __init__(self, {params}):
+        {init}
+        self.calc = jax.jit(self._calc)  # once per instance, then reused
+
+    def _calc(self, y):
+        {method_body}
+"""
+
+HELPER_FUNCTION = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnums={static_argnums})
+def _calc({statics}, {arrays}, y):
+    {body}
+
+
+class HelperFunction:
+    def __init__(self, {params}):
+        {init}
+
+    def calc(self, y):
+        return _calc({self_statics}, {self_arrays}, y)
+"""
+
+STATIC_SELF_ID_HASH = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+class StaticSelfIdHash:
+    def __init__(self, {params}):
+        {init}
+
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, y):
+        {method_body}
+"""
+
+# jax.Array is unhashable, so the value hash takes each array's bytes (a copy to
+# the host) and __eq__ compares the arrays exactly; jit runs both at every call.
+STATIC_SELF_VALUE_HASH = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class StaticSelfValueHash:
+    def __init__(self, {params}):
+        {init}
+
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, y):
+        {method_body}
+
+    def __hash__(self):
+        return hash(({self_statics}, {array_bytes}))
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, StaticSelfValueHash)
+            and {self_statics_tuple} == {other_statics_tuple}
+            and {arrays_equal}
+        )
+"""
+
+PYTREE_CLASS = """
+import jax
+import jax.numpy as jnp
+from jax import tree_util
+
+
+@tree_util.register_pytree_node_class
+class PytreeClass:
+    def __init__(self, {params}):
+        {init}
+
+    @jax.jit
+    def calc(self, y):
+        {method_body}
+
+    def tree_flatten(self):
+        return {self_arrays_tuple}, {self_statics_tuple}
+
+    @classmethod
+    def tree_unflatten(cls, aux_data, children):
+        return cls(*children, *aux_data)
+"""
+
+PYTREE_DATACLASS = """
+import dataclasses
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.tree_util.register_dataclass, data_fields={data_fields}, meta_fields={meta_fields})
+@dataclasses.dataclass(frozen=True)
+class PytreeDataclass:
+    {fields}
+
+    @jax.jit
+    def calc(self, y):
+        {method_body}
+"""
+
+JIT_PER_CALL = """
+import jax
+import jax.numpy as jnp
+
+
+class JitPerCall:
+    def __init__(self, {params}):
+        {init}
+
+    def calc(self, y):
+        return jax.jit(self._calc)(y)  # a new jit object, and an empty cache, every call
+
+    def _calc(self, y):
+        {method_body}
+"""
+
+EQUINOX_FILTER_JIT = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+class EquinoxFilterJit(eqx.Module):
+    {fields}
+
+    @eqx.filter_jit
+    def calc(self, y):
+        {method_body}
+"""
+
+FLAX_STRUCT_DATACLASS = """
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+
+@struct.dataclass
+class FlaxStructDataclass:
+    {fields}
+
+    @jax.jit
+    def calc(self, y):
+        {method_body}
+"""
+
+FLAX_NNX_JIT = """
+import jax.numpy as jnp
+from flax import nnx
+
+
+class FlaxNnxJit(nnx.Module):
+    def __init__(self, {params}):
+        {init}
+
+    @nnx.jit
+    def calc(self, y):
+        {method_body}
+"""
+
+
+def _names_list(names: tuple[str, ...]) -> str:
+    return "[" + ", ".join(f'"{name}"' for name in names) + "]"
+
+
+def eager(t: Template) -> str:
+    return t.render(EAGER)
+
+
+def bound_method_jit(t: Template) -> str:
+    return t.render(BOUND_METHOD_JIT)
+
+
+def helper_function(t: Template) -> str:
+    return t.render(HELPER_FUNCTION)
+
+
+def static_self_id_hash(t: Template) -> str:
+    return t.render(STATIC_SELF_ID_HASH)
+
+
+def static_self_value_hash(t: Template) -> str:
+    arrays = t.shape.array_fields
+    return t.render(
+        STATIC_SELF_VALUE_HASH,
+        array_bytes=", ".join(f"self.{a}.tobytes()" for a in arrays),
+        arrays_equal="\n            and ".join(
+            f"np.array_equal(self.{a}, other.{a})" for a in arrays
+        ),
+    )
+
+
+def pytree_class(t: Template) -> str:
+    return t.render(PYTREE_CLASS)
+
+
+def pytree_dataclass(t: Template) -> str:
+    return t.render(
+        PYTREE_DATACLASS,
+        fields=t.fields("jax.Array"),
+        data_fields=_names_list(t.shape.array_fields),
+        meta_fields=_names_list(t.shape.static_fields),
+    )
+
+
+def jit_per_call(t: Template) -> str:
+    return t.render(JIT_PER_CALL)
+
+
+def equinox_filter_jit(t: Template) -> str:
+    return t.render(EQUINOX_FILTER_JIT, fields=t.fields("jax.Array", "eqx.field(static=True)"))
+
+
+def flax_struct_dataclass(t: Template) -> str:
+    return t.render(
+        FLAX_STRUCT_DATACLASS, fields=t.fields("jax.Array", "struct.field(pytree_node=False)")
+    )
+
+
+def flax_nnx_jit(t: Template) -> str:
+    return t.render(FLAX_NNX_JIT)
+
+
+# Ahead-of-time: lowered and compiled on the first call, the executable kept and
+# called directly (the statics are baked into it, so it takes the arrays only).
+AOT_COMPILED = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnums={static_argnums})
+def _calc({statics}, {arrays}, y):
+    {body}
+
+
+class AotCompiled:
+    def __init__(self, {params}):
+        {init}
+        self._compiled = None
+
+    def calc(self, y):
+        if self._compiled is None:
+            self._compiled = _calc.lower({self_statics}, {self_arrays}, y).compile()
+        return self._compiled({self_arrays}, y)
+"""
+
+EQUINOX_MODULE_JAX_JIT = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+class EquinoxModuleJaxJit(eqx.Module):
+    {fields}
+
+    @jax.jit
+    def calc(self, y):
+        {method_body}
+"""
+
+# flax's performance guide: nnx.cached_partial caches the graph traversal of
+# the module for a jitted function; the arrays are Variables the partial's copy
+# shares with the module.
+NNX_CACHED_PARTIAL = """
+import jax.numpy as jnp
+from flax import nnx
+
+
+class Model(nnx.Module):
+    def __init__(self, {params}):
+        {param_init}
+
+    @nnx.jit
+    def calc(self, y):
+        {model_body}
+
+
+class NnxCachedPartial:
+    def __init__(self, {params}):
+        self.model = Model({params})
+        self.calc = nnx.cached_partial(Model.calc, self.model)
+"""
+
+# flax's performance guide: split the module once, jit a plain function of
+# (graphdef, state) that merges it back inside the trace.
+NNX_SPLIT_MERGE = """
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+
+class Model(nnx.Module):
+    def __init__(self, {params}):
+        {param_init}
+
+    def calc(self, y):
+        {model_body}
+
+
+@jax.jit
+def _calc(graphdef, state, y):
+    return nnx.merge(graphdef, state).calc(y)
+
+
+class NnxSplitMerge:
+    def __init__(self, {params}):
+        self.model = Model({params})
+        self.graphdef, self.state = nnx.split(self.model)
+
+    def calc(self, y):
+        return _calc(self.graphdef, self.state, y)
+"""
+
+
+def _nnx_pieces(t: Template) -> dict[str, str]:
+    """An nnx module's fields: arrays as ``nnx.Param``, read with ``[...]``; flags plain."""
+    arrays, statics = t.shape.array_fields, t.shape.static_fields
+    init = [f"self.{a} = nnx.Param({a})" for a in arrays] + [f"self.{s} = {s}" for s in statics]
+    body = t.computation([f"self.{a}[...]" for a in arrays], [f"self.{s}" for s in statics], 8)
+    return {"param_init": "\n        ".join(init), "model_body": body}
+
+
+def aot_compiled(t: Template) -> str:
+    return t.render(AOT_COMPILED)
+
+
+def equinox_module_jax_jit(t: Template) -> str:
+    return t.render(EQUINOX_MODULE_JAX_JIT, fields=t.fields("jax.Array", "eqx.field(static=True)"))
+
+
+def nnx_cached_partial(t: Template) -> str:
+    return t.render(NNX_CACHED_PARTIAL, **_nnx_pieces(t))
+
+
+def nnx_split_merge(t: Template) -> str:
+    return t.render(NNX_SPLIT_MERGE, **_nnx_pieces(t))
