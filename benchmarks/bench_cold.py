@@ -34,7 +34,6 @@ class Stages(Track):
     """
 
     params = [STRATEGIES, SIZES, UNSHARDED_DEVICES]
-    version = "2"
 
     def setup(self, strategy, size, device):
         self.case = suite.Case.of(strategy, size, device)

@@ -19,7 +19,6 @@ class NewProcess(Benchmark):
     repeat = 1
     warmup_time = 0.0
     rounds = 2
-    version = "2"
 
 
 class ColdDiskCache(NewProcess):

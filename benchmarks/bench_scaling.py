@@ -47,7 +47,6 @@ class DispatchVsDeviceCount(ManyCalls):
     param_names = ["strategy", "n_devices"]
     number = 20
     repeat = (3, 10, 1.0)
-    version = "2"
 
     def time_dispatch(self, strategy, n_devices):
         self.cached(lambda: suite.host_device_case(strategy, n_devices)).dispatch()
