@@ -2,7 +2,7 @@
 
 from jitbench import changes, suite
 
-from .common import OneCall
+from .common import DEVICES, EDGE_SIZES, STRATEGIES, OneCall
 
 
 class AfterChange(OneCall):
@@ -13,7 +13,8 @@ class AfterChange(OneCall):
     for ``equal_instance``.
     """
 
-    params = [*OneCall.params, list(changes.TIMED_CHANGES)]
+    # The smallest and largest size: five changes make this the suite's widest grid.
+    params = [STRATEGIES, EDGE_SIZES, DEVICES, list(changes.TIMED_CHANGES)]
     param_names = [*OneCall.param_names, "change"]
     repeat = (3, 5, 0.5)
 

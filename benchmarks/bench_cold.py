@@ -29,20 +29,27 @@ class FreshProcess(OneCall):
 class Stages(Track):
     """Trace, lowering and compile seconds of a cold first call (``jax.monitoring``).
 
-    Measured as ``ColdCall`` measures the call: after one cold call that pays
-    the process's one-time costs, the median over three cold calls.
+    Measured as ``ColdCall`` measures the call, in one process for the whole
+    grid (``setup_cache``): per strategy one uncounted cold call, then per
+    combination the median of three cold calls.
     """
 
     params = [STRATEGIES, SIZES, UNSHARDED_DEVICES]
+    timeout = 900
 
-    def setup(self, strategy, size, device):
-        self.case = suite.Case.of(strategy, size, device)
+    def setup_cache(self):
+        return suite.stage_table(STRATEGIES, SIZES, UNSHARDED_DEVICES)
 
-    def track_trace_seconds(self, strategy, size, device):
-        return suite.typical_stages(self.case).trace
+    def setup(self, table, strategy, size, device):
+        self.stages = table.get((strategy, size, device, 1))
+        if self.stages is None:
+            raise NotImplementedError(f"{strategy} on {device} is not available here")
 
-    def track_lower_seconds(self, strategy, size, device):
-        return suite.typical_stages(self.case).lower
+    def track_trace_seconds(self, table, strategy, size, device):
+        return self.stages.trace
 
-    def track_compile_seconds(self, strategy, size, device):
-        return suite.typical_stages(self.case).compile
+    def track_lower_seconds(self, table, strategy, size, device):
+        return self.stages.lower
+
+    def track_compile_seconds(self, table, strategy, size, device):
+        return self.stages.compile

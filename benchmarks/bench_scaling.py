@@ -21,19 +21,31 @@ class DispatchVsWidth(ManyCalls):
 
 
 class CompileVsProgramSize(Track):
-    """Trace and compile seconds of a cold first call with ``n_ops`` elementwise stages."""
+    """Trace and compile seconds of a cold first call with ``n_ops`` elementwise stages.
+
+    One process measures the whole grid (``setup_cache``): per strategy one
+    uncounted cold call, then one cold call per program size.
+    """
 
     params = [STRATEGIES, list(suite.PROGRAM_SIZES)]
     param_names = ["strategy", "n_ops"]
+    timeout = 900
 
-    def setup(self, strategy, n_ops):
-        self.case = suite.Case.of(strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_ops=n_ops)
+    def setup_cache(self):
+        return suite.stage_table(
+            STRATEGIES, [suite.SCALING_SIZE], [suite.SCALING_DEVICE], suite.PROGRAM_SIZES, calls=1
+        )
 
-    def track_trace_seconds(self, strategy, n_ops):
-        return suite.first_call_stages(self.case).trace
+    def setup(self, table, strategy, n_ops):
+        self.stages = table.get((strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_ops))
+        if self.stages is None:
+            raise NotImplementedError(f"{strategy} is not available here")
 
-    def track_compile_seconds(self, strategy, n_ops):
-        return suite.first_call_stages(self.case).compile
+    def track_trace_seconds(self, table, strategy, n_ops):
+        return self.stages.trace
+
+    def track_compile_seconds(self, table, strategy, n_ops):
+        return self.stages.compile
 
 
 class DispatchVsDeviceCount(ManyCalls):

@@ -46,18 +46,33 @@ def load_config(root: Path) -> dict[str, Any]:
     return load_json(str(root / CONFIG), js_comments=True)
 
 
+def pin(matrix: Mapping[str, Any], pins: Mapping[str, str]) -> dict[str, Any]:
+    """``matrix`` with each pinned requirement at one version, moved last.
+
+    asv pip-installs an environment's requirements one by one in this order,
+    so a pin that comes last (JAX) cannot be moved by what installs before it
+    (flax and equinox require some JAX of their own choosing).
+    """
+    req = {k: v for k, v in matrix.get("req", {}).items() if k not in pins}
+    return {**matrix, "req": {**req, **{k: [v] for k, v in pins.items()}}}
+
+
 class AsvConfig:
     """A copy of the checkout's asv config in ``folder``, with overrides; runs asv with it."""
 
-    def __init__(self, root: Path, folder: Path, **overrides: Any) -> None:
+    def __init__(
+        self, root: Path, folder: Path, pins: Mapping[str, str] | None = None, **overrides: Any
+    ) -> None:
         self.root = root
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         config = load_config(root)
         config.update(repo=str(root), benchmark_dir=str(root / "benchmarks"))
         for key in ("results_dir", "html_dir", "env_dir"):
-            config[key] = str((root / config.get(key, key.removesuffix("_dir"))).resolve())
+            config[key] = str((root / config[key]).resolve())
         config.update(overrides)
+        if pins:
+            config["matrix"] = pin(config.get("matrix", {}), pins)
         self.config = config
         self.path = folder / CONFIG
         self.path.write_text(json.dumps(config, indent=2))
@@ -100,6 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=JSON",
         help="a config key and its JSON value, e.g. results_dir='\"/tmp/r\"' (repeatable)",
     )
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="PACKAGE=VERSION",
+        help="install this version in asv's environments, e.g. jax=0.12.0.1 (repeatable)",
+    )
     parser.add_argument("--ok", default="0", help="accepted exit statuses, e.g. 0,2")
     parser.add_argument("asv", nargs=argparse.REMAINDER, help="asv's own arguments after --")
     args = parser.parse_args(argv)
@@ -110,11 +132,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             overrides[key] = json.loads(value)
         except json.JSONDecodeError:
             parser.error(f"--set {key}: {value!r} is not JSON")
+    pins = dict(item.partition("=")[::2] for item in args.pin)
+    if any(not name or not version for name, version in pins.items()):
+        parser.error(f"--pin takes PACKAGE=VERSION, got {args.pin}")
     asv_args = args.asv[1:] if args.asv[:1] == ["--"] else args.asv
     if not asv_args:
         parser.error("no asv command after --")
     try:
-        config = AsvConfig(checkout(), args.folder.resolve(), **overrides)
+        config = AsvConfig(checkout(), args.folder.resolve(), pins, **overrides)
         return config.run(*asv_args, env=os.environ, ok=[int(s) for s in args.ok.split(",")])
     except JitbenchError as exc:
         print(f"jitbench.asvrun: error: {exc}", file=sys.stderr)

@@ -41,6 +41,12 @@ ALL = (
 )  # fmt: skip
 
 
+# The quick smoke run of the test session: one benchmark of each timing discipline.
+SMOKE = (CACHED, DISPATCH, HAZARDS["stale_results"], COLD)
+# The JAX release history: hazards, cold first call, cached call and dispatch.
+HISTORY = (COLD, CACHED, DISPATCH, *HAZARDS.values())
+
+
 def regex(*names: str) -> str:
     """An ``asv run -b`` regex that selects exactly these benchmarks (all their parameters)."""
     import re

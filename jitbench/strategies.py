@@ -46,6 +46,10 @@ class Strategy:
     ``extra`` the pip extra that installs them, ``update_style`` how users
     change it, and ``holder`` the attribute holding the fields when the class
     keeps them on another object (an nnx module) rather than on itself.
+    ``raises_on`` names the scenario steps (``jitbench.changes``) where a call
+    raises by design, such as an AOT executable called with a new shape: the
+    after-change benchmark records those as n/a, and the tests check the audit
+    sees exactly these errors.
     """
 
     name: str
@@ -56,6 +60,7 @@ class Strategy:
     extra: str | None = None
     update_style: Update = "setattr"
     holder: str = ""
+    raises_on: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.update_style not in UPDATES:
@@ -234,6 +239,7 @@ for _strategy in (
         "jax.jit(f).lower(...).compile() on the first call, the executable kept and called",
         "no cache lookup: flags baked in, changes in place unseen (stale), a new shape raises",
         recipes.aot_compiled,
+        raises_on=("new_shape_array",),
     ),
     Strategy(
         "equinox_module_jax_jit",

@@ -242,20 +242,50 @@ def first_call_stages(case: Case) -> Stages:
 
 
 STAGE_CALLS = 3
+StageKey = tuple[str, int, str, int]
 
 
-def typical_stages(case: Case, calls: int = STAGE_CALLS) -> Stages:
+def typical_stages(case: Case, calls: int = STAGE_CALLS, warm_up: bool = True) -> Stages:
     """Median stages of ``calls`` cold first calls, after one that is not counted.
 
     The process state matches the cold-call benchmark's samples: that
-    benchmark's first sample also pays the process's one-time costs (the
-    first compile of any program), and its median is of the samples after.
+    benchmark's first sample also pays the one-time costs (the process's first
+    compile, the strategy's first use), and its median is of the samples after.
     """
-    first_call_stages(case)
+    if warm_up:
+        first_call_stages(case)
     runs = [first_call_stages(case) for _ in range(calls)]
     return Stages(
         *(statistics.median(getattr(r, f.name) for r in runs) for f in dataclasses.fields(Stages))
     )
+
+
+def stage_table(
+    strategies: list[str],
+    sizes: list[int],
+    specs: list[str],
+    n_ops: tuple[int, ...] = (1,),
+    calls: int = STAGE_CALLS,
+) -> dict[StageKey, Stages]:
+    """:func:`typical_stages` of every combination this process can run, keyed
+    (strategy, size, device, n_ops); one uncounted cold call per strategy first.
+
+    One process measures them all (asv's ``setup_cache``), so the device specs
+    must not need conflicting host-device counts (pass unsharded specs).
+    """
+    table = {}
+    for spec in specs:
+        for name in strategies:
+            warmed = False
+            for size in sizes:
+                for ops in n_ops:
+                    try:
+                        case = Case.of(name, size, spec, n_ops=ops)
+                    except NotImplementedError:
+                        continue
+                    table[name, size, spec, ops] = typical_stages(case, calls, not warmed)
+                    warmed = True
+    return table
 
 
 def after_change(case: Case, change: str) -> Callable[[], Any]:
@@ -265,7 +295,12 @@ def after_change(case: Case, change: str) -> Callable[[], Any]:
     changed (after what the change needs first, see ``changes.PREREQUISITES``).
     """
     if change not in changes.TIMED_CHANGES:
-        raise JitbenchError(f"unknown change {change!r}; valid: {', '.join(changes.TIMED_CHANGES)}")
+        valid = ", ".join(changes.TIMED_CHANGES)
+        raise JitbenchError(f"unknown change {change!r}; valid: {valid}")
+    if change in case.strategy.raises_on:
+        raise NotImplementedError(
+            f"{case.strategy.name} raises on {change} by design (see jitbench audit)"
+        )
     clear_caches()
     subject = changes.Subject.build(case.strategy, case.size, case.placement, case.shape)
     block(subject.call())
