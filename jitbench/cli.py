@@ -187,6 +187,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         commit=args.commit,
         env=args.env,
         skip_bad=args.skip_bad,
+        audit_json=args.audit_json,
     )
     print(index)
     return 0
@@ -260,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     _results_options(p)
     p.add_argument("--commit", help="this commit or hash prefix (default: newest per machine)")
     p.add_argument("--out", type=Path, default=Path("reports"), help="output dir (default reports)")
+    p.add_argument(
+        "--audit-json", type=Path, help="output of 'jitbench audit --format json' (JAX's reasons)"
+    )
 
     p = sub.add_parser(
         "compare", help="compare two commits, envs or machines; exit 1 on regression"

@@ -23,6 +23,7 @@ from asv import util
 from asv.benchmarks import Benchmarks
 from asv.machine import Machine
 from asv.results import Results
+from packaging.version import InvalidVersion, Version
 
 from jitbench.errors import JitbenchError
 
@@ -34,7 +35,6 @@ VALUE_COLUMNS = ("value", "unit", *STAT_KEYS, "samples", "status", "version", "s
 # asv's benchmark kinds by method-name prefix; timeraw is timed, only in a fresh process.
 KINDS = {"time": "time", "timeraw": "time", "track": "track", "peakmem": "peakmem", "mem": "mem"}
 DEFAULT_UNITS = {"time": "seconds", "peakmem": "bytes", "mem": "bytes"}
-_JAX_KEYS = ("jax", "pip+jax", "conda+jax")
 _JAX_IN_ENV_NAME = re.compile(r"jax[=_-]?(\d+(?:\.[0-9A-Za-z]+)*)")
 
 
@@ -114,6 +114,14 @@ def latest(frame: pd.DataFrame) -> pd.DataFrame:
     newest = {m: commits_by_date(rows)[0] for m, rows in frame.groupby("machine", sort=True)}
     keep = frame["commit"] == frame["machine"].map(newest)
     return frame[keep].reset_index(drop=True)
+
+
+def release_key(version: str) -> tuple[int, Version, str]:
+    """Sort key of a release string: by version (PEP 440), unparsable ones last by text."""
+    try:
+        return (0, Version(version), "")
+    except InvalidVersion:
+        return (1, Version("0"), version)
 
 
 def param_columns(frame: pd.DataFrame) -> list[str]:
@@ -226,11 +234,12 @@ def _status(value: Any) -> str:
 
 
 def _jax_version(result: Results) -> str | None:
+    """The ``jax`` requirement (``jax``, ``pip+jax``, ``jax[cuda12]``...), else the env name's."""
     # asv has no public accessor for a result's requirements.
     for source in (result.params, result._requirements or {}):
-        for key in _JAX_KEYS:
-            if isinstance(source.get(key), str) and source[key]:
-                return source[key]
+        for key, value in source.items():
+            if key.split("+")[-1].split("[")[0] == "jax" and isinstance(value, str) and value:
+                return value
     match = _JAX_IN_ENV_NAME.search(result.env_name or "")
     return match.group(1) if match else None
 

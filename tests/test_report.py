@@ -2,61 +2,68 @@
 
 from __future__ import annotations
 
-import argparse
 import ast
 import contextlib
 import io
 import itertools
-import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from asv.results import Results
-from test_results import CACHED, MACHINE, PER_CALL, STRATEGIES, copy_results
+from test_results import CACHED, PER_CALL, STRATEGIES
 
-from jitbench import report
+from jitbench import catalog, report
 from jitbench.cli import main
-from jitbench.errors import JitbenchError
 
 pytestmark = pytest.mark.slow
 
-COLD = "bench_cold.ColdCall.time_first_call"
-DISPATCH = "bench_cached.CachedCall.time_cached_call_dispatch"
-AFTER_CHANGE = "bench_change.AfterChange.time_call_after_change"
-DISK_COLD = "bench_persistent.PersistentCache.timeraw_first_call_disk_cache_cold"
-DISK_WARM = "bench_persistent.PersistentCache.timeraw_first_call_disk_cache_warm"
-DISK_HITS = "bench_persistent.PersistentCache.track_persistent_cache_hits"
-DEVICE_COUNT = "bench_scaling.DispatchVsDeviceCount.timeraw_dispatch"
 STALE = "static_self_id_hash"
+# The fixture's strategy whose audit counts errors (and a compile on every call).
+ERRORS = "jit_per_call"
 # The fixture's strategy whose first call finds nothing in a filled disk cache.
 DISK_MISS = "pytree_class"
 SIZES = (10, 1000, 100000)
+EDGE_SIZES = (10, 100000)
+HEADLINE = [
+    "strategy",
+    "hazard",
+    "first_call_s",
+    "cached_call_s",
+    "dispatch_s",
+    "cached_x_eager",
+    "break_even_vs_warm_eager",
+    "break_even_vs_cold_eager",
+    "fastest_correct",
+]
 
 
-def _args(results_dir, out, **options) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    report.add_arguments(parser)
-    argv = ["--results", str(results_dir), "--out", str(out)]
-    for name, value in options.items():
-        argv += [f"--{name.replace('_', '-')}"] + ([] if value is True else [str(value)])
-    return parser.parse_args(argv)
+def _files(folder: Path) -> dict[str, float]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime for p in folder.rglob("*")}
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(list(argv))
+    return code, stdout.getvalue(), stderr.getvalue()
 
 
 @pytest.fixture(scope="module")
 def built(runs, tmp_path_factory):
-    """The default report (newest commit) with its stdout and stderr."""
+    """The default report (newest commit) through the CLI: (out, exit code, stdout, stderr)."""
     out = tmp_path_factory.mktemp("report") / "reports"
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = report.run(_args(runs.results, out))
-    return out, code, stdout.getvalue(), stderr.getvalue()
+    before = _files(runs.results)
+    code, stdout, stderr = _cli("report", "--results", str(runs.results), "--out", str(out))
+    assert _files(runs.results) == before  # nothing written into the results
+    return out, code, stdout, stderr
 
 
-def _summary(out, size, device="cpu"):
-    return pd.read_csv(out / "tables" / f"summary-{device}-size{size}.csv").set_index("strategy")
+def _summary(out, size, device="cpu", kind="summary"):
+    return pd.read_csv(out / "tables" / f"{kind}-{device}-size{size}.csv").set_index("strategy")
 
 
 def _asv(result: Results, benchmark: str) -> dict[tuple[object, ...], float]:
@@ -65,6 +72,16 @@ def _asv(result: Results, benchmark: str) -> dict[tuple[object, ...], float]:
     values = result.get_result_value(benchmark, params)
     keys = [tuple(ast.literal_eval(v) for v in combo) for combo in itertools.product(*params)]
     return dict(zip(keys, values, strict=True))
+
+
+def _index(out: Path) -> str:
+    return (out / "index.md").read_text(encoding="utf-8")
+
+
+def _links_exist(out: Path, page: str) -> list[str]:
+    links = re.findall(r"\]\(([^)]+)\)", (out / page).read_text(encoding="utf-8"))
+    assert links and all((out / link).is_file() for link in links), links
+    return links
 
 
 def test_progress_and_output_path(built):
@@ -76,6 +93,7 @@ def test_progress_and_output_path(built):
     assert {int(total) for _, total, _ in steps} == {len(steps)}
     labels = {label for _, _, label in steps}
     assert {
+        "tables: headline per device and size",
         "plots: cached call vs size",
         "tables: sharded vs unsharded",
         "plots: dispatch vs device count",
@@ -84,15 +102,17 @@ def test_progress_and_output_path(built):
 
 def test_every_listed_file_exists(built):
     out = built[0]
-    index = (out / "index.md").read_text(encoding="utf-8")
-    links = re.findall(r"\]\(([^)]+)\)", index)
-    assert links and all((out / link).is_file() for link in links)
+    index = _index(out)
+    _links_exist(out, "index.md")
     for name in (
+        "tables/headline-cpu-size10.csv",
+        "tables/headline-cpu-sharded-size100000.csv",
         "tables/summary-cpu-size10.csv",
         "tables/summary-cpu-size100000.csv",
         "tables/after-change-cpu-size1000.csv",
         "tables/summary.csv",
-        "tables/break-even-cpu.csv",
+        "tables/break-even-warm-cpu.csv",
+        "tables/break-even-cold-cpu.csv",
         "tables/hazards.csv",
         "tables/dispatch-scaling.csv",
         "tables/compile-scaling.csv",
@@ -114,12 +134,38 @@ def test_every_listed_file_exists(built):
             assert len(pd.read_csv(out / name)) > 0, name
     page = (out / "index.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == index.count("![")
+    assert "<title>jitbench report</title>" in page and "<body>" in page
     assert "<table" in page and 'href="tables/summary.csv"' in page
+    assert "<details><summary>cpu, size 10: every column</summary>" in page
     assert not list(out.glob("**/gpu*")) and "gpu" not in index.split("## Notes")[0]
+    assert not (out / "releases.md").exists() and "releases" not in index
+
+
+def test_page_leads_with_headline_tables_then_plots(built):
+    index = _index(built[0])
+    sections = re.findall(r"^## (.+)$", index, flags=re.M)
+    assert sections[:3] == ["At a glance", "Plots", "Hazards"]
+    assert sections[-2:] == ["All numbers", "Notes and omissions"]
+    glance = index.split("## At a glance")[1].split("## Plots")[0]
+    tables = [t for t in re.findall(r"^\|.*\|$", glance, flags=re.M) if "---" in t]
+    assert len(tables) == 2 * len(SIZES)  # cpu and cpu-sharded
+    header = next(line for line in glance.splitlines() if line.startswith("| strategy"))
+    assert [c.strip() for c in header.strip("|").split("|")] == [
+        "strategy",
+        "hazard",
+        "cold first call",
+        "cached call",
+        "dispatch only",
+        "cached / eager",
+        "break-even vs warm eager",
+        "break-even vs cold eager",
+    ]
+    for size in SIZES:
+        assert list(_summary(built[0], size, kind="headline").reset_index()) == HEADLINE
 
 
 def test_newest_commit_is_used_and_named(runs, built):
-    index = (built[0] / "index.md").read_text(encoding="utf-8")
+    index = _index(built[0])
     assert f"commit `{runs.c3[:8]}`" in index
     assert runs.c1[:8] in index and runs.c2[:8] in index and "--commit" in index
 
@@ -128,75 +174,95 @@ def test_summary_numbers_equal_asv_values(runs, built):
     result = runs.asv_result(runs.c3)
     out = built[0]
     for size in SIZES:
-        summary = _summary(out, size)
-        assert list(summary.index) == STRATEGIES
-        for benchmark, column in ((CACHED, "cached_call_s"), (COLD, "first_call_s")):
+        summary, headline = _summary(out, size), _summary(out, size, kind="headline")
+        assert list(summary.index) == list(headline.index) == STRATEGIES
+        for benchmark, column in (
+            (CACHED, "cached_call_s"),
+            (catalog.COLD, "first_call_s"),
+            (catalog.DISPATCH, "dispatch_s"),
+        ):
             values = _asv(result, benchmark)
             for strategy in STRATEGIES:
                 expected = values[strategy, size, "cpu"]
                 assert summary.loc[strategy, column] == expected, (strategy, size)
+                assert headline.loc[strategy, column] == expected, (strategy, size)
         eager = summary.loc["eager", "cached_call_s"]
         assert summary["cached_x_eager"].to_dict() == pytest.approx(
             (summary["cached_call_s"] / eager).to_dict()
         )
 
 
-def test_stale_strategy_is_flagged_and_never_the_winner(built):
+def test_hazards_are_flagged_and_stale_is_never_the_winner(built):
     out = built[0]
-    for size in (10, 1000, 100000):
+    for size in SIZES:
         summary = _summary(out, size)
         # The fixture makes the stale strategy the cheapest per call...
         assert summary["cached_call_s"].idxmin() == STALE
-        assert (
-            summary.loc[STALE, "hazard"].startswith("⚠") and "stale" in summary.loc[STALE, "hazard"]
-        )
-        # ...but the fastest correct one is the next cheapest.
+        assert summary.loc[STALE, "hazard"] == "stale"
+        # ...but the fastest correct one is the next cheapest (errors do not bar it).
         assert summary.index[summary["fastest_correct"]].tolist() == ["bound_method_jit"]
         assert summary.loc["bound_method_jit", "cached_x_best"] == 1
         assert summary.loc[STALE, "cached_x_best"] < 1
-    index = (out / "index.md").read_text(encoding="utf-8")
+    index = _index(out)
     rows = [line for line in index.splitlines() if line.startswith("|") and STALE in line]
     assert rows and all(f"{STALE} ⚠" in row for row in rows)
+    assert "| bound_method_jit ⚠ ★" in index and f"{STALE} ⚠ ★" not in index
     hazards = pd.read_csv(out / "tables" / "hazards.csv").set_index(["device", "strategy"])
+    assert list(hazards.index.unique("device")) == ["cpu", "cpu-sharded"]
     for device in ("cpu", "cpu-sharded"):
         assert hazards.loc[(device, STALE), "stale_results"] == 1
-        assert hazards.loc[(device, "jit_per_call"), "hazard"] == "⚠ recompiles every call"
-    assert list(hazards.index.unique("device")) == ["cpu", "cpu-sharded"]
+        assert hazards.loc[(device, ERRORS), "errors"] == 1
+        assert hazards.loc[(device, ERRORS), "hazard"] == "errors, recompiles every call"
+        assert hazards.loc[(device, "bound_method_jit"), "hazard"] == "leaks"
+    assert list(hazards)[:5] == [
+        "stale_results",
+        "errors",
+        "leaked_instances",
+        "repeat_call_compiles",
+        "sizes_without_disk_hit",
+    ]
+    assert "jitbench audit --format json" in index.split("## Hazards")[1]
 
 
 def test_disk_cache_columns_equal_asv_values(runs, built):
     result = runs.asv_result(runs.c3)
-    cold, warm, hits = (_asv(result, b) for b in (DISK_COLD, DISK_WARM, DISK_HITS))
-    for device in ("cpu", "cpu-sharded"):
-        for size in SIZES:
-            summary = _summary(built[0], size, device)
-            for strategy in STRATEGIES:
-                key = (strategy, size, device)
-                row = summary.loc[strategy]
-                assert row["first_call_warm_disk_s"] == warm[key]
-                assert row["first_call_cold_disk_s"] == cold[key]
-                assert row["disk_cache_saving_s"] == pytest.approx(cold[key] - warm[key])
-                assert row["disk_cache_speedup"] == pytest.approx(cold[key] / warm[key])
-                assert row["disk_cache_hits"] == hits[key]
-                missed = "no disk-cache hit" in str(row["hazard"])
-                assert missed == (strategy == DISK_MISS), key
+    cold, warm, hits, fresh = (
+        _asv(result, b)
+        for b in (catalog.DISK_COLD, catalog.DISK_WARM, catalog.DISK_HITS, catalog.COLD_FRESH)
+    )
+    for size in EDGE_SIZES:
+        summary = _summary(built[0], size)
+        for strategy in STRATEGIES:
+            key = (strategy, size, "cpu")
+            row = summary.loc[strategy]
+            assert row["first_call_fresh_process_s"] == fresh[key]
+            assert row["first_call_warm_disk_s"] == warm[key]
+            assert row["first_call_cold_disk_s"] == cold[key]
+            assert row["disk_cache_saving_s"] == pytest.approx(cold[key] - warm[key])
+            assert row["disk_cache_speedup"] == pytest.approx(cold[key] / warm[key])
+            assert row["disk_cache_hits"] == hits[key]
+            missed = "no disk-cache hit" in str(row["hazard"])
+            assert missed == (strategy == DISK_MISS), key
+    # Sharded devices and middle sizes have no new-process benchmarks.
+    assert _summary(built[0], 1000)["first_call_warm_disk_s"].isna().all()
+    assert _summary(built[0], 10, "cpu-sharded")["first_call_warm_disk_s"].isna().all()
     hazards = pd.read_csv(built[0] / "tables" / "hazards.csv").set_index(["device", "strategy"])
-    misses = hazards["sizes_without_disk_hit"]
+    misses = hazards["sizes_without_disk_hit"].dropna()
     assert misses.to_dict() == {
-        (d, s): len(SIZES) if s == DISK_MISS else 0
-        for d in ("cpu", "cpu-sharded")
-        for s in STRATEGIES
+        ("cpu", s): len(EDGE_SIZES) if s == DISK_MISS else 0 for s in STRATEGIES
     }
-    assert hazards.loc[("cpu", DISK_MISS), "hazard"] == "⚠ no disk-cache hit"
-    index = (built[0] / "index.md").read_text(encoding="utf-8")
-    assert "first_call_warm_disk_s" in index and f"| {DISK_MISS} ⚠" in index
+    assert hazards.loc[("cpu", DISK_MISS), "hazard"] == "no disk-cache hit"
+    assert f"| {DISK_MISS} ⚠" in _index(built[0])
 
 
 def test_sharded_ratios_equal_ratio_of_asv_values(runs, built):
     result = runs.asv_result(runs.c3)
-    measures = {"first_call": _asv(result, COLD), "cached_call": _asv(result, CACHED)}
-    measures["dispatch"] = _asv(result, DISPATCH)
-    after = _asv(result, AFTER_CHANGE)
+    measures = {
+        "first_call": _asv(result, catalog.COLD),
+        "cached_call": _asv(result, CACHED),
+        "dispatch": _asv(result, catalog.DISPATCH),
+    }
+    after = _asv(result, catalog.AFTER_CHANGE)
     for change in dict.fromkeys(key[3] for key in after):
         measures[f"after_{change}"] = {k[:3]: v for k, v in after.items() if k[3] == change}
     hazards = pd.read_csv(built[0] / "tables" / "hazards.csv").drop_duplicates("strategy")
@@ -214,7 +280,7 @@ def test_sharded_ratios_equal_ratio_of_asv_values(runs, built):
 
 
 def test_dispatch_vs_device_count_fit(runs, built):
-    values = _asv(runs.asv_result(runs.c3), DEVICE_COUNT)
+    values = _asv(runs.asv_result(runs.c3), catalog.DEVICE_COUNT)
     fits = pd.read_csv(built[0] / "tables" / "dispatch-device-scaling.csv")
     assert fits["strategy"].tolist() == STRATEGIES
     fits = fits.set_index("strategy")
@@ -224,19 +290,49 @@ def test_dispatch_vs_device_count_fit(runs, built):
         assert fits.loc[strategy, "dispatch_per_device_s"] == pytest.approx(slope, rel=1e-9)
         assert fits.loc[strategy, "dispatch_intercept_s"] == pytest.approx(intercept, rel=1e-9)
         assert fits.loc[strategy, "dispatch_points"] == len(counts)
-    assert fits.loc["jit_per_call", "hazard"] == "⚠ recompiles every call"
+    assert fits.loc[ERRORS, "hazard"] == "errors, recompiles every call"
 
 
-def test_break_even(built):
-    summary = _summary(built[0], 1000)
-    eager = summary.loc["eager", "cached_call_s"]
-    assert summary.loc["eager", "break_even_calls"] == "baseline"
-    assert summary.loc["jit_per_call", "break_even_calls"] == "never"
-    row = summary.loc["pytree_class"]
-    expected = math.ceil(row["first_call_s"] / (eager - row["cached_call_s"]))
-    assert int(row["break_even_calls"]) == expected
-    wide = pd.read_csv(built[0] / "tables" / "break-even-cpu.csv").set_index("strategy")
-    assert str(wide.loc["pytree_class", "size 1000"]) == str(expected)
+def _jit_ahead(n: int, first: float, cached: float, eager_first: float, eager: float) -> bool:
+    """Whether n calls cost jit no more than eager, first calls included."""
+    return first + (n - 1) * cached <= eager_first + (n - 1) * eager
+
+
+def test_break_even_both_definitions(built):
+    out = built[0]
+    for size in SIZES:
+        summary = _summary(out, size)
+        eager = summary.loc["eager"]
+        assert summary.loc["eager", "break_even_vs_warm_eager"] == "baseline"
+        assert summary.loc["eager", "break_even_vs_cold_eager"] == "baseline"
+        for strategy in STRATEGIES[1:]:
+            row = summary.loc[strategy]
+            first, cached = row["first_call_s"], row["cached_call_s"]
+            warm, cold = row["break_even_vs_warm_eager"], row["break_even_vs_cold_eager"]
+            if cached >= eager["cached_call_s"]:
+                assert warm == "never", strategy
+            else:
+                assert int(warm) == math.ceil(first / (eager["cached_call_s"] - cached))
+            costs = (first, cached, eager["first_call_s"], eager["cached_call_s"])
+            if cold == "never":
+                assert not _jit_ahead(1, *costs) and cached >= eager["cached_call_s"], strategy
+            else:  # the first n at which jit is ahead
+                n = int(cold)
+                assert _jit_ahead(n, *costs) and not (n > 1 and _jit_ahead(n - 1, *costs))
+        assert summary.loc["jit_per_call", "break_even_vs_warm_eager"] == "never"
+    wide = pd.read_csv(out / "tables" / "break-even-warm-cpu.csv").set_index("strategy")
+    summary = _summary(out, 1000)
+    assert str(wide.loc["pytree_class", "size 1000"]) == str(
+        summary.loc["pytree_class", "break_even_vs_warm_eager"]
+    )
+    cold = pd.read_csv(out / "tables" / "break-even-cold-cpu.csv").set_index("strategy")
+    assert str(cold.loc["pytree_class", "size 1000"]) == str(
+        summary.loc["pytree_class", "break_even_vs_cold_eager"]
+    )
+    index = _index(out)
+    assert "**break-even vs warm eager** (eager's operations already compiled)" in index
+    assert "**break-even vs cold eager** (eager's own first call counted too)" in index
+    assert "### Break-even vs cold eager: cpu" in index
 
 
 def test_scaling_fits_recover_the_fixture_costs(built):
@@ -255,25 +351,34 @@ def test_scaling_fits_recover_the_fixture_costs(built):
 def test_absent_benchmarks_are_noted_not_fatal(runs, tmp_path):
     # c2 holds only the cached call: most tables and plots have no source.
     out = tmp_path / "reports"
-    assert report.run(_args(runs.results, out, commit=runs.c2[:8])) == 0
-    index = (out / "index.md").read_text(encoding="utf-8")
+    report.write_report(runs.results, out, commit=runs.c2[:8])
+    index = _index(out)
     assert "plots/cached-call-vs-size-cpu.png" in index
     assert "hazard table omitted: no results for bench_hazards.Hazards" in index
-    assert f"plot Cold first call vs size omitted: no results for {COLD}" in index
+    assert f"plot Cold first call vs size omitted: no results for {catalog.COLD}" in index
     assert not (out / "plots" / "stages-cpu-size1000.png").exists()
     summary = pd.read_csv(out / "tables" / "summary-cpu-size10.csv")
     assert "first_call_s" not in summary and "cached_call_s" in summary
+    headline = pd.read_csv(out / "tables" / "headline-cpu-size10.csv")
+    assert list(headline) == [
+        "strategy",
+        "hazard",
+        "cached_call_s",
+        "cached_x_eager",
+        "fastest_correct",
+    ]
 
 
 def test_results_older_than_the_new_benchmarks_still_report(runs, tmp_path):
-    # c1 ran the suite before the disk-cache and device-count benchmarks, on cpu only.
+    # c1 ran the suite before the disk-cache, device-count and errors benchmarks, on cpu only.
     out = tmp_path / "reports"
-    assert report.run(_args(runs.results, out, commit=runs.c1[:8])) == 0
-    index = (out / "index.md").read_text(encoding="utf-8")
+    report.write_report(runs.results, out, commit=runs.c1[:8])
+    index = _index(out)
     for omitted, benchmark in (
-        ("summary column first_call_warm_disk_s", DISK_WARM),
-        ("dispatch device-count fit", DEVICE_COUNT),
-        ("plot Dispatch vs device count", DEVICE_COUNT),
+        ("summary column first_call_warm_disk_s", catalog.DISK_WARM),
+        ("dispatch device-count fit", catalog.DEVICE_COUNT),
+        ("plot Dispatch vs device count", catalog.DEVICE_COUNT),
+        ("hazard count errors", catalog.HAZARDS["errors"]),
     ):
         assert f"{omitted} omitted: no results for {benchmark}" in index
     assert "sharded vs unsharded table omitted" in index
@@ -281,33 +386,5 @@ def test_results_older_than_the_new_benchmarks_still_report(runs, tmp_path):
     summary = _summary(out, 1000)
     assert "first_call_s" in summary and "first_call_warm_disk_s" not in summary
     hazards = pd.read_csv(out / "tables" / "hazards.csv")
-    assert "sizes_without_disk_hit" not in hazards and "stale_results" in hazards
-
-
-def test_several_envs_get_a_section_each(runs, tmp_path):
-    copy = copy_results(runs, tmp_path)
-    source = next((copy / MACHINE).glob(f"{runs.c3[:8]}-*.json"))
-    data = json.loads(source.read_text())
-    data["env_name"] = "virtualenv-py3.11-jax0.4.30"
-    (source.parent / f"{runs.c3[:8]}-virtualenv-py3.11-jax0.4.30.json").write_text(json.dumps(data))
-    out = tmp_path / "reports"
-    assert report.run(_args(copy, out)) == 0
-    index = (out / "index.md").read_text(encoding="utf-8")
-    assert "## testbox / virtualenv-py3.11-jax0.4.30" in index and "jax 0.4.30" in index
-    links = re.findall(r"\]\(([^)]+)\)", index)
-    assert len({link.split("/")[0] for link in links}) == 2
-    assert all((out / link).is_file() for link in links)
-
-
-def test_bad_input_writes_nothing(runs, tmp_path, capsys):
-    out = tmp_path / "reports"
-    with pytest.raises(JitbenchError, match="machine 'nobox'"):
-        report.run(_args(runs.results, out, machine="nobox"))
-    with pytest.raises(JitbenchError, match="inside the results dir"):
-        report.run(_args(runs.results, runs.results / "reports"))
-    assert not out.exists() and not (runs.results / "reports").exists()
-    argv = ["report", "--results", str(runs.results), "--out", str(out), "--commit", "abc"]
-    assert main(argv) == 2
-    error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert error.startswith("jitbench: error: no results for commit 'abc'")
-    assert not out.exists()
+    assert "sizes_without_disk_hit" not in hazards and "errors" not in hazards
+    assert "stale_results" in hazards

@@ -21,15 +21,15 @@ import pandas as pd
 import pytest
 from asv.results import Results
 
-from jitbench import results
+from jitbench import catalog, results
 from jitbench.errors import JitbenchError
 
 pytestmark = pytest.mark.slow
 
 FIXTURE = Path(__file__).parent / "asv_project"
 MACHINE = "testbox"
-CACHED = "bench_cached.CachedCall.time_cached_call"
-MEMORY = "bench_memory.Memory.peakmem_build_and_first_call"
+CACHED = catalog.CACHED
+MEMORY = catalog.MEMORY
 # The fixture's strategies, their relative per-call cost, and its hazards.
 STRATEGIES = ["eager", "bound_method_jit", "static_self_id_hash", "pytree_class", "jit_per_call"]
 PER_CALL = {
@@ -41,7 +41,8 @@ PER_CALL = {
 }
 SLOWDOWN = 3
 # Benchmarks that only the newest commit, c3, ran.
-LATER = (r"bench_persistent\.", r"bench_scaling\.DispatchVsDeviceCount\.")
+LATER = (catalog.DISK_COLD, catalog.DISK_WARM, catalog.DISK_HITS, catalog.DEVICE_COUNT)
+LATER += (catalog.HAZARDS["errors"],)
 # The device grid of commit c3 (c1 and c2 have cpu and gpu only).
 C3_DEVICES = ["cpu", "cpu-sharded", "gpu"]
 
@@ -51,7 +52,7 @@ class AsvRuns:
     """Results of the fixture project at three commits on machine ``testbox``.
 
     c1: full suite (quick) but for the benchmarks added later (persistent cache,
-        device count), plus precise cached-call samples.
+        device count, audit errors), plus precise cached-call samples.
     c2: same code, precise cached-call samples only (an unchanged comparison).
         c1's and c2's samples come from alternating runs, so a burst of load
         from other processes cannot slow one side only.
@@ -124,7 +125,8 @@ def _build(root: Path) -> AsvRuns:
     c1 = commit(1)
     c2 = commit(2)
     call(sys.executable, "-m", "asv", "machine", "--yes", "--machine", MACHINE)
-    asv_run(c1, "--quick", "--bench", f"^(?!{'|'.join(LATER)})")
+    later = catalog.regex(*LATER).removeprefix("^")
+    asv_run(c1, "--quick", "--bench", f"^(?!{later})")
     for args in (precise, more, more):
         asv_run(c1, *args)
         asv_run(c2, *args)
@@ -170,18 +172,21 @@ def test_columns_and_types(frame):
     assert set(frame["machine"]) == {MACHINE}
 
 
-def test_kinds_units_and_params(frame):
+def test_kinds_units_and_params(runs, frame):
     kinds = frame.drop_duplicates("benchmark").set_index("benchmark")["kind"]
-    assert kinds["bench_cold.ColdCall.timeraw_first_call_fresh_process"] == "time"
-    assert kinds["bench_hazards.Hazards.track_stale_results"] == "track"
+    assert kinds[catalog.COLD_FRESH] == "time"
+    assert kinds[catalog.HAZARDS["stale_results"]] == "track"
     assert kinds[MEMORY] == "peakmem"
     units = frame.drop_duplicates("benchmark").set_index("benchmark")["unit"]
-    assert units["bench_hazards.Hazards.track_stale_results"] == "stale results"
-    assert units["bench_cold.Stages.track_compile_seconds"] == "seconds"
+    assert units[catalog.HAZARDS["stale_results"]] == "stale results"
+    assert units[catalog.HAZARDS["errors"]] == "errors"
+    assert units[catalog.COMPILE] == "seconds"
     assert units[MEMORY] == "bytes"
-    hazards = frame[frame["benchmark"] == "bench_hazards.Hazards.track_compiles"]
+    hazards = frame[frame["benchmark"] == catalog.HAZARDS["compiles"]]
     assert hazards["size"].isna().all() and hazards["device"].notna().all()
-    widths = frame[frame["benchmark"] == "bench_scaling.DispatchVsWidth.time_dispatch"]
+    fresh = frame[(frame["benchmark"] == catalog.COLD_FRESH) & (frame["commit"] == runs.c3)]
+    assert sorted(set(fresh["size"])) == [10, 100000] and set(fresh["device"]) == {"cpu", "gpu"}
+    widths = frame[frame["benchmark"] == catalog.WIDTH]
     assert sorted(set(widths["n_arrays"])) == [1, 10, 100, 1000]
 
 
@@ -218,7 +223,7 @@ def test_skipped_and_failed(runs, frame):
 
 
 def test_parameter_grid_changed_between_commits(runs, frame):
-    cold = frame[frame["benchmark"] == "bench_cold.ColdCall.time_first_call"]
+    cold = frame[frame["benchmark"] == catalog.COLD]
     sizes = cold.groupby("commit")["size"].agg(lambda s: sorted(set(s)))
     assert sizes[runs.c1] == [10, 1000]
     assert sizes[runs.c3] == [10, 1000, 100000]
@@ -230,12 +235,12 @@ def test_bare_nan_and_infinity_tokens(runs, tmp_path):
     copy = copy_results(runs, tmp_path)
     path = next((copy / MACHINE).glob(f"{runs.c1[:8]}-*.json"))
     data = json.loads(path.read_text())
-    track = data["results"]["bench_hazards.Hazards.track_traces"][0]
+    track = data["results"][catalog.HAZARDS["traces"]][0]
     track[0], track[2] = math.inf, -math.inf
     path.write_text(json.dumps(data))
     assert "-Infinity" in path.read_text()
     loaded = results.load(copy, commit=runs.c1)
-    traces = loaded[loaded["benchmark"] == "bench_hazards.Hazards.track_traces"]
+    traces = loaded[loaded["benchmark"] == catalog.HAZARDS["traces"]]
     assert list(traces["value"].iloc[[0, 2]]) == [math.inf, -math.inf]
     assert set(traces["status"].iloc[[0, 2]]) == {"ok"}
 
@@ -276,6 +281,7 @@ def test_jax_version_from_requirements_or_env_name(runs, tmp_path):
     for env_name, requirements, expected in (
         ("virtualenv-py3.11-jax0.4.30", {}, "0.4.30"),
         ("virtualenv-py3.11-pinned", {"jax": "0.5.1"}, "0.5.1"),
+        ("virtualenv-py3.11-cuda", {"pip+jax[cuda12]": "0.6.2", "jaxlib": "0.6.1"}, "0.6.2"),
     ):
         data = json.loads(source.read_text())
         data.update(env_name=env_name, requirements=requirements)
@@ -283,6 +289,17 @@ def test_jax_version_from_requirements_or_env_name(runs, tmp_path):
         loaded = results.load(copy, env=env_name)
         assert set(loaded["jax"]) == {expected}
     assert results.load(copy, commit=runs.c1)["jax"].isna().all()
+
+
+def test_release_key_orders_by_version():
+    releases = ["0.10.2", "0.9.2", "nightly", "0.12.0.1", "0.4.30"]
+    assert sorted(releases, key=results.release_key) == [
+        "0.4.30",
+        "0.9.2",
+        "0.10.2",
+        "0.12.0.1",
+        "nightly",
+    ]
 
 
 def test_importing_jitbench_loads_no_pandas():

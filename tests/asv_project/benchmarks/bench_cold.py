@@ -1,4 +1,14 @@
-from ._fixture import COMPILE, DEVICES, SIZES, STRATEGIES, check_device, per_call_units, spin
+from ._fixture import (
+    COMPILE,
+    DEVICES,
+    EDGE_SIZES,
+    SIZES,
+    STRATEGIES,
+    UNSHARDED_DEVICES,
+    check_device,
+    per_call_units,
+    spin,
+)
 
 
 class ColdCall:
@@ -11,13 +21,21 @@ class ColdCall:
     def time_first_call(self, strategy, size, device):
         spin(COMPILE[strategy] + per_call_units(strategy, size, device))
 
+
+class FreshProcess:
+    params = (STRATEGIES, EDGE_SIZES, UNSHARDED_DEVICES)
+    param_names = ["strategy", "size", "device"]
+
+    def setup(self, strategy, size, device):
+        check_device(device)
+
     def timeraw_first_call_fresh_process(self, strategy, size, device):
         units = COMPILE[strategy] + per_call_units(strategy, size, device)
         return f"sum(range({int(units * 200)}))"
 
 
 class Stages:
-    params = (STRATEGIES, SIZES, DEVICES)
+    params = (STRATEGIES, SIZES, UNSHARDED_DEVICES)
     param_names = ["strategy", "size", "device"]
     unit = "seconds"
 

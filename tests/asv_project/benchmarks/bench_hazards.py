@@ -1,4 +1,4 @@
-from ._fixture import DEVICES, LEAKED, REPEAT_COMPILES, STALE, STRATEGIES, check_device
+from ._fixture import DEVICES, ERRORS, LEAKED, REPEAT_COMPILES, STALE, STRATEGIES, check_device
 
 
 class Hazards:
@@ -22,6 +22,11 @@ class Hazards:
         return STALE.get(strategy, 0)
 
     track_stale_results.unit = "stale results"
+
+    def track_errors(self, strategy, device):
+        return ERRORS.get(strategy, 0)
+
+    track_errors.unit = "errors"
 
     def track_leaked_instances(self, strategy, device):
         return LEAKED.get(strategy, 0)

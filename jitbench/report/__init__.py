@@ -1,0 +1,192 @@
+"""``jitbench report``: tables, plots and an index page from asv results.
+
+Answers the questions the suite exists for, per device and size: which strategy
+is cheapest to call once it is cached, what its first call costs (with JAX's
+on-disk compilation cache cold or warm), after how many calls that pays off
+against eager, what each kind of object change costs, what sharding adds, and
+which strategies are hazardous (stale results, errors, leaks, recompiling every
+call, no hit in a filled disk cache). A stale strategy is flagged wherever it
+appears and is never named the fastest.
+
+The page leads with a short table per device and size and the main plots;
+every other table follows, and every table has its CSV. When one machine and
+commit were measured under several JAX releases, a second page compares them
+(:mod:`jitbench.report.releases`). Benchmarks are named through
+:mod:`jitbench.catalog` only. Both pages are built once as a
+:mod:`~jitbench.report.document` and rendered to Markdown and HTML.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from jitbench import results
+from jitbench.errors import JitbenchError
+from jitbench.report import audit, document, plots, releases, sections
+from jitbench.report.document import Block, Bold, Bullets, Code, Heading, Page, PageLink
+from jitbench.report.run import Run, slug
+
+Step = tuple[str, Callable[[Run], None]]
+# Sections in page order: a title and its steps (a title shows only if a step wrote something).
+SECTIONS: list[tuple[str, list[Step]]] = [
+    ("At a glance", [("tables: headline per device and size", sections.headline)]),
+    (
+        "Plots",
+        [
+            ("plots: cached call vs size", plots.plot_cached),
+            ("plots: cold first call vs size", plots.plot_cold),
+            ("plots: trace/lower/compile stages", plots.plot_stages),
+        ],
+    ),
+    ("Hazards", [("tables: hazards", sections.hazards)]),
+    ("Break-even", [("tables: break-even calls", sections.break_even)]),
+    ("Call right after a change", [("tables: call after a change", sections.after_change)]),
+    ("Sharded vs unsharded", [("tables: sharded vs unsharded", sections.sharded)]),
+    (
+        "Scaling",
+        [
+            ("tables: scaling fits", sections.scaling_fits),
+            ("plots: dispatch vs pytree width", plots.plot_width),
+            ("plots: dispatch vs device count", plots.plot_device_count),
+            ("plots: trace and compile vs program size", plots.plot_ops),
+        ],
+    ),
+    ("All numbers", [("tables: every column per device and size", sections.full_tables)]),
+]
+STEPS = [step for _, steps in SECTIONS for step in steps]
+
+
+def write_report(
+    results_dir: str | Path,
+    out: str | Path,
+    *,
+    machine: str | None = None,
+    commit: str | None = None,
+    env: str | None = None,
+    skip_bad: bool = False,
+    audit_json: str | Path | None = None,
+) -> Path:
+    """Write the report into ``out``; returns its index.html. Inputs are checked first.
+
+    ``audit_json``: the output of ``jitbench audit --format json``, whose JAX
+    explanations the hazard section shows (asv results hold numbers only).
+    """
+    frame = results.load(results_dir, machine=machine, commit=commit, env=env, skip_bad=skip_bad)
+    audited = audit.load(audit_json) if audit_json is not None else None
+    out = _check_out_dir(Path(out), Path(results_dir))
+    for column in results.PARAM_ORDER:
+        if column not in frame:
+            # The tables below index these; results without them just show nothing there.
+            frame[column] = pd.Series(pd.NA, index=frame.index, dtype="object")
+    chosen = frame if commit else results.latest(frame)
+    groups = sorted(
+        (rows for _, rows in chosen.groupby(["machine", "commit", "env"], sort=True)),
+        # Envs of one machine and commit in JAX release order (unknown releases last).
+        key=lambda rows: (*rows[["machine", "commit"]].iloc[0], _release(rows["jax"].iloc[0])),
+    )
+    compared = releases.groups(chosen)
+    total = 2 + len(STEPS) * len(groups) + bool(compared)
+    _progress(1, total, f"results: {len(frame)} rows from {results_dir}")
+    done = 1
+    runs = []
+    for rows in groups:
+        several = len(groups) > 1
+        prefix = slug(f"{rows['machine'].iloc[0]}-{rows['env'].iloc[0]}") if several else ""
+        run = Run(rows.reset_index(drop=True), out, prefix, 3 if several else 2, audited)
+        for title, steps in SECTIONS:
+            start = len(run.blocks)
+            for label, step in steps:
+                done += 1
+                _progress(done, total, f"{run.label + ': ' if several else ''}{label}")
+                step(run)
+            if len(run.blocks) > start:
+                run.blocks.insert(start, Heading(title, run.level))
+        runs.append(run)
+    if compared:
+        done += 1
+        _progress(done, total, f"{releases.STEM}.md and {releases.STEM}.html: JAX releases")
+        _write(releases.page(compared, out), out, releases.STEM)
+    _progress(total, total, "index.md and index.html")
+    blocks = _header(frame, str(results_dir), runs, bool(compared))
+    for run in runs:
+        if len(runs) > 1:
+            blocks.append(Heading(run.label))
+        blocks += run.blocks
+        if run.notes:
+            blocks += [Heading("Notes and omissions", run.level), Bullets(tuple(run.notes))]
+    return _write(Page("jitbench report", blocks), out, "index")
+
+
+def _release(jax: object) -> tuple[int, object]:
+    return (1, None) if pd.isna(jax) else (0, results.release_key(str(jax)))
+
+
+def _write(page: Page, out: Path, stem: str) -> Path:
+    (out / f"{stem}.md").write_text(document.markdown(page), encoding="utf-8")
+    path = out / f"{stem}.html"
+    path.write_text(document.html(page, out), encoding="utf-8")
+    return path
+
+
+def _header(frame: pd.DataFrame, results_dir: str, runs: list[Run], compared: bool) -> list[Block]:
+    items = []
+    for run in runs:
+        first = run.frame.iloc[0]
+        machine, commit, env = first["machine"], first["commit"], first["env"]
+        jax = first["jax"] if pd.notna(first["jax"]) else "not recorded"
+        date = first["date"].strftime("%Y-%m-%d %H:%M UTC") if pd.notna(first["date"]) else "?"
+        items.append(
+            (
+                *("machine ", Bold(machine), ", commit ", Code(commit[:8]), f" ({date}), env "),
+                *(Code(env), ", python ", Code(str(first["python"])), f", jax {jax}"),
+            )
+        )
+    blocks: list[Block] = [
+        document.Paragraph(("Results: ", Code(results_dir), ".")),
+        Bullets(tuple(items)),
+    ]
+    older = sorted(set(frame["commit"]) - {run.frame["commit"].iloc[0] for run in runs})
+    if older:
+        blocks.append(
+            document.Paragraph(
+                "Several commits in the results: this report uses the newest commit of each "
+                f"machine (by commit date); not shown: {', '.join(c[:8] for c in older)}. "
+                "Pass --commit to choose."
+            )
+        )
+    if compared:
+        blocks.append(
+            document.Paragraph(
+                (
+                    "Several JAX releases were measured at one commit: ",
+                    PageLink("JAX releases compared", releases.STEM),
+                    " (hazards and timings per release).",
+                )
+            )
+        )
+    if any(run.notes for run in runs):
+        blocks.append(
+            document.Paragraph("Some results are absent or failed: see Notes and omissions.")
+        )
+    return blocks
+
+
+def _check_out_dir(out: Path, results_dir: Path) -> Path:
+    resolved, source = out.resolve(), results_dir.resolve()
+    if resolved == source or source in resolved.parents:
+        raise JitbenchError(
+            f"--out {str(out)!r} is inside the results dir {str(results_dir)!r}; "
+            "choose a folder outside it"
+        )
+    if out.exists() and not out.is_dir():
+        raise JitbenchError(f"--out {str(out)!r} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _progress(step: int, total: int, label: str) -> None:
+    print(f"[{step}/{total}] {label}", file=sys.stderr, flush=True)

@@ -1,0 +1,86 @@
+"""JAX's explanations of the audit's recompiles, from ``jitbench audit --format json``.
+
+asv results carry numbers only, so the hazard section takes the words from
+the audit's own JSON: for every step that compiled again (a change of the
+object, or a repeated call) or raised, JAX's explanation of its tracing-cache
+miss (or the error). Stale results cause no trace, so JAX has nothing to say
+about them; the hazard table counts them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jitbench.errors import JitbenchError
+
+# Longest explanation shown; the audit's own output has every word.
+MAX_CHARS = 400
+_STEP_KEYS = ("name", "traces", "compiles", "outcome", "error", "explanations")
+
+
+def load(path: str | Path) -> list[dict[str, Any]]:
+    """The audit results in ``path``, checked; bad input raises a one-line JitbenchError."""
+    where = f"audit JSON {str(path)!r}"
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise JitbenchError(f"cannot read {where}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise JitbenchError(f"{where} is not JSON ({exc})") from None
+    expected = "expected the output of 'jitbench audit --format json'"
+    if not isinstance(data, list) or not data:
+        raise JitbenchError(f"{where} is not a list of audit results; {expected}")
+    for result in data:
+        steps = result.get("steps") if isinstance(result, dict) else None
+        if (
+            not isinstance(steps, list)
+            or not isinstance(result.get("strategy"), str)
+            or not all(isinstance(s, dict) and set(_STEP_KEYS) <= set(s) for s in steps)
+        ):
+            raise JitbenchError(f"{where} holds an entry that is not an audit result; {expected}")
+    return data
+
+
+def explanations(audit: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per notable step: device, strategy, step, traces/compiles, outcome, explanation."""
+    rows = []
+    for result in audit:
+        for step in result["steps"]:
+            recompiled = step["compiles"] > 0 and step["name"] != "first_call"
+            if not (recompiled or step["outcome"] == "error"):
+                continue
+            rows.append(
+                {
+                    "device": result.get("device", ""),
+                    "size": result.get("size"),
+                    "strategy": result["strategy"],
+                    "step": step["name"],
+                    "traces/compiles": f"{step['traces']}/{step['compiles']}",
+                    "outcome": step["outcome"],
+                    "explanation": _explain(step),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _explain(step: dict[str, Any]) -> str:
+    if step["error"]:
+        return _short(step["error"])
+    if step["explanations"]:
+        return "; ".join(_short(_drop_location(text)) for text in step["explanations"])
+    return "JAX gave no explanation (a miss of JAX's own functions, or none at the tracing cache)"
+
+
+def _drop_location(text: str) -> str:
+    """JAX's message without its first line, which names a file and line of this machine."""
+    first, _, rest = text.partition("\n")
+    return rest if first.startswith("TRACING CACHE MISS") and rest else text
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"

@@ -1,0 +1,215 @@
+"""One document model for the report's pages, rendered as Markdown and as HTML.
+
+Every page is a :class:`Page`: a list of blocks (headings, paragraphs, bullet
+lists, tables, images, collapsible details) whose text is a sequence of
+inline pieces (plain text, code, bold, links). :func:`markdown` and
+:func:`html` walk the same blocks, so the two files cannot drift apart.
+Tables are pandas frames of display strings (``to_markdown``/``to_html``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html as _html
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Code:
+    text: str
+
+
+@dataclass(frozen=True)
+class Bold:
+    text: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link to a file next to the page (``href`` relative to the page's folder)."""
+
+    text: str
+    href: str
+
+
+@dataclass(frozen=True)
+class PageLink:
+    """A link to another page of the report: ``stem.md`` in Markdown, ``stem.html`` in HTML."""
+
+    text: str
+    stem: str
+
+
+Inline = str | Code | Bold | Link | PageLink
+Text = Inline | tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: Text
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[Text, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A frame of display strings; the raw numbers live in the CSV next to it.
+
+    ``left``: columns of text, aligned left in HTML (numbers align right);
+    ``wrap``: columns of long free text (JAX's explanations), wrapped in HTML.
+    """
+
+    frame: pd.DataFrame
+    left: tuple[str, ...] = ()
+    wrap: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Image:
+    path: str  # relative to the page's folder
+    alt: str
+
+
+@dataclass(frozen=True)
+class Details:
+    """Blocks behind a click: ``<details>`` in both renderings."""
+
+    summary: str
+    blocks: tuple[Block, ...]
+
+
+Block = Heading | Paragraph | Bullets | Table | Image | Details
+
+
+@dataclass
+class Page:
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+
+
+STYLE = (
+    "body{font-family:sans-serif;margin:2em auto;max-width:90em;padding:0 1em;line-height:1.4}"
+    "table{border-collapse:collapse;font-size:90%;margin:0.5em 0}"
+    "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;white-space:nowrap}"
+    "td:first-child,th:first-child{text-align:left}th{background:#f3f3f3}"
+    "td.wrap{white-space:normal;text-align:left;max-width:60em;font-size:90%}.left{text-align:left}"
+    ".scroll{overflow-x:auto}img{max-width:100%}"
+    "details{margin:0.5em 0}summary{cursor:pointer;font-weight:bold}"
+    "code{background:#f3f3f3;padding:0 2px}"
+)
+
+
+def markdown(page: Page) -> str:
+    """The page as Markdown (GitHub's flavour: pipe tables, ``<details>``)."""
+    lines = [f"# {page.title}", ""]
+    for block in page.blocks:
+        lines += _md_block(block)
+    return "\n".join(lines)
+
+
+def _md_block(block: Block) -> list[str]:
+    if isinstance(block, Heading):
+        return [f"{'#' * block.level} {block.text}", ""]
+    if isinstance(block, Paragraph):
+        return [_md_text(block.text), ""]
+    if isinstance(block, Bullets):
+        return [*(f"- {_md_text(item)}" for item in block.items), ""]
+    if isinstance(block, Table):
+        cells = block.frame.map(lambda v: " ".join(str(v).split()).replace("|", "\\|"))
+        # to_markdown needs tabulate, which asv (the results reader) depends on.
+        return [cells.to_markdown(index=False), ""]
+    if isinstance(block, Image):
+        return [f"![{block.alt}]({block.path})", ""]
+    inner = [line for child in block.blocks for line in _md_block(child)]
+    summary = f"<details><summary>{_html.escape(block.summary)}</summary>"
+    return [summary, "", *inner, "</details>", ""]
+
+
+def _md_text(text: Text) -> str:
+    return "".join(_md_inline(piece) for piece in (text if isinstance(text, tuple) else (text,)))
+
+
+def _md_inline(piece: Inline) -> str:
+    if isinstance(piece, Code):
+        return f"`{piece.text}`"
+    if isinstance(piece, Bold):
+        return f"**{piece.text}**"
+    if isinstance(piece, Link):
+        return f"[{piece.text}]({piece.href})"
+    if isinstance(piece, PageLink):
+        return f"[{piece.text}]({piece.stem}.md)"
+    return piece
+
+
+def html(page: Page, folder: Path) -> str:
+    """The page as one HTML file; images (relative to ``folder``) are embedded."""
+    body = [f"<h1>{_html.escape(page.title)}</h1>"]
+    body += [_html_block(block, folder) for block in page.blocks]
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{_html.escape(page.title)}'
+        f"</title><style>{STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
+
+
+def _html_block(block: Block, folder: Path) -> str:
+    if isinstance(block, Heading):
+        return f"<h{block.level}>{_html.escape(block.text)}</h{block.level}>"
+    if isinstance(block, Paragraph):
+        return f"<p>{_html_text(block.text)}</p>"
+    if isinstance(block, Bullets):
+        return "<ul>" + "".join(f"<li>{_html_text(item)}</li>" for item in block.items) + "</ul>"
+    if isinstance(block, Table):
+        return _html_table(block)
+    if isinstance(block, Image):
+        data = base64.b64encode((folder / block.path).read_bytes()).decode("ascii")
+        return f'<p><img alt="{_html.escape(block.alt)}" src="data:image/png;base64,{data}"></p>'
+    inner = "\n".join(_html_block(child, folder) for child in block.blocks)
+    return f"<details><summary>{_html.escape(block.summary)}</summary>\n{inner}\n</details>"
+
+
+def _html_table(table: Table) -> str:
+    columns = list(table.frame.columns)
+    left, wrap = ' class="left"', ' class="wrap"'
+    classes = [wrap if c in table.wrap else left if c in table.left else "" for c in columns]
+    head = "".join(
+        f"<th{left if cls else ''}>{_html.escape(str(c))}</th>"
+        for c, cls in zip(columns, classes, strict=True)
+    )
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td{cls}>{_html.escape(str(v))}</td>" for cls, v in zip(classes, row, strict=True)
+        )
+        + "</tr>"
+        for row in table.frame.itertuples(index=False)
+    )
+    table_html = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return f'<div class="scroll">{table_html}</div>'
+
+
+def _html_text(text: Text) -> str:
+    return "".join(_html_inline(piece) for piece in (text if isinstance(text, tuple) else (text,)))
+
+
+def _html_inline(piece: Inline) -> str:
+    if isinstance(piece, Code):
+        return f"<code>{_html.escape(piece.text)}</code>"
+    if isinstance(piece, Bold):
+        return f"<b>{_html.escape(piece.text)}</b>"
+    if isinstance(piece, Link):
+        return f'<a href="{_html.escape(piece.href)}">{_html.escape(piece.text)}</a>'
+    if isinstance(piece, PageLink):
+        return f'<a href="{_html.escape(piece.stem)}.html">{_html.escape(piece.text)}</a>'
+    return _html.escape(piece)

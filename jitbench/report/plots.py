@@ -1,0 +1,206 @@
+"""The report's plots: measures against size, stages, pytree width, device count, program size."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from jitbench import catalog
+from jitbench.report.run import HAZARD_MARK, Run, slug
+from jitbench.report.summary import hazard_of
+
+# The colour cycle has ten colours: the marker tells the next ten apart.
+MARKERS = "os^D"
+DASHED = f"Dashed lines and {HAZARD_MARK} mark hazardous strategies."
+
+
+def style(index: int, hazardous: bool) -> dict[str, str]:
+    """Line style of the ``index``-th strategy of a panel."""
+    return {"marker": MARKERS[index // 10 % len(MARKERS)], "linestyle": "--" if hazardous else "-"}
+
+
+def outside_legend(ax: Axes) -> None:
+    # Outside the panel: with a dozen strategies a legend inside hides lines.
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1))
+
+
+def line_plot(
+    run: Run,
+    benchmarks: dict[str, str],
+    x: str,
+    title: str,
+    name: str,
+    ylabel: str,
+    doubling: bool = False,
+) -> None:
+    """One log-log figure per device: a panel per benchmark, a line per strategy.
+
+    ``doubling``: x is a short grid of doublings (1, 2, 4, ...), so the x axis
+    is base 2 with a tick at every measured value.
+    """
+    present = {label: b for label, b in benchmarks.items() if run.has(b)}
+    if not present:
+        run.omit(f"plot {title}", *benchmarks.values())
+        return
+    frame = run.frame[run.frame["benchmark"].isin(present.values())]
+    frame = frame[frame["status"] == "ok"]
+    hazards = hazard_of(run)
+    devices = pd.unique(frame["device"].dropna()) if frame["device"].notna().any() else [None]
+    for device in devices:
+        rows = frame if device is None else frame[frame["device"] == device]
+        rows = rows[rows["value"] > 0]
+        # A panel per benchmark measured here (new-process ones skip sharded devices).
+        panels = {label: b for label, b in present.items() if (rows["benchmark"] == b).any()}
+        if not panels:
+            continue
+        fig = Figure(figsize=(5.5 * len(panels) + 1.5, 4.2))
+        axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+        for ax, (label, bench) in zip(axes, panels.items(), strict=True):
+            data = rows[rows["benchmark"] == bench]
+            for i, (strategy, line) in enumerate(data.groupby("strategy", sort=False)):
+                line = line.sort_values(x)
+                bad = hazards.get((device, strategy), "")
+                ax.plot(
+                    line[x].to_numpy(dtype=float),
+                    line["value"].to_numpy(dtype=float),
+                    label=f"{strategy} {HAZARD_MARK}" if bad else strategy,
+                    **style(i, bool(bad)),
+                )
+            ax.set(yscale="log", xlabel=x, title=label if len(present) > 1 else "")
+            ax.set_xscale("log", base=2 if doubling else 10)
+            if doubling:
+                xs = sorted(set(data[x].astype(float)))
+                ax.set_xticks(xs, [f"{v:g}" for v in xs])
+                ax.set_xticks([], minor=True)
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].set_ylabel(ylabel)
+        outside_legend(axes[-1])
+        where = f" on {device}" if device is not None else ""
+        fig.suptitle(f"{title}{where}")
+        run.heading(f"{title}{where}", 1)
+        run.blocks.append(
+            run.figure(f"{name}-{slug(device)}" if device is not None else name, fig, title)
+        )
+        run.text(f"Log-log. {DASHED}")
+
+
+def plot_cached(run: Run) -> None:
+    line_plot(
+        run,
+        {"cached call": catalog.CACHED, "dispatch only": catalog.DISPATCH},
+        "size",
+        "Cached call vs size",
+        "cached-call-vs-size",
+        "seconds per call",
+    )
+
+
+def plot_cold(run: Run) -> None:
+    line_plot(
+        run,
+        {
+            "first call, in process": catalog.COLD,
+            "first call, fresh process": catalog.COLD_FRESH,
+            "first call, warm disk cache": catalog.DISK_WARM,
+        },
+        "size",
+        "Cold first call vs size",
+        "first-call-vs-size",
+        "seconds",
+    )
+
+
+def plot_stages(run: Run) -> None:
+    stages = {"trace": catalog.TRACE, "lower": catalog.LOWER, "compile": catalog.COMPILE}
+    present = {k: b for k, b in stages.items() if run.has(b)}
+    if not present:
+        run.omit("plot trace/lower/compile stages", *stages.values())
+        return
+    frame = run.frame[run.frame["benchmark"].isin(present.values())]
+    frame = frame[frame["status"] == "ok"]
+    hazards = hazard_of(run)
+    for device in pd.unique(frame["device"].dropna()):
+        rows = frame[frame["device"] == device]
+        size = int(rows["size"].max())
+        wide = rows[rows["size"] == size].pivot(
+            index="strategy", columns="benchmark", values="value"
+        )
+        wide = wide.reindex([s for s in pd.unique(rows["strategy"]) if s in wide.index])
+        fig = Figure(figsize=(max(6.0, 0.7 * len(wide)), 4.2))
+        ax = fig.subplots()
+        bottom = np.zeros(len(wide))
+        for stage, bench in present.items():
+            heights = wide[bench].fillna(0).to_numpy() if bench in wide else np.zeros(len(wide))
+            ax.bar(range(len(wide)), heights, bottom=bottom, label=stage)
+            bottom += heights
+        labels = [f"{s} {HAZARD_MARK}" if hazards.get((device, s)) else str(s) for s in wide.index]
+        ax.set_xticks(range(len(wide)), labels, rotation=30, ha="right")
+        title = f"Trace / lower / compile on {device}, size {size}"
+        ax.set(ylabel="seconds", title=title)
+        ax.legend()
+        run.heading(title, 1)
+        run.blocks.append(run.figure(f"stages-{slug(device)}-size{size}", fig, title))
+        run.text("Stacked stages of a cold first call at the largest measured size.")
+
+
+def plot_width(run: Run) -> None:
+    line_plot(
+        run,
+        {"dispatch": catalog.WIDTH},
+        "n_arrays",
+        "Dispatch vs pytree width",
+        "dispatch-vs-width",
+        "seconds per call",
+    )
+
+
+def plot_device_count(run: Run) -> None:
+    line_plot(
+        run,
+        {"dispatch": catalog.DEVICE_COUNT},
+        "n_devices",
+        "Dispatch vs device count",
+        "dispatch-vs-device-count",
+        "seconds per call",
+        doubling=True,
+    )
+
+
+def plot_ops(run: Run) -> None:
+    line_plot(
+        run,
+        {"trace": catalog.OPS_TRACE, "compile": catalog.OPS_COMPILE},
+        "n_ops",
+        "Trace and compile vs program size",
+        "compile-vs-ops",
+        "seconds",
+    )
+
+
+def fits(run: Run, benchmark: str, x: str, name: str, unit: str) -> pd.DataFrame:
+    """Per strategy: least-squares line and log-log slope of value against ``x``."""
+    rows = []
+    for strategy, data in run.rows(benchmark).groupby("strategy", sort=False):
+        ok = data[data["status"] == "ok"]
+        xs, ys = ok[x].to_numpy(dtype=float), ok["value"].to_numpy(dtype=float)
+        per, intercept = np.polyfit(xs, ys, 1) if len(set(xs)) > 1 else (math.nan, math.nan)
+        positive = (xs > 0) & (ys > 0)
+        slope = (
+            np.polyfit(np.log(xs[positive]), np.log(ys[positive]), 1)[0]
+            if len(set(xs[positive])) > 1
+            else math.nan
+        )
+        rows.append(
+            {
+                "strategy": strategy,
+                f"{name}_per_{unit}_s": per,
+                f"{name}_intercept_s": intercept,
+                f"{name}_loglog_slope": slope,
+                f"{name}_points": len(xs),
+            }
+        )
+    return pd.DataFrame(rows)

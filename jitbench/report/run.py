@@ -1,0 +1,166 @@
+"""One asv run of the results (machine, commit, env), what is written for it, and display rules."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from asv.util import human_value
+from matplotlib.figure import Figure
+
+from jitbench import results
+from jitbench.report.document import Block, Heading, Image, Link, Paragraph, Table
+
+HAZARD_MARK = "⚠"
+BEST_MARK = "★"
+
+# Display names of the tables' columns; the CSVs keep the raw names and numbers.
+LABELS = {
+    "first_call_s": "cold first call",
+    "first_call_fresh_process_s": "first call, fresh process",
+    "first_call_cold_disk_s": "first call, cold disk cache",
+    "first_call_warm_disk_s": "first call, warm disk cache",
+    "disk_cache_saving_s": "disk cache saves",
+    "disk_cache_speedup": "disk cache speedup",
+    "trace_s": "trace",
+    "lower_s": "lower",
+    "compile_s": "compile",
+    "cached_call_s": "cached call",
+    "dispatch_s": "dispatch only",
+    "cached_x_eager": "cached / eager",
+    "cached_x_best": "cached / best",
+    "first_call_x_eager": "first call / eager",
+    "first_call_x_best": "first call / best",
+    "break_even_vs_warm_eager": "break-even vs warm eager",
+    "break_even_vs_cold_eager": "break-even vs cold eager",
+    "stale_results": "stale results",
+    "leaked_instances": "leaked instances",
+    "repeat_call_compiles": "compiles of a repeated call",
+    "sizes_without_disk_hit": "sizes without disk-cache hit",
+    "peak_memory_bytes": "peak memory",
+}
+
+
+@dataclass
+class Run:
+    """The rows of one (machine, commit, env) and the blocks and notes written for them."""
+
+    frame: pd.DataFrame
+    out: Path
+    prefix: str = ""
+    level: int = 2
+    audit: list[dict[str, Any]] | None = None
+    blocks: list[Block] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        first = self.frame.iloc[0]
+        jax = f" (jax {first['jax']})" if pd.notna(first["jax"]) else ""
+        return f"{first['machine']} / {first['env']}{jax}"
+
+    def rows(self, benchmark: str) -> pd.DataFrame:
+        return self.frame[self.frame["benchmark"] == benchmark]
+
+    def has(self, benchmark: str) -> bool:
+        return bool((self.frame["benchmark"] == benchmark).any())
+
+    def omit(self, what: str, *benchmarks: str) -> None:
+        missing = [b for b in benchmarks if not self.has(b)] or list(benchmarks)
+        self.notes.append(f"{what} omitted: no results for {', '.join(missing)}")
+
+    def path(self, kind: str, name: str) -> Path:
+        folder = self.out / self.prefix / kind if self.prefix else self.out / kind
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / name
+
+    def heading(self, title: str, deeper: int = 0) -> None:
+        self.blocks.append(Heading(title, self.level + deeper))
+
+    def text(self, *pieces: Any) -> None:
+        self.blocks.append(Paragraph(tuple(pieces)))
+
+    def table(
+        self, name: str, data: pd.DataFrame, wrap: tuple[str, ...] = (), csv: bool = True
+    ) -> list[Block]:
+        """The table's blocks (display copy and, with ``csv``, a link to its raw CSV)."""
+        # Text columns (every value a string) align left; numbers and break-even right.
+        left = [c for c in data if data[c].map(lambda v: isinstance(v, str)).all()]
+        labels = (tuple(LABELS.get(c, c) for c in names) for names in (left, wrap))
+        blocks: list[Block] = [Table(display(data), *labels)]
+        if csv:
+            path = self.path("tables", f"{name}.csv")
+            data.to_csv(path, index=False)
+            blocks.append(self.csv_link(path))
+        return blocks
+
+    def csv_link(self, path: Path) -> Paragraph:
+        return Paragraph(("CSV: ", Link(path.name, rel(path, self.out))))
+
+    def figure(self, name: str, fig: Figure, alt: str) -> Image:
+        png = self.path("plots", f"{name}.png")
+        fig.savefig(png, dpi=100, bbox_inches="tight")
+        return Image(rel(png, self.out), alt)
+
+
+def rel(path: Path, out: Path) -> str:
+    return path.relative_to(out).as_posix()
+
+
+def slug(text: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text))
+
+
+def order(table: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """Strategies and devices in the order asv ran them, sizes ascending, JAX by release."""
+    ranks = {
+        column: {v: i for i, v in enumerate(pd.unique(frame[column].dropna()))}
+        for column in ("device", "strategy")
+    }
+    if "jax" in table:
+        releases = sorted(set(table["jax"].dropna()), key=results.release_key)
+        ranks["jax"] = {v: i for i, v in enumerate(releases)}
+    keys = [c for c in ("device", "size", "strategy", "jax") if c in table]
+
+    def rank(column: pd.Series) -> pd.Series:
+        return column.map(ranks[column.name]) if column.name in ranks else column
+
+    return table.sort_values(keys, key=rank).reset_index(drop=True)
+
+
+def display(table: pd.DataFrame) -> pd.DataFrame:
+    """Human units, labels and marks for the Markdown/HTML copy; the CSV keeps raw numbers."""
+    shown = table.copy()
+    if "strategy" in shown:
+        marks = shown.get("hazard", pd.Series("", index=shown.index)).fillna("")
+        best = shown.get("fastest_correct", pd.Series(False, index=shown.index)).fillna(False)
+        shown["strategy"] = [
+            f"{s}{f' {HAZARD_MARK}' if m else ''}{f' {BEST_MARK}' if bool(b) else ''}"
+            for s, m, b in zip(shown["strategy"], marks, best, strict=True)
+        ]
+    for column in shown:
+        shown[column] = [cell(column, v) for v in shown[column]]
+    shown = shown.drop(columns=["fastest_correct"], errors="ignore")
+    return shown.rename(columns=LABELS)
+
+
+def cell(column: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None or pd.isna(value):
+        return "n/a"
+    if column.endswith("_bytes"):
+        return human_value(float(value), "bytes")
+    if column.endswith("_s"):
+        # asv's human_value has no negative durations (a saving or an intercept can be).
+        text = human_value(abs(float(value)), "seconds")
+        return f"-{text}" if value < 0 else text
+    if "_x_" in column or column.endswith(("_slope", "_speedup")):
+        return f"{value:.2f}"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

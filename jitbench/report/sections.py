@@ -1,0 +1,261 @@
+"""The report's tables, section by section (plots are in :mod:`jitbench.report.plots`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jitbench import catalog
+from jitbench.devices import PLATFORMS
+from jitbench.report import plots
+from jitbench.report.audit import explanations
+from jitbench.report.document import Bold, Bullets, Code, Details
+from jitbench.report.run import BEST_MARK, HAZARD_MARK, Run, order, slug
+from jitbench.report.summary import (
+    BREAK_EVEN,
+    DISK_MISSES,
+    FULL,
+    HAZARD_WORDS,
+    HEADLINE,
+    SIZED,
+    per_device,
+    summary,
+)
+
+BREAK_EVEN_TEXT = {
+    "break_even_vs_warm_eager": (
+        Bold("break-even vs warm eager"),
+        " (eager's operations already compiled): ceil(cold first call / (eager's cached call "
+        "- cached call)), the calls after which jit's first call is repaid",
+    ),
+    "break_even_vs_cold_eager": (
+        Bold("break-even vs cold eager"),
+        " (eager's own first call counted too): the smallest n with first call + (n-1) x "
+        "cached call <= eager's first call + (n-1) x eager's cached call; 1 = jit is ahead "
+        "from the first call",
+    ),
+}
+HAZARD_TEXT = (
+    "stale = returns results of an older object state; errors = a call in the audit "
+    "raised (for example an AOT executable called with a new shape); leaks = instances kept "
+    "alive by jit's cache; recompiles every call = calling an unchanged object compiles "
+    "again; no disk-cache hit = a fresh process read nothing from a filled on-disk cache "
+    f"({DISK_MISSES} counts the sizes). Counts are the audit's totals per strategy and device."
+)
+
+
+def coverage(run: Run) -> None:
+    """Note devices and strategies with no result at all, failures, and unknown benchmarks."""
+    frame = run.frame
+    ok = frame["status"] == "ok"
+    for column, reason in (("device", "device absent"), ("strategy", "optional package missing")):
+        measured = ok.groupby(frame[column]).any()
+        for name in measured.index[~measured]:
+            run.notes.append(f"{column} {name}: every benchmark skipped or failed ({reason}?)")
+    failed = frame[frame["status"] == "failed"].groupby("benchmark").size()
+    for benchmark, count in failed.items():
+        run.notes.append(f"{benchmark}: {count} parameter combinations failed")
+    unknown = sorted(set(frame["benchmark"]) - set(catalog.ALL))
+    if unknown:
+        run.notes.append(
+            "results of benchmarks the suite no longer has (renamed or removed), not shown: "
+            + ", ".join(unknown)
+        )
+
+
+def headline(run: Run) -> None:
+    coverage(run)
+    table = summary(run)
+    if table.empty:
+        run.omit("summary", *SIZED.values(), catalog.AFTER_CHANGE)
+        return
+    run.text("One table per device and array size; every other column is under All numbers.")
+    run.blocks.append(
+        Bullets(
+            (
+                (
+                    Bold("cold first call"),
+                    ": the first call of a new instance, every in-memory cache cleared "
+                    "(trace, lower, compile, run)",
+                ),
+                (
+                    Bold("cached call"),
+                    ": a call of an already compiled program, waiting for its result; ",
+                    Bold("dispatch only"),
+                    ": the same call without waiting; cached / eager: cached call / eager's",
+                ),
+                *(BREAK_EVEN_TEXT[name] for name in BREAK_EVEN),
+                "never: not cheaper than eager per call, so the first call is never repaid",
+                f"{HAZARD_MARK}: a hazardous strategy (see Hazards); {BEST_MARK}: the fastest "
+                "cached call among strategies without stale results",
+            )
+        )
+    )
+    for (device, size), rows in table.groupby(["device", "size"], sort=False):
+        shown = [c for c in [*HEADLINE, "fastest_correct"] if c in rows]
+        run.heading(f"{device}, size {size}", 1)
+        run.blocks += run.table(f"headline-{slug(device)}-size{size}", rows[shown])
+
+
+def full_tables(run: Run) -> None:
+    table = summary(run)
+    if table.empty:
+        return
+    run.text("Every measured column per device and size (click to open), and one tidy CSV.")
+    for (device, size), rows in table.groupby(["device", "size"], sort=False):
+        shown = [c for c in FULL if c in rows]
+        blocks = run.table(f"summary-{slug(device)}-size{size}", rows[shown])
+        run.blocks.append(Details(f"{device}, size {size}: every column", tuple(blocks)))
+    path = run.path("tables", "summary.csv")
+    table.to_csv(path, index=False)
+    run.blocks.append(run.csv_link(path))
+
+
+def break_even(run: Run) -> None:
+    table = summary(run)
+    if not set(BREAK_EVEN) <= set(table):
+        run.omit("break-even tables", catalog.COLD, catalog.CACHED)
+        return
+    run.text("Two definitions, both against eager at the same device and size:")
+    run.blocks.append(Bullets(tuple((*BREAK_EVEN_TEXT[name], ".") for name in BREAK_EVEN)))
+    run.text("never = not cheaper than eager per call; baseline = eager itself.")
+    for device, rows in table.groupby("device", sort=False):
+        for name, short in zip(BREAK_EVEN, ("warm", "cold"), strict=True):
+            wide = rows.pivot(index="strategy", columns="size", values=name)
+            wide.columns = [f"size {size}" for size in wide.columns]
+            hazard = rows.drop_duplicates("strategy").set_index("strategy")["hazard"]
+            wide = wide.join(hazard).reset_index()
+            wide = wide[["strategy", "hazard", *[c for c in wide if c.startswith("size ")]]]
+            run.heading(f"Break-even vs {short} eager: {device}", 1)
+            run.blocks += run.table(f"break-even-{short}-{slug(device)}", order(wide, run.frame))
+
+
+def hazards(run: Run) -> None:
+    table = per_device(run)
+    names = [*HAZARD_WORDS, *(c for c in catalog.HAZARDS if c not in HAZARD_WORDS)]
+    counts = [c for c in names if table is not None and c in table]
+    if counts and table is not None:
+        shown = table.dropna(subset=counts, how="all")[["device", "strategy", *counts, "hazard"]]
+        run.text(HAZARD_TEXT)
+        run.blocks += run.table("hazards", order(shown, run.frame))
+    else:
+        run.omit("hazard table", *catalog.HAZARDS.values(), catalog.DISK_HITS)
+    run.heading("Why they recompiled: JAX's explanations", 1)
+    if run.audit is None:
+        run.text(
+            "asv results hold numbers only. For JAX's explanation of every recompile and "
+            "error of the audit, run ",
+            Code("jitbench audit --format json > audit.json"),
+            " and pass the file to the report (",
+            Code("jitbench report --audit-json audit.json"),
+            ").",
+        )
+        return
+    steps = explanations(run.audit)
+    where = dict.fromkeys(zip(steps["device"], steps["size"], strict=True)) if len(steps) else {}
+    devices = ", ".join(f"{d} (size {s})" for d, s in where)
+    run.text(
+        "From the audit JSON given to the report, on ",
+        devices or "no device",
+        ": the steps of the audit scenario that compiled again or raised, with JAX's words "
+        "for the tracing-cache miss (its first line, the location, dropped; long ones cut) "
+        "or the error. A stale result causes no trace, so JAX explains nothing there.",
+    )
+    if not steps.empty:
+        one_device = steps["device"].nunique() == 1
+        shown = steps.drop(columns=["device", "size"] if one_device else ["size"])
+        run.blocks += run.table("audit-explanations", shown, wrap=("explanation",))
+
+
+def after_change(run: Run) -> None:
+    table = summary(run)
+    after = [c for c in table if c.startswith("after_")]
+    if not after:
+        return
+    run.text(
+        "The call right after a change made through the strategy's own update; a retrace "
+        "shows as a call close to the cold first call."
+    )
+    for (device, size), rows in table.groupby(["device", "size"], sort=False):
+        first = [c for c in ("cached_call_s",) if c in rows]
+        run.heading(f"{device}, size {size}", 1)
+        run.blocks += run.table(
+            f"after-change-{slug(device)}-size{size}",
+            rows[["strategy", "hazard", *first, *after]],
+        )
+
+
+def sharded(run: Run) -> None:
+    """Per size: what sharding over all devices of a platform costs against one device."""
+    table = summary(run)
+    measures = [c for c in ("first_call_s", "cached_call_s", "dispatch_s") if c in table]
+    measures += [c for c in table if c.startswith("after_")]
+    devices = set(table["device"]) if measures else set()
+    platforms = [p for p in PLATFORMS if {p, f"{p}-sharded"} <= devices]
+    if not platforms:
+        run.notes.append(
+            "sharded vs unsharded table omitted: no first call, cached call, dispatch or "
+            "after-change results on both a device and its -sharded variant"
+        )
+        return
+    keys = ["size", "strategy"]
+    ratios = []
+    for platform in platforms:
+        plain = table[table["device"] == platform].set_index(keys)[measures]
+        split = table[table["device"] == f"{platform}-sharded"].set_index(keys)[measures]
+        ratio = split / plain
+        ratio.columns = [f"{platform}_{m.removesuffix('_s')}_x_unsharded" for m in measures]
+        ratios.append(ratio)
+    wide = order(pd.concat(ratios, axis=1).reset_index(), run.frame)
+    run.text(
+        "Each column: seconds on a platform's -sharded device (every device of the platform) "
+        "/ seconds on its plain device (one device); above 1, sharding costs more."
+    )
+    for size, rows in wide.groupby("size", sort=False):
+        run.heading(f"size {size}", 1)
+        run.blocks += run.table(
+            f"sharded-vs-unsharded-size{size}",
+            _flag(rows.drop(columns="size").reset_index(drop=True), run),
+        )
+
+
+def scaling_fits(run: Run) -> None:
+    if run.has(catalog.WIDTH):
+        run.heading("Dispatch cost per pytree leaf", 1)
+        run.text("Linear fit of the dispatch against n_arrays (seconds per leaf), log-log slope.")
+        fit = plots.fits(run, catalog.WIDTH, "n_arrays", "dispatch", "leaf")
+        run.blocks += run.table("dispatch-scaling", _flag(fit, run))
+    else:
+        run.omit("dispatch scaling fit", catalog.WIDTH)
+    if run.has(catalog.DEVICE_COUNT):
+        run.heading("Dispatch cost per added device", 1)
+        run.text(
+            "Linear fit of the sharded dispatch against n_devices (seconds per added device, "
+            "each count in its own process), log-log slope."
+        )
+        fit = plots.fits(run, catalog.DEVICE_COUNT, "n_devices", "dispatch", "device")
+        run.blocks += run.table("dispatch-device-scaling", _flag(fit, run))
+    else:
+        run.omit("dispatch device-count fit", catalog.DEVICE_COUNT)
+    present = [b for b in (catalog.OPS_TRACE, catalog.OPS_COMPILE) if run.has(b)]
+    if not present:
+        run.omit("trace/compile scaling fit", catalog.OPS_TRACE, catalog.OPS_COMPILE)
+        return
+    parts = [
+        plots.fits(run, bench, "n_ops", "trace" if bench == catalog.OPS_TRACE else "compile", "op")
+        for bench in present
+    ]
+    table = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on="strategy", how="outer")
+    run.heading("Trace and compile cost per op", 1)
+    run.text("Linear fits against the number of ops in the program, log-log slopes.")
+    run.blocks += run.table("compile-scaling", order(_flag(table, run), run.frame))
+
+
+def _flag(table: pd.DataFrame, run: Run) -> pd.DataFrame:
+    """Add the hazard column to a per-strategy table (hazardous on any device)."""
+    devices = per_device(run)
+    if devices is None:
+        table.insert(1, "hazard", "")
+        return table
+    flags = devices[devices["hazard"] != ""].groupby("strategy")["hazard"].first()
+    table.insert(1, "hazard", table["strategy"].map(flags).fillna(""))
+    return table

@@ -1,0 +1,237 @@
+"""The numbers behind every table: per (device, size, strategy) and per (device, strategy).
+
+Break-even has two definitions, both against ``eager``:
+
+- **vs warm eager** (eager's operations already compiled, as in a long-running
+  program): ``ceil(first call / (eager cached - cached))``, the calls after which
+  jit's first call is repaid by its cheaper cached calls;
+- **vs cold eager** (eager's own first call counted too, as in a fresh
+  script): the smallest ``n`` with ``first + (n-1) * cached <= eager first +
+  (n-1) * eager cached``; 1 when jit's first call is already the cheaper one.
+
+Either is ``never`` when a strategy's cached call is not cheaper than eager's
+(and, for cold eager, its first call is not either).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from jitbench import catalog
+from jitbench.report.run import Run, order
+
+BASELINE = "eager"
+
+# Measured per (strategy, size, device).
+SIZED = {
+    "first_call_s": catalog.COLD,
+    "first_call_fresh_process_s": catalog.COLD_FRESH,
+    "first_call_cold_disk_s": catalog.DISK_COLD,
+    "first_call_warm_disk_s": catalog.DISK_WARM,
+    "disk_cache_hits": catalog.DISK_HITS,
+    "trace_s": catalog.TRACE,
+    "lower_s": catalog.LOWER,
+    "compile_s": catalog.COMPILE,
+    "cached_call_s": catalog.CACHED,
+    "dispatch_s": catalog.DISPATCH,
+}
+# Per (device, strategy): sizes whose first call found nothing in a filled disk cache.
+DISK_MISSES = "sizes_without_disk_hit"
+# Hazard words in the order they are listed; stale is the one that bars "fastest".
+HAZARD_WORDS = {
+    "stale_results": "stale",
+    "errors": "errors",
+    "leaked_instances": "leaks",
+    "repeat_call_compiles": "recompiles every call",
+    DISK_MISSES: "no disk-cache hit",
+}
+BREAK_EVEN = ("break_even_vs_warm_eager", "break_even_vs_cold_eager")
+HEADLINE = [
+    "strategy",
+    "hazard",
+    "first_call_s",
+    "cached_call_s",
+    "dispatch_s",
+    "cached_x_eager",
+    *BREAK_EVEN,
+]
+FULL = [
+    "strategy",
+    "hazard",
+    "first_call_s",
+    "first_call_fresh_process_s",
+    "first_call_cold_disk_s",
+    "first_call_warm_disk_s",
+    "disk_cache_saving_s",
+    "disk_cache_speedup",
+    "disk_cache_hits",
+    "trace_s",
+    "lower_s",
+    "compile_s",
+    "cached_call_s",
+    "dispatch_s",
+    "cached_x_eager",
+    "cached_x_best",
+    "first_call_x_eager",
+    "first_call_x_best",
+    *BREAK_EVEN,
+    *catalog.HAZARDS,
+    "peak_memory_bytes",
+    "fastest_correct",
+]
+
+
+def summary(run: Run) -> pd.DataFrame:
+    """Every per-(device, size, strategy) number, hazard, ratio and break-even (memoized)."""
+    if "summary" not in run.cache:
+        run.cache["summary"] = _summary(run)
+    return run.cache["summary"]
+
+
+def per_device(run: Run) -> pd.DataFrame | None:
+    """Hazard counts, hazard words and peak memory per (device, strategy) (memoized)."""
+    if "per_device" not in run.cache:
+        run.cache["per_device"] = _per_device(run)
+    return run.cache["per_device"]
+
+
+def hazard_of(run: Run) -> dict[tuple[Any, str], str]:
+    """(device, strategy) -> hazard words; (None, strategy) -> its words on any device."""
+    table = per_device(run)
+    if table is None:
+        return {}
+    hazards = {(r.device, r.strategy): r.hazard for r in table.itertuples()}
+    for r in table[table["hazard"] != ""].itertuples():
+        hazards.setdefault((None, r.strategy), r.hazard)
+    return hazards
+
+
+def hazard_words(counts: pd.DataFrame) -> list[str]:
+    """The hazard words of each row of a frame with (some of) HAZARD_WORDS' count columns."""
+    present = [name for name in HAZARD_WORDS if name in counts]
+    return [
+        ", ".join(HAZARD_WORDS[name] for name in present if row[name] > 0)
+        for _, row in counts[present].fillna(0).iterrows()
+    ]
+
+
+def break_even_warm(strategy: str, first: float, cached: float, eager_cached: float) -> Any:
+    """Calls until jit's first call is repaid against eager with its ops compiled."""
+    if strategy == BASELINE:
+        return "baseline"
+    if any(pd.isna(v) for v in (first, cached, eager_cached)):
+        return "n/a"
+    if cached >= eager_cached:
+        return "never"
+    return math.ceil(first / (eager_cached - cached))
+
+
+def break_even_cold(
+    strategy: str, first: float, cached: float, eager_first: float, eager_cached: float
+) -> Any:
+    """The smallest n with first + (n-1) cached <= eager first + (n-1) eager cached."""
+    if strategy == BASELINE:
+        return "baseline"
+    if any(pd.isna(v) for v in (first, cached, eager_first, eager_cached)):
+        return "n/a"
+    if first <= eager_first:
+        return 1
+    if cached >= eager_cached:
+        return "never"
+    return 1 + math.ceil((first - eager_first) / (eager_cached - cached))
+
+
+def _summary(run: Run) -> pd.DataFrame:
+    keys = ["device", "size", "strategy"]
+    columns = {}
+    for name, benchmark in SIZED.items():
+        if run.has(benchmark):
+            columns[name] = run.rows(benchmark).set_index(keys)["value"]
+        else:
+            run.omit(f"summary column {name}", benchmark)
+    after = run.rows(catalog.AFTER_CHANGE)
+    if after.empty:
+        run.omit("after-change columns", catalog.AFTER_CHANGE)
+    else:
+        wide = after.pivot(index=keys, columns="change", values="value")
+        for change in pd.unique(after["change"].dropna()):
+            columns[f"after_{change}_s"] = wide[change]
+    if not columns:
+        return pd.DataFrame()
+    table = pd.concat(columns, axis=1).dropna(how="all").reset_index()
+    devices = per_device(run)
+    if devices is not None:
+        table = table.merge(devices, on=["device", "strategy"], how="left")
+    if devices is None or "stale_results" not in devices:
+        run.notes.append(
+            f"stale results not measured ({catalog.HAZARDS['stale_results']} absent): "
+            "'fastest' cannot exclude stale strategies"
+        )
+    table["hazard"] = table["hazard"].fillna("") if "hazard" in table else ""
+    table["stale"] = table["stale"].fillna(False).astype(bool) if "stale" in table else False
+    table = order(table, run.frame)
+    if {"first_call_cold_disk_s", "first_call_warm_disk_s"} <= set(table):
+        cold, warm = table["first_call_cold_disk_s"], table["first_call_warm_disk_s"]
+        table["disk_cache_saving_s"] = cold - warm
+        table["disk_cache_speedup"] = cold / warm
+    if not (table["strategy"] == BASELINE).any():
+        run.notes.append(f"ratios to eager and break-even omitted: no {BASELINE!r} results")
+    where = pd.MultiIndex.from_frame(table[["device", "size"]])
+    for metric, short in (("cached_call_s", "cached"), ("first_call_s", "first_call")):
+        if metric not in table:
+            continue
+        eager = table[table["strategy"] == BASELINE].set_index(["device", "size"])[metric]
+        baseline = pd.Series(eager.reindex(where).to_numpy(), index=table.index)
+        correct = table[metric].where(~table["stale"])
+        best = correct.groupby([table["device"], table["size"]]).transform("min")
+        table[f"{short}_x_eager"] = table[metric] / baseline
+        table[f"{short}_x_best"] = table[metric] / best
+        table[f"eager_{metric}"] = baseline
+        if metric == "cached_call_s":
+            table["fastest_correct"] = correct == best
+    if {"cached_call_s", "first_call_s"} <= set(table):
+        rows = list(table.itertuples())
+        table["break_even_vs_warm_eager"] = [
+            break_even_warm(r.strategy, r.first_call_s, r.cached_call_s, r.eager_cached_call_s)
+            for r in rows
+        ]
+        table["break_even_vs_cold_eager"] = [
+            break_even_cold(
+                r.strategy,
+                r.first_call_s,
+                r.cached_call_s,
+                r.eager_first_call_s,
+                r.eager_cached_call_s,
+            )
+            for r in rows
+        ]
+    return table
+
+
+def _per_device(run: Run) -> pd.DataFrame | None:
+    keys = ["device", "strategy"]
+    columns = {
+        name: run.rows(bench).set_index(keys)["value"]
+        for name, bench in catalog.HAZARDS.items()
+        if run.has(bench)
+    }
+    if columns:
+        for name, bench in catalog.HAZARDS.items():
+            if name not in columns:
+                run.omit(f"hazard count {name}", bench)
+    if run.has(catalog.DISK_HITS):
+        hits = run.rows(catalog.DISK_HITS)
+        hits = hits[hits["status"] == "ok"]
+        missed = hits["value"] == 0
+        columns[DISK_MISSES] = missed.groupby([hits["device"], hits["strategy"]]).sum()
+    if run.has(catalog.MEMORY):
+        columns["peak_memory_bytes"] = run.rows(catalog.MEMORY).set_index(keys)["value"]
+    if not columns:
+        return None
+    table = pd.concat(columns, axis=1).reset_index()
+    table["hazard"] = hazard_words(table)
+    table["stale"] = table["stale_results"].fillna(0) > 0 if "stale_results" in table else False
+    return table

@@ -1,0 +1,102 @@
+"""``jitbench.catalog`` names every benchmark of the suite, the fixture project and the report.
+
+The suite's and the fixture's benchmarks are listed by asv's own discovery
+(``asv_runner.discovery.list_benchmarks``, what ``asv run`` reads), each in a
+fresh interpreter: both suites are packages named ``benchmarks``. A benchmark
+renamed in one place only fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitbench import catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "benchmarks"
+FIXTURE = Path(__file__).parent / "asv_project" / "benchmarks"
+REPORT = ROOT / "jitbench" / "report"
+DISCOVER = (
+    "import sys\n"
+    "from asv_runner.discovery import list_benchmarks\n"
+    "with open(sys.argv[2], 'w') as fp:\n"
+    "    list_benchmarks(sys.argv[1], fp)\n"
+)
+
+
+def _discover(folder: Path, tmp_path: Path) -> dict[str, dict]:
+    """asv's description of every benchmark under ``folder``, by name."""
+    listing = tmp_path / f"{folder.parent.name}.json"
+    subprocess.run(
+        [sys.executable, "-c", DISCOVER, str(folder), str(listing)],
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    return {b["name"]: b for b in json.loads(listing.read_text())}
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> dict[str, dict]:
+    return _discover(SUITE, tmp_path_factory.mktemp("suite"))
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory) -> dict[str, dict]:
+    return _discover(FIXTURE, tmp_path_factory.mktemp("fixture"))
+
+
+def test_catalog_lists_each_name_once():
+    assert len(set(catalog.ALL)) == len(catalog.ALL)
+    assert set(catalog.HAZARDS.values()) <= set(catalog.ALL)
+
+
+def test_suite_benchmarks_are_the_catalog(suite):
+    assert set(suite) == set(catalog.ALL)
+
+
+def test_fixture_benchmarks_are_the_catalog_with_the_suites_parameters(suite, fixture):
+    assert set(fixture) == set(catalog.ALL)
+    for name in catalog.ALL:
+        assert fixture[name]["type"] == suite[name]["type"], name
+        assert fixture[name]["param_names"] == suite[name]["param_names"], name
+
+
+def _report_modules() -> dict[str, ast.Module]:
+    return {path.name: ast.parse(path.read_text()) for path in sorted(REPORT.glob("*.py"))}
+
+
+def test_the_report_names_no_benchmark_of_its_own():
+    prefixes = tuple(sorted({name.split(".", 1)[0] + "." for name in catalog.ALL}))
+    for module, tree in _report_modules().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert not node.value.startswith(prefixes), (module, node.value)
+
+
+def test_every_name_the_report_reads_is_in_the_catalog_and_it_reads_them_all():
+    read = set()
+    for module, tree in _report_modules().items():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "catalog"
+            ):
+                value = getattr(catalog, node.attr, None)
+                assert value is not None, (module, node.attr)
+                if node.attr == "ALL" or callable(value):
+                    continue
+                if isinstance(value, dict):
+                    names = list(value.values())
+                else:
+                    names = list(value) if isinstance(value, tuple) else [value]
+                assert set(names) <= set(catalog.ALL), (module, node.attr)
+                read |= set(names)
+    assert read == set(catalog.ALL)
