@@ -159,7 +159,6 @@ class Probe:
 PROBES: dict[type, Probe] = {}
 
 
-@functools.cache
 def make_class(strategy: Strategy, shape: Shape, probe: bool = False) -> type:
     """The generated class of ``strategy`` for ``shape``: rendered and executed once, cached.
 
@@ -170,6 +169,11 @@ def make_class(strategy: Strategy, shape: Shape, probe: bool = False) -> type:
     (:data:`PROBES`), for tests; benchmarks never use it.
     """
     strategy.check_available()
+    return _make_class(strategy, shape, probe)
+
+
+@functools.cache  # keyed on all three arguments, however they are passed above
+def _make_class(strategy: Strategy, shape: Shape, probe: bool) -> type:
     text = source(strategy, shape, probe)
     tag = f"{strategy.name}_{shape.n_arrays}a{shape.n_static}s{shape.n_ops}ops"
     tag += "_probe" if probe else ""

@@ -46,7 +46,7 @@ def _compiled(n_arrays: int, n_static: int, n_ops: int) -> Any:
     arrays = [f"a{i}" for i in range(n_arrays)]
     statics = [f"s{i}" for i in range(n_static)]
     body = render_body(arrays, statics, n_ops, xp="xp")
-    source = f"def compute(xp, {', '.join(arrays)}, {', '.join(statics)}, y):\n"
+    source = f"def compute({', '.join(['xp', *arrays, *statics, 'y'])}):\n"
     source += "".join(f"    {line}\n" for line in body)
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<jitbench compute {n_arrays}a{n_static}s{n_ops}ops>", "exec"), namespace)

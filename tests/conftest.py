@@ -1,11 +1,31 @@
-"""Test-wide setup: four host CPU devices, and the real asv results shared by the report tests."""
+"""Test-wide setup: four host CPU devices, a bare environment for new processes, and the
+real asv results shared by the report tests."""
+
+import os
+import re
 
 import pytest
 
 from jitbench.devices import ensure_host_devices
 
-# Must happen before any test starts JAX's CPU backend.
+_HOST_FLAG = re.compile(r"\s*--xla_force_host_platform_device_count=\S+")
+
+# Must happen before any test starts JAX's CPU backend: this process serves cpu-sharded.
 ensure_host_devices()
+
+
+@pytest.fixture
+def bare_env():
+    """This process's environment without the host-device flag conftest added.
+
+    What an asv benchmark process starts with: nothing has asked for host devices yet,
+    so the CPU has its default configuration unless the process resolves cpu-sharded.
+    """
+    env = dict(os.environ)
+    flags = _HOST_FLAG.sub("", env.pop("XLA_FLAGS", "")).strip()
+    if flags:
+        env["XLA_FLAGS"] = flags
+    return env
 
 
 @pytest.fixture(scope="session")

@@ -1,62 +1,244 @@
-"""The command line: output shape, and one-line errors with exit status 2."""
+"""The command line: exact output, and one-line errors with exit status 2."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import os
+import re
 import subprocess
 import sys
 
 import pytest
+from test_audit import STEPS, observed
 
+import jitbench
+from jitbench.changes import DESCRIPTIONS
 from jitbench.cli import main
 
+NAMES = list(jitbench.STRATEGIES)
+AOT_ERROR = (
+    "TypeError: Argument types differ from the types for which this computation was compiled. "
+    "Perhaps you are calling the compiled executable with a different enable_x64 mode than when "
+    "it was AOT compiled? The mismatches are: Argument 'a0' compiled with float32[64] and called "
+    "with float32[2,64]"
+)
 
-def _run(*args):
+
+def _run(*args, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "jitbench", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "jitbench", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
-def test_strategies_lists_every_name(capsys):
+def test_strategies_lists_every_name_with_availability(capsys):
     assert main(["strategies"]) == 0
-    out = capsys.readouterr().out
-    for name in ("eager", "helper_function", "flax_nnx_jit"):
-        assert name in out
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["strategy", "what", "the", "user", "writes", "available"]
+    assert set(lines[1]) == {"-", " "}
+    rows = lines[2:]
+    assert [row.split()[0] for row in rows] == NAMES
+    for row in rows:
+        name = row.split()[0]
+        assert jitbench.STRATEGIES[name].summary in row
+        assert row.endswith("  yes"), row
+
+
+def test_strategies_shows_why_one_is_unavailable(tmp_path):
+    (tmp_path / "jb_ghost.py").write_text(
+        "import jitbench\n"
+        "jitbench.register_strategy(jitbench.Strategy(\n"
+        "    'ghost', 'needs a missing package', 'm', jitbench.get_strategy('eager').render,\n"
+        "    requires=('no_such_package_jitbench',), extra='ghost'))\n"
+    )
+    env = {"JITBENCH_PLUGINS": "jb_ghost", "PYTHONPATH": str(tmp_path)}
+    out = _run("strategies", env=env)
+    assert out.returncode == 0, out.stderr
+    rows = out.stdout.splitlines()[2:]
+    assert [row.split()[0] for row in rows] == [*NAMES, "ghost"]
+    assert rows[-1].endswith(
+        "no: strategy 'ghost' needs package 'no_such_package_jitbench' "
+        "(pip install 'jitbench[ghost]')"
+    )
+
+
+def test_audit_table(capsys):
+    args = ["audit", "--strategy", "bound_method_jit", "--strategy", "aot_compiled"]
+    assert main([*args, "--device", "cpu-sharded"]) == 0
+    header = (
+        "strategy          first_call  repeat_call  new_static  seen_static  same_shape_array  "
+        "new_shape_array  equal_instance  other_instance  compiles  traces  stale  errors  leaked  "
+        "repeat"
+    )
+    assert capsys.readouterr().out.splitlines() == [
+        "cache audit on cpu-sharded, size 64",
+        "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error",
+        "",
+        header,
+        "----------------  ----------  -----------  ----------  -----------  ----------------  "
+        "---------------  --------------  --------------  --------  ------  -----  ------  ------  "
+        "------",
+        "bound_method_jit  1/1         0/0          0/0!        0/0          0/0!              "
+        "0/0!             1/1             1/1             "
+        "3         3       3      0       0       0",
+        "aot_compiled      1/1         0/0          0/0!        0/0          0/0               "
+        "0/0 E            1/1             1/1             "
+        "3         3       1      1       0       0",
+        "",
+        f"aot_compiled new_shape_array: {AOT_ERROR}",
+    ]
 
 
 def test_audit_json(capsys):
-    assert main(["audit", "--strategy", "bound_method_jit", "--format", "json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert data[0]["strategy"] == "bound_method_jit" and data[0]["stale_results"] == 3
+    assert main(["audit", "--strategy", "bound_method_jit", "--format", "json", "--size", "8"]) == 0
+    (data,) = json.loads(capsys.readouterr().out)
+    steps = data.pop("steps")
+    assert data == {
+        "strategy": "bound_method_jit",
+        "device": "cpu",
+        "size": 8,
+        "compiles": 3,
+        "traces": 3,
+        "stale_results": 3,
+        "errors": 0,
+        "leaked_instances": 0,
+        "repeat_call_compiles": 0,
+    }
+    cells = ["1/1", "0/0", "0/0!", "0/0", "0/0!", "0/0!", "1/1", "1/1"]
+    for step, name, cell in zip(steps, STEPS, cells, strict=True):
+        explanations = step.pop("explanations")
+        traces = int(cell[0])
+        assert step == {
+            "name": name,
+            "traces": traces,
+            "compiles": traces,
+            "outcome": "stale" if cell.endswith("!") else "correct",
+            "error": "",
+            "body_runs": None,
+        }
+        assert len(explanations) == traces
+        assert all(e.startswith("TRACING CACHE MISS") for e in explanations)
 
 
-def test_audit_table_marks_stale(capsys):
-    assert main(["audit", "--strategy", "static_self_id_hash", "--device", "cpu-sharded"]) == 0
+def test_audit_csv(capsys):
+    assert main(["audit", "--strategy", "aot_compiled", "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == [
+        "strategy", "device", "size", "step", "traces", "compiles", "outcome", "error",
+        "explanation",
+    ]  # fmt: skip
+    assert [row[:8] for row in rows[1:]] == [
+        ["aot_compiled", "cpu", "64", "first_call", "1", "1", "correct", ""],
+        ["aot_compiled", "cpu", "64", "repeat_call", "0", "0", "correct", ""],
+        ["aot_compiled", "cpu", "64", "new_static", "0", "0", "stale", ""],
+        ["aot_compiled", "cpu", "64", "seen_static", "0", "0", "correct", ""],
+        ["aot_compiled", "cpu", "64", "same_shape_array", "0", "0", "correct", ""],
+        ["aot_compiled", "cpu", "64", "new_shape_array", "0", "0", "error", AOT_ERROR],
+        ["aot_compiled", "cpu", "64", "equal_instance", "1", "1", "correct", ""],
+        ["aot_compiled", "cpu", "64", "other_instance", "1", "1", "correct", ""],
+    ]
+    explained = [row[3] for row in rows[1:] if row[8].startswith("TRACING CACHE MISS")]
+    assert explained == ["first_call", "equal_instance", "other_instance"]
+    assert [row[8] for row in rows[1:] if row[3] not in explained] == [""] * 5
+
+
+def test_audit_explain_gives_a_reason_for_every_trace(capsys):
+    assert main(["audit", "--explain"]) == 0
     out = capsys.readouterr().out
-    assert "cpu-sharded" in out and "0/0!" in out
+    lines = out.splitlines()
+    rows = [re.findall(r"\S+(?: E)?", line) for line in lines[5 : 5 + len(NAMES)]]
+    table = {row[0]: row for row in rows}
+    assert list(table) == NAMES
+    sections = out.split("\n\n")[-len(NAMES) :]
+    ghosts = observed().ghost_traces
+    for name, section in zip(NAMES, sections, strict=True):
+        heading, *body = section.strip("\n").splitlines()
+        assert heading == name
+        cells = dict(zip(STEPS, table[name][1 : 1 + len(STEPS)], strict=True))
+        traced = [step for step in STEPS if not cells[step].startswith("0/")]
+        entries = re.findall(r"^  (\w+) \((.+?)\): (.+)$", "\n".join(body), flags=re.M)
+        assert [step for step, _, _ in entries] == traced, name
+        for step, cell, description in entries:
+            assert cell == cells[step] and description == DESCRIPTIONS[step]
+            reason = section.split(f"  {step} (", 1)[1].splitlines()[1]
+            if name == "eager" or (name, step) in ghosts:
+                assert reason.startswith("    JAX gave no explanation: it explains misses"), reason
+            else:
+                assert reason.startswith("    TRACING CACHE MISS at "), (name, step, reason)
 
 
-def test_audit_csv_has_a_row_per_step(capsys):
-    assert main(["audit", "--strategy", "helper_function", "--format", "csv"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("strategy,device,size,step") and len(lines) == 9
+def test_audit_of_cpu_sharded_in_a_fresh_process(bare_env):
+    # The command resolves the device before JAX's backend starts: four host devices.
+    args = ["audit", "--strategy", "aot_compiled", "--device", "cpu-sharded", "--size", "10"]
+    out = subprocess.run(
+        [sys.executable, "-m", "jitbench", *args, "--format", "csv"],
+        capture_output=True,
+        text=True,
+        env=bare_env,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.reader(io.StringIO(out.stdout)))[1:]
+    assert [row[3:7] for row in rows][:3] == [
+        ["first_call", "1", "1", "correct"],
+        ["repeat_call", "0", "0", "correct"],
+        ["new_static", "0", "0", "stale"],
+    ]
+    # 10 elements rounded up to 12 for four devices.
+    assert "Argument 'a0' compiled with float32[12] and called with float32[2,12]" in rows[5][7]
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["audit", "--strategy", "nope"], "unknown strategy 'nope'; valid: eager,"),
-        (["audit", "--device", "xpu"], "unknown device 'xpu'; valid: cpu, cpu-sharded"),
-        (["audit", "--device", "gpu"], "device 'gpu' is not available on this host; available"),
-        (["audit", "--size", "0"], "size must be a positive integer, got '0'"),
-        (["audit", "--size", "ten"], "size must be a positive integer, got 'ten'"),
-        (["audit", "--format", "xml"], "unknown format 'xml'; valid: table, json, csv"),
-        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["audit", "--strategy", "nope"],
+         "jitbench: error: unknown strategy 'nope'; valid: eager,"),
+        (
+            ["audit", "--device", "xpu"],
+            "jitbench audit: error: argument --device: unknown device 'xpu'; valid: cpu, "
+            "cpu-sharded, gpu, gpu-sharded, tpu, tpu-sharded",
+        ),
+        (["audit", "--size", "0"], "jitbench audit: error: argument --size: must be a positive "
+                                   "integer, got '0'"),
+        (["audit", "--size", "ten"], "jitbench audit: error: argument --size: must be a positive "
+                                     "integer, got 'ten'"),
+        (["audit", "--format", "xml"],
+         "jitbench audit: error: argument --format: unknown format 'xml'; valid: table, json, "
+         "csv"),
+        (["frobnicate"], "jitbench: error: argument command: invalid choice: 'frobnicate'"),
+        (["show", "nope"], "jitbench: error: unknown strategy 'nope'; valid: eager,"),
+        (["show", "eager", "--n-arrays", "0"],
+         "jitbench show: error: argument --n-arrays: must be a positive integer, got '0'"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_is_one_line_and_exit_2(args, message):
     out = _run(*args)
     assert out.returncode == 2
     assert out.stdout == ""
-    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
-    assert message in out.stderr
+    assert len(out.stderr.splitlines()) == 1, out.stderr
+    assert out.stderr.startswith(message), out.stderr
+
+
+def test_absent_device_is_one_line_and_exit_2():
+    if "gpu" in jitbench.host_devices():
+        pytest.skip("this host has a gpu: the test is about its absence")
+    out = _run("audit", "--device", "gpu")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        "jitbench: error: device 'gpu' is not available on this host; available: cpu, cpu-sharded\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["strategies", "audit", "show"])
+def test_bad_plugin_module_is_one_line_and_exit_2(command):
+    args = [command] + (["eager"] if command == "show" else [])
+    out = _run(*args, env={"JITBENCH_PLUGINS": "no_such_module_jb"})
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        "jitbench: error: cannot import JITBENCH_PLUGINS module 'no_such_module_jb': "
+        "No module named 'no_such_module_jb'\n"
+    )

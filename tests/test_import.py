@@ -1,19 +1,27 @@
-"""``import jitbench`` stays light: asv imports it in every benchmark process."""
+"""``import jitbench`` stays light (asv imports it in every benchmark process), and the
+package's ``audit`` is the function, not the module."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+HEAVY = ["jax", "jaxlib", "pandas", "matplotlib", "equinox", "flax"]
+
+
+def _run(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr.strip().splitlines()[-1]
+    return out.stdout.strip().splitlines()
+
 
 def test_import_loads_no_heavy_module():
     code = (
         "import sys, jitbench\n"
-        "heavy = ['pandas', 'matplotlib', 'equinox', 'flax', 'jax']\n"
-        "print([m for m in heavy if m in sys.modules])\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
+        "print(sorted(jitbench.STRATEGIES)[:2])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert _run(code) == ["[]", "['aot_compiled', 'bound_method_jit']"]
 
 
 def test_strategies_command_imports_no_optional_package():
@@ -21,8 +29,23 @@ def test_strategies_command_imports_no_optional_package():
         "import sys\n"
         "from jitbench.cli import main\n"
         "main(['strategies'])\n"
-        "heavy = ['pandas', 'matplotlib', 'equinox', 'flax']\n"
-        "print([m for m in heavy if m in sys.modules])\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    lines = _run(code)
+    assert lines[-1] == "[]"
+    assert len(lines) == 2 + 15 + 1  # header, rule, a row per strategy, the check
+
+
+def test_audit_twice_through_the_package():
+    # jitbench.audit is a function; a module of the same name must not shadow it once
+    # the audit's module has been imported by the first call.
+    code = (
+        "import jitbench\n"
+        "placement = jitbench.resolve('cpu')\n"
+        "for _ in range(2):\n"
+        "    r = jitbench.audit(jitbench.get_strategy('helper_function'), placement, size=8)\n"
+        "    cells = ' '.join(s.cell for s in r.steps)\n"
+        "    print(callable(jitbench.audit), r.strategy, r.size, cells)\n"
+    )
+    cells = "1/1 0/0 1/1 0/0 0/0 1/1 0/0 0/0"
+    assert _run(code) == [f"True helper_function 8 {cells}"] * 2

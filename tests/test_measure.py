@@ -1,13 +1,24 @@
-"""The compile counter's exact counts on a toy function, and cold caches."""
+"""The compile counter's exact counts on a toy function, cold caches, and explanations."""
 
 from __future__ import annotations
+
+import logging
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax._src import monitoring
 
-from jitbench.measure import aot_stage_times, clear_caches, count_compiles
+from jitbench import measure
+from jitbench.measure import (
+    EXPLAIN_LOGGER,
+    block,
+    clear_caches,
+    count_compiles,
+    explain_misses,
+    use_persistent_cache,
+)
 
 
 def _toy(x):
@@ -19,15 +30,20 @@ def _ones(n, dtype=np.float32):
     return np.ones(n, dtype)
 
 
+def _counts(stats):
+    return stats.traces, stats.lowerings, stats.compiles
+
+
 def test_counts_one_trace_lowering_compile_then_none():
     f = jax.jit(_toy)
     with count_compiles() as first:
-        f(_ones(3)).block_until_ready()
+        block(f(_ones(3)))
     with count_compiles() as again:
-        f(_ones(3)).block_until_ready()
-    assert (first.traces, first.lowerings, first.compiles) == (1, 1, 1)
-    assert first.trace_seconds > 0 and first.compile_seconds > 0
-    assert (again.traces, again.lowerings, again.compiles) == (0, 0, 0)
+        block(f(_ones(3)))
+    assert _counts(first) == (1, 1, 1)
+    assert first.trace_seconds > 0 and first.lower_seconds > 0 and first.compile_seconds > 0
+    assert _counts(again) == (0, 0, 0)
+    assert again.trace_seconds == again.lower_seconds == again.compile_seconds == 0.0
 
 
 def test_new_shape_and_dtype_compile_again():
@@ -37,7 +53,8 @@ def test_new_shape_and_dtype_compile_again():
         f(_ones(4))
         f(_ones(4, np.int32))
         f(_ones(4))
-    assert stats.compiles == 2
+    assert _counts(stats) == (2, 2, 2)
+    assert (stats.persistent_cache_hits, stats.persistent_cache_misses) == (0, 0)
 
 
 def test_clear_caches_makes_the_next_call_compile():
@@ -46,38 +63,113 @@ def test_clear_caches_makes_the_next_call_compile():
     clear_caches()
     with count_compiles() as stats:
         f(_ones(3))
-    assert stats.compiles == 1
+    assert _counts(stats) == (1, 1, 1)
     assert not jax.config.jax_enable_compilation_cache
 
 
-def test_blocks_nest_and_listeners_register_once():
-    from jax._src import monitoring
-
-    before = len(monitoring.get_event_duration_listeners())
+def test_blocks_nest():
     f = jax.jit(_toy)
     with count_compiles() as outer:
         f(_ones(5))
         with count_compiles() as inner:
             f(_ones(6))
-    assert (outer.compiles, inner.compiles) == (2, 1)
+            assert measure._open == [outer, inner]
+        f(_ones(7))
+    assert (outer.compiles, inner.compiles) == (3, 1)
+    assert outer.compile_seconds > inner.compile_seconds > 0
+    assert measure._open == []
+
+
+def test_listeners_register_once():
     with count_compiles():
         pass
-    assert len(monitoring.get_event_duration_listeners()) == before
+    durations = list(monitoring.get_event_duration_listeners())
+    events = list(monitoring.get_event_listeners())
+    assert durations.count(measure._on_duration) == 1
+    assert events.count(measure._on_event) == 1
+    for _ in range(3):
+        with count_compiles(), count_compiles():
+            pass
+    measure._register_listeners()
+    assert list(monitoring.get_event_duration_listeners()) == durations
+    assert list(monitoring.get_event_listeners()) == events
 
 
 def test_counter_closed_on_exception():
     f = jax.jit(_toy)
-    with pytest.raises(RuntimeError), count_compiles():
+    with pytest.raises(RuntimeError, match="boom"), count_compiles() as failed:
+        f(_ones(8))
         raise RuntimeError("boom")
+    assert measure._open == []
+    assert failed.compiles == 1
     with count_compiles() as stats:
-        f(_ones(7))
+        f(_ones(9))
     assert stats.compiles == 1
+    assert failed.compiles == 1  # closed: the later compile did not count there
 
 
-def test_aot_stage_times_are_positive_and_cold():
+def test_events_outside_any_block_count_nowhere():
     f = jax.jit(_toy)
-    f(_ones(8))
-    with count_compiles() as stats:
-        stages = aot_stage_times(f, _ones(8))
-    assert stats.compiles == 1
-    assert stages.trace > 0 and stages.lower > 0 and stages.compile > 0
+    with count_compiles() as closed:
+        pass
+    f(_ones(10))
+    assert _counts(closed) == (0, 0, 0)
+
+
+def test_block_waits_for_a_pytree():
+    tree = {"a": jnp.ones(3), "b": [jnp.zeros(2)]}
+    assert block(tree) is tree
+
+
+def test_persistent_cache_switch(tmp_path):
+    try:
+        use_persistent_cache(str(tmp_path))
+        assert jax.config.jax_enable_compilation_cache
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path)
+        assert jax.config.jax_persistent_cache_min_compile_time_secs == 0.0
+        assert jax.config.jax_persistent_cache_min_entry_size_bytes == -1
+        measure.clear_memory_caches()
+        with count_compiles() as stats:
+            block(jax.jit(_toy)(_ones(11)))
+        assert (stats.persistent_cache_hits, stats.persistent_cache_misses) == (0, 1)
+        assert list(tmp_path.iterdir())  # written
+    finally:
+        use_persistent_cache(None)
+    assert not jax.config.jax_enable_compilation_cache
+
+
+def test_explain_misses_captures_and_restores(capfd, caplog):
+    logger = logging.getLogger(EXPLAIN_LOGGER)
+    logger.setLevel(logging.ERROR)
+    saved = (logger.level, logger.propagate, list(logger.handlers))
+
+    def fresh(x):  # a function JAX has never seen
+        return jnp.cos(x)
+
+    f = jax.jit(fresh)
+    try:
+        with caplog.at_level(logging.DEBUG), explain_misses() as messages:
+            assert jax.config.jax_explain_cache_misses
+            f(_ones(12))
+            f(_ones(13))
+            f(_ones(13))
+        assert len(messages) == 2
+        assert all(m.startswith("TRACING CACHE MISS") for m in messages)
+        assert "never seen function" in messages[0]
+        assert "now f32[13]" in messages[1] and "before f32[12]" in messages[1]
+        assert (logger.level, logger.propagate, list(logger.handlers)) == saved
+        assert not jax.config.jax_explain_cache_misses
+        out, err = capfd.readouterr()
+        assert out == "" and err == ""
+        assert not [r for r in caplog.records if r.name == EXPLAIN_LOGGER]
+    finally:
+        logger.setLevel(logging.NOTSET)
+
+
+def test_explain_misses_restores_after_an_exception():
+    logger = logging.getLogger(EXPLAIN_LOGGER)
+    saved = (logger.level, logger.propagate, list(logger.handlers))
+    with pytest.raises(ValueError), explain_misses():
+        raise ValueError
+    assert (logger.level, logger.propagate, list(logger.handlers)) == saved
+    assert not jax.config.jax_explain_cache_misses

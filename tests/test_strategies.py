@@ -1,13 +1,19 @@
-"""The registry, the generated classes and their results."""
+"""The registry, the generated instances, their results, and how users change them."""
 
 from __future__ import annotations
+
+import sys
 
 import jax
 import numpy as np
 import pytest
 
 import jitbench
-from jitbench.strategies import Strategy
+from jitbench import strategies
+from jitbench.codegen import DEFAULT_SHAPE, Shape, fields_of
+from jitbench.devices import resolve
+from jitbench.instances import DEFAULT_STATIC, random_array
+from jitbench.strategies import Strategy, get_strategy
 
 NAMES = [
     "eager",
@@ -21,82 +27,187 @@ NAMES = [
     "equinox_filter_jit",
     "flax_struct_dataclass",
     "flax_nnx_jit",
+    "aot_compiled",
+    "equinox_module_jax_jit",
+    "nnx_cached_partial",
+    "nnx_split_merge",
 ]
-PYTREES = ["pytree_class", "pytree_dataclass", "equinox_filter_jit", "flax_struct_dataclass"]
+# The strategies whose instance is itself a pytree with the arrays as its leaves.
+PYTREES = [
+    "pytree_class",
+    "pytree_dataclass",
+    "equinox_filter_jit",
+    "flax_struct_dataclass",
+    "equinox_module_jax_jit",
+]
+UPDATE_STYLES = {
+    "pytree_dataclass": "dataclasses.replace",
+    "equinox_filter_jit": "dataclasses.replace",
+    "equinox_module_jax_jit": "dataclasses.replace",
+    "flax_struct_dataclass": "replace method",
+    "nnx_cached_partial": "variable",
+    "nnx_split_merge": "variable",
+}
+CPU = resolve("cpu")
+
+
+def _instance(name, size=4, placement=CPU, shape=DEFAULT_SHAPE, **kwargs):
+    return jitbench.make_instance(get_strategy(name), size, placement, shape, **kwargs)
 
 
 def test_registry_has_exactly_the_public_names():
     assert list(jitbench.STRATEGIES) == NAMES
+    assert jitbench.STRATEGIES is strategies.STRATEGIES
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_strategy_is_available_in_the_test_environment(name):
     # The test environment installs equinox and flax, so nothing may be skipped.
-    assert jitbench.STRATEGIES[name].available, jitbench.STRATEGIES[name].unavailable_reason
+    strategy = get_strategy(name)
+    assert strategy.available, strategy.unavailable_reason
+    assert strategy.unavailable_reason is None
 
 
-@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("device", ["cpu", "cpu-sharded"])
+@pytest.mark.parametrize("name", NAMES)
 def test_first_result_matches_reference(name, device):
-    obj, y = jitbench.make_instance(name, 10, device=device, n_arrays=3, n_static=2, n_ops=4)
+    placement = resolve(device)
+    obj, y = _instance(name, 10, placement, Shape(n_arrays=3, n_static=2, n_ops=4))
     result = np.asarray(obj.calc(y))
-    expected = jitbench.reference_calc(jitbench.arrays_of(obj), jitbench.statics_of(obj), y, 4)
+    arrays, statics = jitbench.arrays_of(obj), jitbench.statics_of(obj)
+    assert len(arrays) == 3 and statics == [DEFAULT_STATIC] * 2
+    assert result.shape == (placement.round_size(10),) == y.shape
+    expected = jitbench.reference_calc(arrays, statics, y, 4)
     np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_update_follows_the_style(name):
-    strategy = jitbench.STRATEGIES[name]
-    obj, _ = jitbench.make_instance(name, 4)
-    changed = strategy.update(obj, s0=5)
-    assert changed.s0 == 5
+    strategy = get_strategy(name)
+    assert strategy.update_style == UPDATE_STYLES.get(name, "setattr")
+    obj, _ = _instance(name)
+    old_array = fields_of(obj)["a0"]
+    new_array = random_array(CPU, (4,), np.random.default_rng(5))
+    changed = strategy.update(obj, s0=5, a0=new_array)
+    assert fields_of(changed)["s0"] == 5 and fields_of(changed)["a0"] is new_array
+    assert type(changed) is type(obj)
     if strategy.frozen:
-        assert changed is not obj and obj.s0 == 1
+        assert changed is not obj
+        assert fields_of(obj)["s0"] == 1 and fields_of(obj)["a0"] is old_array
     else:
         assert changed is obj
 
 
+def test_frozen_is_what_builds_a_new_object():
+    frozen = {name for name in NAMES if get_strategy(name).frozen}
+    assert frozen == {
+        "pytree_dataclass",
+        "equinox_filter_jit",
+        "equinox_module_jax_jit",
+        "flax_struct_dataclass",
+    }
+
+
+def test_variable_update_keeps_the_variable():
+    # nnx users set a new value into the Variable the jitted call already shares.
+    obj, _ = _instance("nnx_cached_partial")
+    variable = obj.model.a0
+    new_array = random_array(CPU, (4,), np.random.default_rng(5))
+    get_strategy("nnx_cached_partial").update(obj, a0=new_array)
+    assert obj.model.a0 is variable and fields_of(obj)["a0"] is new_array
+
+
 def test_update_rejects_unknown_fields():
-    obj, _ = jitbench.make_instance("pytree_class", 4)
-    with pytest.raises(jitbench.JitbenchError, match="unknown field"):
-        jitbench.STRATEGIES["pytree_class"].update(obj, nope=1)
+    obj, _ = _instance("pytree_class")
+    with pytest.raises(jitbench.JitbenchError, match=r"unknown field\(s\) \['nope'\] for Pytree"):
+        get_strategy("pytree_class").update(obj, nope=1)
+
+
+def test_unknown_update_style_is_rejected():
+    with pytest.raises(jitbench.JitbenchError, match="unknown update style 'copy'; valid: setattr"):
+        Strategy("x", "s", "m", get_strategy("eager").render, update_style="copy")
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_one_class_per_shape(name):
-    assert jitbench.make_class(name, n_arrays=2) is jitbench.make_class(name, n_arrays=2)
-    assert jitbench.make_class(name, n_arrays=2) is not jitbench.make_class(name, n_arrays=3)
+    strategy = get_strategy(name)
+    wide = strategy.make_class(Shape(n_arrays=2))
+    assert strategy.make_class(Shape(n_arrays=2)) is wide
+    assert strategy.make_class(Shape(n_arrays=3)) is not wide
+    assert strategy.make_class(Shape(n_arrays=2), probe=True) is not wide
+    assert jitbench.shape_of(wide) == Shape(n_arrays=2)
+    obj, _ = _instance(name, shape=Shape(n_arrays=2))
+    assert type(obj) is wide
 
 
 @pytest.mark.parametrize("name", PYTREES)
 @pytest.mark.parametrize("n_arrays", [1, 7])
 def test_width_knob_sets_pytree_leaves(name, n_arrays):
-    obj, _ = jitbench.make_instance(name, 5, n_arrays=n_arrays, n_static=3)
+    obj, _ = _instance(name, 5, shape=Shape(n_arrays=n_arrays, n_static=3))
     leaves = jax.tree_util.tree_leaves(obj)
     assert len(leaves) == n_arrays
     assert all(leaf.shape == (5,) for leaf in leaves)
     assert jitbench.statics_of(obj) == [1, 1, 1]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_fields_are_named_and_ordered(name):
+    obj, _ = _instance(name, 5, shape=Shape(n_arrays=3, n_static=2), statics=3)
+    fields = fields_of(obj)
+    assert list(fields) == ["a0", "a1", "a2", "s0", "s1"]
+    assert [fields["s0"], fields["s1"]] == [3, 3]
+    assert all(fields[a].shape == (5,) for a in ("a0", "a1", "a2"))
+    # Each array is drawn separately: three different arrays.
+    assert len({np.asarray(fields[a]).tobytes() for a in ("a0", "a1", "a2")}) == 3
+
+
+def test_instances_are_reproducible_from_the_seed():
+    first, y1 = _instance("helper_function", 6, seed=3)
+    again, y2 = _instance("helper_function", 6, seed=3)
+    other, _ = _instance("helper_function", 6, seed=4)
+    np.testing.assert_array_equal(first.a0, again.a0)
+    np.testing.assert_array_equal(y1, y2)
+    assert not np.array_equal(first.a0, other.a0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_dtype_is_applied(dtype):
+    obj, y = _instance("pytree_class", 4, dtype=dtype)
+    assert str(obj.a0.dtype) == dtype and str(y.dtype) == dtype
+
+
+def test_unknown_dtype_lists_valid_ones():
+    with pytest.raises(jitbench.JitbenchError, match="unknown dtype 'int8'; valid: float32"):
+        _instance("eager", dtype="int8")
+
+
 def test_ops_knob_grows_the_traced_program():
     def n_eqns(n_ops):
-        obj, y = jitbench.make_instance("eager", 4, n_ops=n_ops)
+        obj, y = _instance("eager", shape=Shape(n_ops=n_ops))
         return len(jax.make_jaxpr(obj.calc)(y).eqns)
 
-    # Each extra stage is one cos and one add.
+    # x * y, then * y and + s0 for the odd flag; each extra stage is one cos and one add.
+    assert n_eqns(1) == 3
     assert n_eqns(10) - n_eqns(1) == 2 * 9
     assert n_eqns(100) - n_eqns(1) == 2 * 99
 
 
 def test_unknown_strategy_lists_valid_names():
-    with pytest.raises(jitbench.JitbenchError, match="unknown strategy 'nope'; valid: eager"):
-        jitbench.make_instance("nope", 4)
+    with pytest.raises(
+        jitbench.JitbenchError, match="unknown strategy 'nope'; valid: eager, bound_method_jit, "
+    ):
+        get_strategy("nope")
 
 
-@pytest.mark.parametrize("size", [0, -3, 2.5, True])
+@pytest.mark.parametrize("size", [0, -3, 2.5, True, "4"])
 def test_bad_size(size):
-    with pytest.raises(jitbench.JitbenchError, match="size must be a positive integer"):
-        jitbench.make_instance("eager", size)
+    with pytest.raises(jitbench.JitbenchError, match="size must be a positive integer, got "):
+        _instance("eager", size)
+
+
+def test_numpy_integer_size_is_accepted():
+    obj, y = _instance("eager", np.int64(3))
+    assert y.shape == (3,) and obj.a0.shape == (3,)
 
 
 def test_missing_package_is_listed_with_reason_and_raises_on_use():
@@ -104,25 +215,65 @@ def test_missing_package_is_listed_with_reason_and_raises_on_use():
         "ghost",
         "needs a package that is not installed",
         "none",
-        jitbench.STRATEGIES["eager"].build,
+        get_strategy("eager").render,
         requires=("no_such_package_jitbench",),
         extra="ghost",
     )
     assert not ghost.available
-    assert "no_such_package_jitbench" in ghost.unavailable_reason
-    assert "jitbench[ghost]" in ghost.unavailable_reason
+    assert ghost.unavailable_reason == (
+        "strategy 'ghost' needs package 'no_such_package_jitbench' (pip install 'jitbench[ghost]')"
+    )
     with pytest.raises(jitbench.StrategyUnavailable, match="no_such_package_jitbench"):
         ghost.make_class()
+    with pytest.raises(jitbench.StrategyUnavailable):
+        jitbench.make_instance(ghost, 4, CPU)
     assert issubclass(jitbench.StrategyUnavailable, NotImplementedError)
 
 
 def test_register_strategy(monkeypatch):
-    monkeypatch.setattr(jitbench.strategies, "STRATEGIES", dict(jitbench.STRATEGIES))
-    custom = Strategy(
-        "my_pytree", "a copy of pytree_class", "pytree", jitbench.STRATEGIES["pytree_class"].build
+    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    base = get_strategy("pytree_class")
+    custom = Strategy("my_pytree", "pytree_class's recipe as is", "pytree", base.render)
+    assert strategies.register_strategy(custom) is custom
+    assert get_strategy("my_pytree") is custom
+    with pytest.raises(jitbench.JitbenchError, match="strategy 'my_pytree' is already registered"):
+        strategies.register_strategy(custom)
+    # The class must be named after the strategy: a recipe reused as is renders PytreeClass.
+    with pytest.raises(
+        jitbench.JitbenchError, match="strategy 'my_pytree' rendered no class named 'MyPytree'"
+    ):
+        custom.make_class()
+
+    def render(t):
+        return base.render(t).replace("class PytreeClass", "class MyPytree")
+
+    replacement = Strategy("my_pytree", "pytree_class renamed", "pytree", render)
+    strategies.register_strategy(replacement, replace=True)
+    assert get_strategy("my_pytree") is replacement
+    obj, y = jitbench.make_instance(replacement, 6, CPU)
+    np.testing.assert_allclose(
+        obj.calc(y), jitbench.reference_calc([obj.a0], [obj.s0], y), rtol=1e-5, atol=1e-5
     )
-    jitbench.strategies.register_strategy(custom)
-    obj, y = jitbench.make_instance("my_pytree", 6)
-    assert obj.calc(y).shape == (6,)
-    with pytest.raises(jitbench.JitbenchError, match="already registered"):
-        jitbench.strategies.register_strategy(custom)
+    # A class of its own, named after the strategy, not pytree_class's.
+    assert type(obj).__name__ == "MyPytree" and type(obj) is not base.make_class()
+
+
+def test_load_plugins(monkeypatch, tmp_path):
+    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    (tmp_path / "jb_plugin_a.py").write_text(
+        "from jitbench import register_strategy, get_strategy, Strategy\n"
+        "register_strategy(Strategy('plug_a', 's', 'm', get_strategy('helper_function').render))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "jb_plugin_a", raising=False)
+    monkeypatch.setenv("JITBENCH_PLUGINS", " jb_plugin_a , ")
+    assert strategies.load_plugins() == ["jb_plugin_a"]
+    assert list(strategies.STRATEGIES)[-1] == "plug_a"
+    monkeypatch.setenv("JITBENCH_PLUGINS", "jb_plugin_a,no_such_module_jb")
+    with pytest.raises(
+        jitbench.JitbenchError,
+        match="cannot import JITBENCH_PLUGINS module 'no_such_module_jb': No module named",
+    ):
+        strategies.load_plugins()
+    monkeypatch.delenv("JITBENCH_PLUGINS")
+    assert strategies.load_plugins() == []
