@@ -9,61 +9,71 @@ dispatch, where ``k`` makes the cached call about ``JITBENCH_CANARY_SLOWDOWN``
 (a fraction: 0.10 = 10% slower) slower than ``helper_function``'s on this
 machine, for the instance's size and device.
 
-``k`` is calibrated when an instance is built, in the process that uses it:
-the cached call of a ``helper_function`` instance with the same fields and the
-cost of one unit are timed there, under that process's load, and
+``k`` is calibrated when an instance is built, in the process that uses it,
+under that process's load (:func:`calibrate`): the instance's own cached call
+without work (which is ``helper_function``'s code), the cost of calling the
+work loop with no work, and the cost of one unit are timed there, and
 :func:`units_for` does the arithmetic. A slowdown of 0 times nothing and adds
 no work, which makes the canary a copy of ``helper_function``.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import statistics
 import time
 import timeit
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from jitbench.codegen import Shape, Template, arrays_of, shape_of, statics_of
+from jitbench.codegen import Template, arrays_of, shape_of, statics_of
 from jitbench.errors import JitbenchError
 from jitbench.recipes import HELPER_FUNCTION
-from jitbench.strategies import Strategy, get_strategy, register_strategy
+from jitbench.strategies import Strategy, register_strategy
 
 NAME = "canary"
 SLOWDOWN_ENV = "JITBENCH_CANARY_SLOWDOWN"
-# Units per timing loop when the unit cost is measured: long enough that the
-# loop's own call overhead is a small part of each unit.
+# The unit's cost: spin(UNIT_BATCH) calls (enough units that the call's own cost is
+# a small part of each), the fastest of UNIT_REPEATS loops of about UNIT_BUDGET_S.
 UNIT_BATCH = 1000
+UNIT_REPEATS = 10
+UNIT_BUDGET_S = 0.002
+# The call without work: median of CALL_REPEATS loops of CALL_BUDGET_S each.
 CALL_REPEATS = 5
 CALL_BUDGET_S = 0.04
-UNIT_REPEATS = 3
-UNIT_BUDGET_S = 0.01
 
 
-def work_unit(state: int) -> int:
-    """One unit of work: a step of a linear congruential generator (real arithmetic)."""
-    return (state * 1103515245 + 12345) & 0x7FFFFFFF
+def spin(units: int) -> int:
+    """Run ``units`` units of work (steps of a linear congruential generator).
 
-
-def spin(units: int, step: Callable[[int], int] = work_unit) -> int:
-    """Run ``units`` units of work; returns the final state so the work is not idle."""
+    Returns the final state, so the arithmetic is not idle.
+    """
     state = 1
     for _ in range(units):
-        state = step(state)
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF
     return state
 
 
-def units_for(slowdown: float, call_seconds: float, unit_seconds: float) -> int:
-    """Units of work that add ``slowdown`` x ``call_seconds`` to a call, given one unit's cost."""
+def units_for(
+    slowdown: float, call_seconds: float, unit_seconds: float, fixed_seconds: float = 0.0
+) -> int:
+    """Units of work that add ``slowdown`` x ``call_seconds`` to a call.
+
+    The work costs ``fixed_seconds`` (the loop's own cost) plus
+    ``unit_seconds`` per unit. Any slowdown above 0 plants at least one
+    unit: the smallest extra work there is.
+    """
     if not (math.isfinite(slowdown) and slowdown >= 0):
         raise JitbenchError(f"canary slowdown must be a finite fraction >= 0, got {slowdown!r}")
     for name, value in (("call_seconds", call_seconds), ("unit_seconds", unit_seconds)):
         if not (math.isfinite(value) and value > 0):
             raise JitbenchError(f"canary {name} must be a positive number, got {value!r}")
-    return round(slowdown * call_seconds / unit_seconds)
+    if not (math.isfinite(fixed_seconds) and fixed_seconds >= 0):
+        raise JitbenchError(f"canary fixed_seconds must be a number >= 0, got {fixed_seconds!r}")
+    if slowdown == 0:
+        return 0
+    return max(1, round((slowdown * call_seconds - fixed_seconds) / unit_seconds))
 
 
 def slowdown_from_env() -> float:
@@ -82,8 +92,13 @@ def slowdown_from_env() -> float:
     return value
 
 
-def _median_seconds(func: Callable[[], Any], repeats: int, budget: float) -> float:
-    """Median seconds per call of ``func`` over ``repeats`` loops of about ``budget`` seconds.
+def _seconds(
+    func: Callable[[], Any],
+    repeats: int,
+    budget: float,
+    pick: Callable[[list[float]], float] = statistics.median,
+) -> float:
+    """Seconds per call of ``func``: ``pick`` (median) of ``repeats`` loops of about ``budget``.
 
     Kept short on purpose: the calibration runs inside the cached-call
     benchmark's first call, and asv counts that wall time against the
@@ -96,68 +111,64 @@ def _median_seconds(func: Callable[[], Any], repeats: int, budget: float) -> flo
         func()
         once = min(once, time.perf_counter() - start)
     number = max(1, int(budget / max(once, 1e-9)))
-    timer = timeit.Timer(func)
-    return statistics.median(timer.repeat(repeat=repeats, number=number)) / number
+    return pick(timeit.Timer(func).repeat(repeat=repeats, number=number)) / number
 
 
-def unit_seconds(repeats: int = UNIT_REPEATS, budget: float = UNIT_BUDGET_S) -> float:
-    """Seconds per unit of work on this machine now (median of ``repeats`` timed loops)."""
-    return _median_seconds(lambda: spin(UNIT_BATCH), repeats, budget) / UNIT_BATCH
+def spin_costs(repeats: int = UNIT_REPEATS, budget: float = UNIT_BUDGET_S) -> tuple[float, float]:
+    """Seconds of calling :func:`spin` with no work, and seconds per unit, here and now.
+
+    The call's own cost matters at small sizes, where the planted work is a
+    few units. Both are the fastest loop's: the work is the same every time,
+    and a loop another process interrupted would overstate it.
+    """
+    empty = _seconds(lambda: spin(0), repeats, budget, min)
+    batch = _seconds(lambda: spin(UNIT_BATCH), repeats, budget, min)
+    return empty, max(batch - empty, batch / 2) / UNIT_BATCH
 
 
-def call_seconds(
-    arrays: Sequence[Any],
-    statics: Sequence[int],
-    n_ops: int = 1,
-    repeats: int = CALL_REPEATS,
-    budget: float = CALL_BUDGET_S,
-) -> float:
-    """Seconds of ``helper_function``'s cached call on these fields, result waited for.
+def calibrate(obj: Any, y: Any, slowdown: float) -> int:
+    """The units that slow ``obj.calc(y)`` by ``slowdown``, timed on ``obj`` without work.
 
-    The instance is built from the same arrays (so the same size, dtype and
-    device) and called once to compile before it is timed, as the cached-call
-    benchmark does.
+    The call is timed as the cached-call benchmark times it: compiled
+    first, then loops of calls with the result waited for, the median loop.
+    ``obj.units`` is 0 afterwards.
     """
     from jitbench.measure import block
 
-    helper = get_strategy("helper_function")
-    cls = helper.make_class(Shape(len(arrays), len(statics), n_ops))
-    obj = cls(*arrays, *statics)
-    y = arrays[0]
-    block(obj.calc(y))
-    return _median_seconds(lambda: block(obj.calc(y)), repeats, budget)
+    def call() -> Any:
+        return block(obj.calc(y))
+
+    obj.units = 0
+    call()  # compiles
+    seconds = _seconds(call, CALL_REPEATS, CALL_BUDGET_S)
+    spin_seconds, unit_seconds = spin_costs()
+    return units_for(slowdown, seconds, unit_seconds, spin_seconds)
 
 
-@functools.cache
-def _unit_seconds_once() -> float:
-    return unit_seconds()
-
-
-_calls: dict[tuple[Any, ...], float] = {}
+_units: dict[tuple[Any, ...], int] = {}
 
 
 def reset_calibration() -> None:
-    """Forget this process's measurements (the next instance is calibrated again)."""
-    _calls.clear()
-    _unit_seconds_once.cache_clear()
+    """Forget this process's calibrations (the next instance is calibrated again)."""
+    _units.clear()
 
 
 def planned_units(obj: Any) -> int:
     """The units of work ``obj.calc`` adds, from this process's calibration.
 
-    Timed once per process and field layout (shapes, dtypes, placement,
-    statics, program size); a slowdown of 0 times nothing.
+    Calibrated once per process, slowdown and field layout (shapes, dtypes,
+    placement, statics, program size), with the instance's first array as
+    ``y``; a slowdown of 0 times nothing.
     """
     slowdown = slowdown_from_env()
     if slowdown == 0:
         return 0
     arrays, statics = arrays_of(obj), tuple(statics_of(obj))
-    n_ops = shape_of(obj).n_ops
     layout = tuple((a.shape, str(a.dtype), repr(getattr(a, "sharding", None))) for a in arrays)
-    key = (layout, statics, n_ops)
-    if key not in _calls:
-        _calls[key] = call_seconds(arrays, statics, n_ops)
-    return units_for(slowdown, _calls[key], _unit_seconds_once())
+    key = (slowdown, layout, statics, shape_of(obj).n_ops)
+    if key not in _units:
+        _units[key] = calibrate(obj, arrays[0], slowdown)
+    return _units[key]
 
 
 # helper_function's source, plus the calibrated work before the dispatch.

@@ -207,6 +207,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         results=args.results,
         skip_bad=args.skip_bad,
         only_changed=args.only_changed,
+        noise=args.noise,
     )
 
 
@@ -277,6 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--factor", type=_factor, default=1.1, help="ratio that counts (default 1.1)")
     p.add_argument("--only-changed", action="store_true", help="list significant changes only")
+    p.add_argument(
+        "--noise",
+        type=Path,
+        metavar="NOISE_CSV",
+        help="jitbench validate's noise.csv: a change within a row's measured noise is marked ~",
+    )
 
     p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
     p.add_argument("--out", type=Path, default=Path("reports/validation"), help="report folder")

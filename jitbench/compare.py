@@ -6,18 +6,27 @@ beyond the factor, ``-`` significant improvement, ``~`` not significant or
 within the factor, ``!`` newly failing, ``*`` fixed, ``x`` benchmark code
 changed (not comparable). Combinations skipped on either side show as n/a and
 do not count.
+
+With ``noise`` (the ``noise.csv`` that ``jitbench validate`` writes), a
+difference within the run-to-run noise measured on this suite is never called
+a regression or an improvement: see :func:`run_compare`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-# asv has no public entry point for one comparison: these are the functions
-# ``asv compare`` itself uses for its marks.
+# asv has no public API for judging one pair of results: ``asv compare`` decides
+# its marks with these two private functions (Mann-Whitney U on the samples, else
+# overlapping 99% intervals; then the factor). Calling them keeps every mark
+# exactly asv's; they are private, so the asv version is pinned (asv==0.6.6 in
+# pyproject.toml) and tests/test_compare.py checks the marks on real asv results.
 from asv._stats import is_different
 from asv.commands.compare import _is_result_better
 from asv.util import human_value
@@ -30,6 +39,9 @@ from jitbench.results import load
 BY = ("commit", "env", "machine")
 CONTEXT = ("machine", "commit", "env")
 REGRESSION_MARKS = ("+", "!")
+CHANGE_MARKS = ("+", "-", "!")
+# The columns compare reads from validate's noise.csv (validate writes more).
+NOISE_COLUMNS = ("benchmark", "case", "spread")
 # Worst first: regressions, then comparable rows, then not comparable, then n/a.
 _MARK_RANK = {"!": 0, "+": 0, "~": 1, "-": 1, "*": 1, "x": 2, "": 3}
 
@@ -46,8 +58,21 @@ def run_compare(
     results: str | Path = "results",
     skip_bad: bool = False,
     only_changed: bool = False,
+    noise: str | Path | None = None,
 ) -> int:
-    """Print the comparison; 1 when something regressed beyond the factor, else 0."""
+    """Print the comparison; 1 when something regressed beyond the factor, else 0.
+
+    By default a row's mark is asv's: ``+`` when asv's test finds the two
+    sets of samples different and HEAD is slower than BASE by more than
+    ``factor``. ``noise`` names the ``noise.csv`` of ``jitbench validate``
+    (two asv runs of unchanged code; per row its ``spread``, ``|ratio - 1|``).
+    With it, a ``+`` or ``-`` whose ``|HEAD/BASE - 1|`` is at most the
+    measured noise becomes ``~``: the noise of the row's own benchmark and
+    parameters, else the 95th percentile of its benchmark's rows when the file
+    lacks the row; benchmarks absent from the file keep asv's rule. The output
+    says that noise was applied, from which file, and how many marks it
+    changed. Measure the noise on the machine that produced the results.
+    """
     if not factor > 0:
         raise JitbenchError(f"--factor must be a positive number, got {factor}")
     if by not in BY:
@@ -55,27 +80,94 @@ def run_compare(
     filters = {"machine": machine, "commit": commit, "env": env}
     if filters[by] is not None:
         raise JitbenchError(f"--{by} cannot be combined with --by {by}")
+    measured = Noise.load(noise) if noise is not None else None
     frame = load(results, skip_bad=skip_bad)
     base_rows, head_rows = _sides(frame, base, head, by, filters)
-    table = compare_frames(base_rows, head_rows, factor)
+    table = compare_frames(base_rows, head_rows, factor, noise=measured)
     print(f"BASE {_describe(base_rows)}")
     print(f"HEAD {_describe(head_rows)}")
     only_one = len(set(base_rows["case"]) ^ set(head_rows["case"]))
     if only_one:
         print(f"{only_one} benchmark combinations are present on one side only and not compared")
-    shown = table[table["mark"].isin(("+", "-", "!"))] if only_changed else table
-    print(_format(shown))
+    if measured is not None:
+        print(measured.describe(table))
+    shown = table[table["mark"].isin(CHANGE_MARKS)] if only_changed else table
+    print(_format(shown, noise=measured is not None))
     counts = table["mark"].replace("", "n/a").value_counts()
-    print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" (factor {factor})")
+    applied = ", noise applied" if measured is not None else ""
+    print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" (factor {factor}{applied})")
     return 1 if table["mark"].isin(REGRESSION_MARKS).any() else 0
 
 
-def compare_frames(base_df: pd.DataFrame, head_df: pd.DataFrame, factor: float) -> pd.DataFrame:
+@dataclasses.dataclass(frozen=True)
+class Noise:
+    """Run-to-run noise measured by ``jitbench validate``: per row, and per benchmark (p95).
+
+    ``rows`` maps a row's ``case`` (benchmark and parameters, as
+    :func:`jitbench.results.load` names it) to its relative spread;
+    ``benchmarks`` maps a benchmark to the 95th percentile of its rows' spreads.
+    """
+
+    path: Path
+    rows: dict[str, float]
+    benchmarks: dict[str, float]
+
+    @classmethod
+    def load(cls, path: str | Path) -> Noise:
+        """Read validate's ``noise.csv``; a missing file or column is a JitbenchError."""
+        path = Path(path)
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError) as exc:
+            reason = " ".join(str(exc).split())
+            raise JitbenchError(f"cannot read noise file {str(path)!r} ({reason})") from None
+        missing = [c for c in NOISE_COLUMNS if c not in table]
+        if missing:
+            raise JitbenchError(
+                f"noise file {str(path)!r} lacks column(s) {', '.join(missing)}; "
+                f"expected the noise.csv of jitbench validate ({', '.join(NOISE_COLUMNS)})"
+            )
+        table = table.dropna(subset=list(NOISE_COLUMNS))
+        benchmarks = {
+            str(name): float(np.percentile(part["spread"].astype(float), 95))
+            for name, part in table.groupby("benchmark", sort=True)
+        }
+        rows = dict(zip(table["case"].astype(str), table["spread"].astype(float), strict=True))
+        return cls(path, rows, benchmarks)
+
+    def threshold(self, benchmark: str, case: str) -> tuple[float, str]:
+        """The noise that applies to one row, and where it comes from (``row``/``p95``/``""``)."""
+        if case in self.rows:
+            return self.rows[case], "row"
+        if benchmark in self.benchmarks:
+            return self.benchmarks[benchmark], "p95"
+        return math.nan, ""
+
+    def describe(self, table: pd.DataFrame) -> str:
+        """One line: that noise applies, from which file, and what it changed."""
+        compared = (table["base_status"] == "ok") & (table["head_status"] == "ok")
+        sources = table.loc[compared, "noise_from"].value_counts()
+        return (
+            f"noise from {self.path}: a change within its measured noise is marked ~ "
+            f"(of the rows measured on both sides, {sources.get('row', 0)} by their own noise, "
+            f"{sources.get('p95', 0)} by their benchmark's p95, {sources.get('', 0)} without); "
+            f"{int(table['within_noise'].sum())} marks of asv's rule changed to ~"
+        )
+
+
+def compare_frames(
+    base_df: pd.DataFrame,
+    head_df: pd.DataFrame,
+    factor: float,
+    noise: Noise | None = None,
+) -> pd.DataFrame:
     """Pair up the rows of two :func:`jitbench.results.load` frames and judge each pair.
 
     Rows pair on benchmark and parameters, plus machine/commit/env where both
     sides hold the same several values (e.g. two envs compared commit to commit).
-    Returns one row per pair present on both sides, worst first.
+    Returns one row per pair present on both sides, worst first. With
+    ``noise``, ``noise``/``noise_from`` say which noise applied to a row and
+    ``within_noise`` which ``+``/``-`` it turned into ``~`` (see :func:`run_compare`).
     """
     context = [
         c
@@ -105,6 +197,8 @@ def compare_frames(base_df: pd.DataFrame, head_df: pd.DataFrame, factor: float) 
         out[name] = [j[name] for j in judged]
     out["significant"] = out["significant"].astype("boolean")
     out["ratio"] = out["ratio"].astype("float64")
+    if noise is not None:
+        _apply_noise(out, noise)
     rank = out["mark"].map(_MARK_RANK)
     order = pd.DataFrame({"rank": rank, "ratio": out["ratio"]}).sort_values(
         ["rank", "ratio"], ascending=[True, False], na_position="last", kind="stable"
@@ -149,6 +243,16 @@ def _judge(row: dict[str, Any], factor: float) -> dict[str, Any]:
     return judged
 
 
+def _apply_noise(table: pd.DataFrame, noise: Noise) -> None:
+    """Turn ``+``/``-`` into ``~`` where ``|ratio - 1|`` is within the row's measured noise."""
+    found = [noise.threshold(b, c) for b, c in zip(table["benchmark"], table["case"], strict=True)]
+    table["noise"] = pd.Series([f[0] for f in found], index=table.index, dtype="float64")
+    table["noise_from"] = [f[1] for f in found]
+    within = table["mark"].isin(("+", "-")) & ((table["ratio"] - 1).abs() <= table["noise"])
+    table["within_noise"] = within
+    table.loc[within, "mark"] = "~"
+
+
 def _stats(row: dict[str, Any], suffix: str) -> tuple[dict[str, Any] | None, list[float] | None]:
     """(stats, samples) in the shape asv's compare functions take."""
     stats = {key: row[key + suffix] for key in results.STAT_KEYS}
@@ -190,24 +294,25 @@ def _describe(side: pd.DataFrame) -> str:
     return "; ".join(f"{r.machine} {r.commit[:8]} {r.env}" for r in runs.itertuples())
 
 
-def _format(table: pd.DataFrame) -> str:
-    """A table like asv compare's: change, before, after, ratio, benchmark."""
+def _format(table: pd.DataFrame, *, noise: bool = False) -> str:
+    """A table like asv compare's: change, before, after, ratio, (noise,) benchmark."""
     context = [c for c in CONTEXT if c in table]
     rows = []
     for row in table.to_dict("records"):
         name = row["case"]
         if context:
             name += f" [{'/'.join(str(row[c]) for c in context)}]"
-        rows.append(
-            {
-                "Change": row["mark"],
-                "Before": _value(row["base"], row["base_status"], row["unit"], row["base_err"]),
-                "After": _value(row["head"], row["head_status"], row["unit"], row["head_err"]),
-                "Ratio": "n/a" if pd.isna(row["ratio"]) else f"{row['ratio']:.2f}",
-                "Benchmark (Parameter)": name,
-            }
-        )
-    columns = ["Change", "Before", "After", "Ratio", "Benchmark (Parameter)"]
+        cells = {
+            "Change": row["mark"],
+            "Before": _value(row["base"], row["base_status"], row["unit"], row["base_err"]),
+            "After": _value(row["head"], row["head_status"], row["unit"], row["head_err"]),
+            "Ratio": "n/a" if pd.isna(row["ratio"]) else f"{row['ratio']:.2f}",
+        }
+        if noise:
+            cells["Noise"] = "" if pd.isna(row["noise"]) else f"{row['noise']:.1%}"
+        rows.append({**cells, "Benchmark (Parameter)": name})
+    columns = ["Change", "Before", "After", "Ratio", *(["Noise"] if noise else [])]
+    columns.append("Benchmark (Parameter)")
     # The github table format asv compare prints; tabulate comes with asv.
     return pd.DataFrame(rows, columns=columns).to_markdown(index=False, disable_numparse=True)
 

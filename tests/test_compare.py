@@ -2,32 +2,38 @@
 
 from __future__ import annotations
 
-import argparse
 import json
+import math
+import re
 import shutil
 
+import numpy as np
+import pandas as pd
 import pytest
 from test_results import CACHED, MACHINE, MEMORY, SLOWDOWN, copy_results
 
 from jitbench import compare, results
 from jitbench.errors import JitbenchError
+from jitbench.validate import stats
 
 pytestmark = pytest.mark.slow
 
 
-def _args(results_dir, base, head, **options) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    compare.add_arguments(parser)
-    argv = [base, head, "--results", str(results_dir)]
-    for name, value in options.items():
-        argv += [f"--{name.replace('_', '-')}"] + ([] if value is True else [str(value)])
-    return parser.parse_args(argv)
+def _compare(results_dir, base, head, **options) -> int:
+    return compare.run_compare(base, head, results=results_dir, **options)
+
+
+def _rows(out: str) -> list[tuple[str, str]]:
+    """(mark, benchmark) of every row of a printed table."""
+    cells = [line.split("|") for line in out.splitlines() if line.startswith("| ")]
+    return [(c[1].strip(), c[-2].strip()) for c in cells if "bench_" in c[-2]]
 
 
 def test_unchanged_code_passes(runs, capsys):
-    assert compare.run(_args(runs.results, runs.c1[:8], runs.c2[:8])) == 0
+    assert _compare(runs.results, runs.c1[:8], runs.c2[:8]) == 0
     out = capsys.readouterr().out
     assert f"BASE {MACHINE} {runs.c1[:8]}" in out and f"HEAD {MACHINE} {runs.c2[:8]}" in out
+    assert "noise" not in out  # asv's rule unless a noise file is given
     assert "| +" not in out
 
 
@@ -45,7 +51,7 @@ def test_unchanged_rows_are_judged_with_samples(runs, frame):
 
 
 def test_slower_benchmark_fails(runs, frame, capsys):
-    assert compare.run(_args(runs.results, runs.c1, runs.c3)) == 1
+    assert _compare(runs.results, runs.c1, runs.c3) == 1
     out = capsys.readouterr().out
     assert "combinations are present on one side only" in out
     table = compare.compare_frames(
@@ -65,17 +71,127 @@ def test_slower_benchmark_fails(runs, frame, capsys):
     assert ordered == sorted(ordered, reverse=True)
 
 
-def test_only_changed_hides_the_rest(runs, capsys):
-    assert compare.run(_args(runs.results, runs.c1, runs.c3, only_changed=True)) == 1
-    rows = [line for line in capsys.readouterr().out.splitlines() if "bench_" in line]
-    assert rows and all(line.split("|")[1].strip() in ("+", "-", "!") for line in rows)
-
-
-def test_factor_above_the_slowdown_passes_the_timings(runs, frame):
-    table = compare.compare_frames(
-        results.select(frame, commit=runs.c1), results.select(frame, commit=runs.c3), 100.0
+def _table(frame, base, head, factor, noise=None):
+    return compare.compare_frames(
+        results.select(frame, commit=base), results.select(frame, commit=head), factor, noise
     )
-    assert not (table[table["benchmark"] == CACHED]["mark"] == "+").any()
+
+
+def test_only_changed_lists_exactly_the_changes(runs, frame, capsys):
+    assert _compare(runs.results, runs.c1, runs.c3, only_changed=True) == 1
+    shown = _rows(capsys.readouterr().out)
+    table = _table(frame, runs.c1, runs.c3, 1.1)
+    changed = table[table["mark"].isin(["+", "-", "!"])]
+    assert shown == list(zip(changed["mark"], changed["case"], strict=True))
+    # Among them, every cached call on cpu (3x slower) and the newly failing peakmem.
+    cached = table[(table["benchmark"] == CACHED) & (table["device"] == "cpu")]
+    assert len(cached) == 10 and set(cached["mark"]) == {"+"}
+    failed = (MEMORY, "pytree_class", "cpu")
+    assert table.set_index(["benchmark", "strategy", "device"]).loc[failed, "mark"] == "!"
+    # Unchanged and n/a rows are left out; the full table has them.
+    assert len(shown) < len(table) and {"~", ""} <= set(table["mark"])
+    assert _compare(runs.results, runs.c1, runs.c3) == 1
+    assert len(_rows(capsys.readouterr().out)) == len(table)
+
+
+def test_factor_above_any_change_leaves_only_the_failure(runs, frame):
+    # No timing moves by a million times (a single quick sample that another process
+    # interrupted can move by a hundred): every row measured on both sides is ~.
+    table = _table(frame, runs.c1, runs.c3, 1e6)
+    statuses = list(zip(table["base_status"], table["head_status"], strict=True))
+    expected = [
+        "~" if s == ("ok", "ok") else "!" if s == ("ok", "failed") else "" for s in statuses
+    ]
+    assert table["mark"].tolist() == expected
+    assert set(statuses) == {("ok", "ok"), ("ok", "failed"), ("skipped", "skipped")}
+    assert expected.count("!") == 1 and statuses.count(("ok", "ok")) > len(table) / 2
+
+
+def _noise_file(tmp_path, rows: dict[str, float]):
+    path = tmp_path / "noise.csv"
+    pd.DataFrame(
+        {
+            "benchmark": [case.split("(")[0] for case in rows],
+            "case": list(rows),
+            "spread": list(rows.values()),
+        }
+    ).to_csv(path, index=False)
+    return path
+
+
+def test_noise_keeps_changes_within_it_unflagged(runs, frame, tmp_path, capsys):
+    quiet = f"{CACHED}('eager', 10, 'cpu')"
+    noisy = f"{CACHED}('bound_method_jit', 10, 'cpu')"
+    path = _noise_file(tmp_path, {quiet: 0.01, noisy: 5.0})
+    plain = _table(frame, runs.c1, runs.c3, 1.1)
+    judged = _table(frame, runs.c1, runs.c3, 1.1, compare.Noise.load(path))
+    assert judged["case"].tolist() != plain["case"].tolist()  # re-sorted: ~ after +
+    judged = judged.set_index("case").loc[plain["case"]]
+    p95 = float(np.percentile([0.01, 5.0], 95))
+    for row, asv_mark in zip(judged.itertuples(), plain["mark"], strict=True):
+        case = row.Index
+        noise, source = (
+            (0.01, "row") if case == quiet
+            else (5.0, "row") if case == noisy
+            else (p95, "p95") if row.benchmark == CACHED
+            else (math.nan, "")
+        )  # fmt: skip
+        assert row.noise_from == source and (row.noise == pytest.approx(noise, nan_ok=True))
+        within = asv_mark in ("+", "-") and abs(row.ratio - 1) <= noise
+        assert row.within_noise == within
+        assert row.mark == ("~" if within else asv_mark), case
+    # The planted 3x slowdown is within the noisy row's noise and the cached call's p95,
+    # not within the quiet row's 1%: that row alone stays a regression among them.
+    cached = judged[(judged["benchmark"] == CACHED) & (judged["device"] == "cpu")]
+    assert cached.loc[quiet, "mark"] == "+" and cached.loc[noisy, "mark"] == "~"
+    assert (cached.drop(quiet)["mark"] == "~").all() and cached["within_noise"].sum() == 9
+    # The run says so, and from which file; the failure still fails.
+    assert _compare(runs.results, runs.c1, runs.c3, noise=path) == 1
+    out = capsys.readouterr().out
+    assert f"noise from {path}: a change within its measured noise is marked ~" in out
+    assert "2 by their own noise, 8 by their benchmark's p95" in out
+    assert "9 marks of asv's rule changed to ~" in out and "noise applied)" in out
+    assert "| Noise " in out and "| 500.0% " in out
+    shown = dict((case, mark) for mark, case in _rows(out))
+    assert shown[quiet] == "+" and shown[noisy] == "~"
+
+
+def test_a_row_of_the_noise_file_is_its_benchmarks_p95_too(runs, frame, tmp_path):
+    path = _noise_file(tmp_path, {f"{CACHED}('eager', 10, 'cpu')": 0.01})
+    judged = _table(frame, runs.c1, runs.c3, 1.1, compare.Noise.load(path))
+    plain = _table(frame, runs.c1, runs.c3, 1.1)
+    assert judged["mark"].tolist() == plain["mark"].tolist()
+    assert not judged["within_noise"].any()
+
+
+def test_noise_from_validate_runs_of_unchanged_code(runs, frame, tmp_path):
+    # Validate's noise table of c1 and c2 (unchanged code), written as validate writes it.
+    table = stats.noise_table(
+        results.select(frame, commit=runs.c1), results.select(frame, commit=runs.c2), 1.1
+    )
+    assert set(table["benchmark"]) == {CACHED} and len(table) == 10
+    path = tmp_path / "noise.csv"
+    table.to_csv(path, index=False)
+    noise = compare.Noise.load(path)
+    assert noise.rows == dict(zip(table["case"], table["spread"], strict=True))
+    assert noise.benchmarks == {CACHED: pytest.approx(stats.spread(table["ratio"]))}
+    judged = _table(frame, runs.c1, runs.c2, 1.1, noise)
+    assert not (judged["mark"] == "+").any()
+    ok = judged[judged["base_status"] == "ok"]
+    assert (ok["noise_from"] == "row").all()
+
+
+def test_bad_noise_file(runs, tmp_path, capsys):
+    missing = tmp_path / "none.csv"
+    with pytest.raises(JitbenchError, match=r"cannot read noise file '.*none.csv'"):
+        _compare(runs.results, runs.c1, runs.c3, noise=missing)
+    wrong = tmp_path / "wrong.csv"
+    pd.DataFrame({"benchmark": [CACHED], "ratio": [1.0]}).to_csv(wrong, index=False)
+    with pytest.raises(
+        JitbenchError, match=re.escape("lacks column(s) case, spread; expected the noise.csv")
+    ):
+        _compare(runs.results, runs.c1, runs.c3, noise=wrong)
+    assert capsys.readouterr().out == ""  # checked before anything is printed
 
 
 def _slow_copy(runs, tmp_path, rename):
@@ -101,10 +217,10 @@ def test_by_env(runs, tmp_path, capsys):
 
     copy, slow_env = _slow_copy(runs, tmp_path, rename)
     base_env = results.load(copy, commit=runs.c1)["env"].iloc[0]
-    assert compare.run(_args(copy, base_env, slow_env, by="env")) == 1
-    assert compare.run(_args(copy, base_env, base_env, by="env", commit=runs.c1[:6])) == 0
+    assert _compare(copy, base_env, slow_env, by="env") == 1
+    assert _compare(copy, base_env, base_env, by="env", commit=runs.c1[:6]) == 0
     with pytest.raises(JitbenchError, match="no results for env 'jax9'"):
-        compare.run(_args(copy, base_env, "jax9", by="env"))
+        _compare(copy, base_env, "jax9", by="env")
     capsys.readouterr()
 
 
@@ -119,21 +235,23 @@ def test_by_machine(runs, tmp_path, capsys):
         return "otherbox"
 
     copy, other = _slow_copy(runs, tmp_path, rename)
-    assert compare.run(_args(copy, MACHINE, other, by="machine", commit=runs.c1)) == 1
+    assert _compare(copy, MACHINE, other, by="machine", commit=runs.c1) == 1
     out = capsys.readouterr().out
     assert f"HEAD otherbox {runs.c1[:8]}" in out
     with pytest.raises(JitbenchError, match="--machine cannot be combined"):
-        compare.run(_args(copy, MACHINE, other, by="machine", machine=MACHINE))
+        _compare(copy, MACHINE, other, by="machine", machine=MACHINE)
 
 
 def test_unknown_sides_and_bad_factor(runs, tmp_path):
     with pytest.raises(JitbenchError, match=r"commit 'deadbeef'.*available"):
-        compare.run(_args(runs.results, runs.c1, "deadbeef"))
+        _compare(runs.results, runs.c1, "deadbeef")
     with pytest.raises(JitbenchError, match=r"machine 'nobox'.*testbox"):
-        compare.run(_args(runs.results, "nobox", MACHINE, by="machine"))
+        _compare(runs.results, "nobox", MACHINE, by="machine")
     with pytest.raises(JitbenchError, match="--factor"):
-        compare.run(_args(runs.results, runs.c1, runs.c3, factor=0))
+        _compare(runs.results, runs.c1, runs.c3, factor=0)
+    with pytest.raises(JitbenchError, match="unknown comparison 'branch'; valid: commit, env"):
+        _compare(runs.results, runs.c1, runs.c3, by="branch")
     empty = tmp_path / "empty"
     shutil.copytree(runs.results, empty, ignore=shutil.ignore_patterns("*-*.json"))
     with pytest.raises(JitbenchError, match="no asv results"):
-        compare.run(_args(empty, runs.c1, runs.c3))
+        _compare(empty, runs.c1, runs.c3)

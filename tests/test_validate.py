@@ -1,25 +1,34 @@
-"""``jitbench validate``: the canary's arithmetic and correctness, the validation arithmetic on
-hand-built result frames, and one-line input errors. No timing thresholds: nothing here
-depends on how fast this machine is."""
+"""``jitbench validate``: the canary's arithmetic and correctness, the fidelity timing's
+alternation, the validation arithmetic on hand-built result frames, and one-line input
+errors. No timing thresholds: nothing here depends on how fast this machine is."""
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import math
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import jitbench
-from jitbench import cli, validate
-from jitbench.audit import audit
+from jitbench import validate
+from jitbench.codegen import Shape
+from jitbench.compare import Noise
 from jitbench.errors import JitbenchError
 from jitbench.measure import block
-from jitbench.strategies import STRATEGIES
+from jitbench.strategies import STRATEGIES, get_strategy
+from jitbench.twins import TWINS
+from jitbench.validate import inprocess, stats, summary, writer
+from jitbench.validate.plan import PHASES, Outcome, Plan, Progress
 
-CACHED, DISPATCH, COLD = validate.CACHED, validate.DISPATCH, validate.COLD
+CACHED, DISPATCH, COLD = stats.CACHED, stats.DISPATCH, stats.COLD
+CPU = jitbench.resolve("cpu")
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -35,10 +44,14 @@ def canary(monkeypatch):
     module.reset_calibration()
 
 
-def _fixed_calibration(monkeypatch, module, call_s: float, unit_s: float) -> None:
-    monkeypatch.setattr(module, "call_seconds", lambda *a, **k: call_s)
-    monkeypatch.setattr(module, "unit_seconds", lambda *a, **k: unit_s)
-    module.reset_calibration()
+def _canary(size: int = 16):
+    return jitbench.make_instance(get_strategy("canary"), size, CPU)
+
+
+def _check_result(obj, y) -> None:
+    got = np.asarray(block(obj.calc(y)))
+    want = jitbench.reference_calc([np.asarray(obj.a0)], [obj.s0], np.asarray(y), 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
 # --- the canary --------------------------------------------------------------------------
@@ -47,12 +60,12 @@ def _fixed_calibration(monkeypatch, module, call_s: float, unit_s: float) -> Non
 def test_units_are_proportional_to_the_slowdown(canary):
     assert canary.units_for(0.10, 1e-3, 1e-7) == 1000
     assert canary.units_for(0.20, 1e-3, 1e-7) == 2000
-    assert canary.units_for(0.05, 1e-3, 1e-7) == 500
     assert canary.units_for(0.10, 2e-3, 1e-7) == 2000  # twice the call, twice the work
     assert canary.units_for(0.10, 1e-3, 2e-7) == 500  # twice the unit cost, half the units
-    assert canary.units_for(0.0, 1e-3, 1e-7) == 0
-    for p in (0.01, 0.1, 0.37, 1.0):
-        assert canary.units_for(p, 5e-5, 5e-8) == round(p * 1000)
+    # The work loop's own cost comes off first; any slowdown plants at least one unit.
+    assert canary.units_for(0.10, 1e-3, 1e-7, fixed_seconds=2e-5) == 800
+    assert canary.units_for(0.01, 1e-5, 1e-7, fixed_seconds=1e-6) == 1
+    assert canary.units_for(0.0, 1e-3, 1e-7, fixed_seconds=1e-6) == 0
 
 
 @pytest.mark.parametrize(
@@ -62,6 +75,7 @@ def test_units_are_proportional_to_the_slowdown(canary):
         ((math.nan, 1e-3, 1e-7), "slowdown must be a finite fraction >= 0"),
         ((0.1, 0.0, 1e-7), "call_seconds must be a positive number, got 0.0"),
         ((0.1, 1e-3, math.inf), "unit_seconds must be a positive number, got inf"),
+        ((0.1, 1e-3, 1e-7, -1.0), "fixed_seconds must be a number >= 0, got -1.0"),
     ],
 )
 def test_units_for_rejects_nonsense(canary, args, message):
@@ -70,23 +84,29 @@ def test_units_for_rejects_nonsense(canary, args, message):
 
 
 def test_spin_runs_exactly_k_units(canary):
-    calls = []
-
-    def step(state):
-        calls.append(state)
-        return canary.work_unit(state)
-
-    assert canary.spin(0, step) == 1 and calls == []
-    final = canary.spin(37, step)
-    assert len(calls) == 37
-    assert final == canary.spin(37)  # the default unit is the same work
-    assert canary.work_unit(1) == (1103515245 + 12345) & 0x7FFFFFFF
+    state, states = 1, []
+    for _ in range(37):
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+        states.append(state)
+    assert canary.spin(0) == 1
+    assert [canary.spin(k) for k in (1, 2, 37)] == [states[0], states[1], states[36]]
 
 
 def test_measured_costs_are_positive(canary):
-    assert 0 < canary.unit_seconds(repeats=1, budget=0.001) < math.inf
-    obj, _ = jitbench.make_instance("helper_function", 10)
-    assert 0 < canary.call_seconds([obj.a0], [1], repeats=1, budget=0.001) < math.inf
+    empty, unit = canary.spin_costs(repeats=2, budget=0.001)
+    assert 0 < empty < math.inf and 0 < unit < math.inf
+    obj, y = _canary()
+    assert obj.units == 0
+    assert canary.calibrate(obj, y, 0.1) >= 1 and obj.units == 0
+
+
+def test_calibration_arithmetic(canary, monkeypatch):
+    monkeypatch.setattr(canary, "_seconds", lambda *a, **k: 1e-5)  # the call without work
+    monkeypatch.setattr(canary, "spin_costs", lambda: (1e-7, 5e-8))
+    obj, y = _canary()
+    obj.units = 5
+    assert canary.calibrate(obj, y, 0.1) == round((0.1 * 1e-5 - 1e-7) / 5e-8) == 18
+    assert obj.units == 0  # timed without work, and left without
 
 
 def test_slowdown_env(canary, monkeypatch):
@@ -99,69 +119,137 @@ def test_slowdown_env(canary, monkeypatch):
             canary.slowdown_from_env()
 
 
+def _work_calls(monkeypatch, obj) -> list[int]:
+    """Every ``spin`` call the instance's generated module makes from now on."""
+    done: list[int] = []
+    monkeypatch.setattr(sys.modules[type(obj).__module__], "spin", done.append)
+    return done
+
+
 def test_zero_slowdown_times_nothing_and_adds_no_work(canary, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("no calibration and no extra work at slowdown 0")
 
-    monkeypatch.setattr(canary, "call_seconds", refuse)
-    monkeypatch.setattr(canary, "unit_seconds", refuse)
-    monkeypatch.setattr(canary, "spin", refuse)
+    monkeypatch.setattr(canary, "calibrate", refuse)
     monkeypatch.setenv(canary.SLOWDOWN_ENV, "0")
-    obj, y = jitbench.make_instance("canary", 16)
-    assert obj._jb_units == 0
-    np.testing.assert_allclose(
-        np.asarray(block(obj.calc(y))), jitbench.reference_calc([obj.a0], [obj.s0], y), rtol=1e-5
-    )
+    obj, y = _canary()
+    done = _work_calls(monkeypatch, obj)
+    assert obj.units == 0
+    _check_result(obj, y)
+    assert done == []
 
 
 @pytest.mark.parametrize(("slowdown", "units"), [("0.05", 50), ("0.1", 100), ("0.2", 200)])
 def test_each_call_runs_the_calibrated_units(canary, monkeypatch, slowdown, units):
-    _fixed_calibration(monkeypatch, canary, call_s=1e-3, unit_s=1e-6)
+    monkeypatch.setattr(canary, "calibrate", lambda obj, y, s: round(s * 1000))
     monkeypatch.setenv(canary.SLOWDOWN_ENV, slowdown)
-    done = []
-    monkeypatch.setattr(canary, "spin", lambda k: done.append(k))
-    obj, y = jitbench.make_instance("canary", 16)
-    assert obj._jb_units == units
+    obj, y = _canary()
+    done = _work_calls(monkeypatch, obj)
+    assert obj.units == units
     for _ in range(3):
-        result = np.asarray(block(obj.calc(y)))
+        _check_result(obj, y)
     assert done == [units] * 3
-    np.testing.assert_allclose(result, jitbench.reference_calc([obj.a0], [obj.s0], y), rtol=1e-5)
 
 
-def test_calibration_is_per_layout_and_measured_once(canary, monkeypatch):
+def test_calibration_is_per_layout_and_slowdown_and_measured_once(canary, monkeypatch):
     seen = []
-    monkeypatch.setattr(canary, "call_seconds", lambda arrays, *a: seen.append(arrays) or 1e-3)
-    monkeypatch.setattr(canary, "unit_seconds", lambda *a, **k: 1e-6)
-    canary.reset_calibration()
+    monkeypatch.setattr(canary, "calibrate", lambda obj, y, s: seen.append((y.shape, s)) or 7)
     monkeypatch.setenv(canary.SLOWDOWN_ENV, "0.1")
     for size in (16, 16, 32):
-        jitbench.make_instance("canary", size)
-    assert [a[0].shape for a in seen] == [(16,), (32,)]
+        assert _canary(size)[0].units == 7
+    monkeypatch.setenv(canary.SLOWDOWN_ENV, "0.2")
+    _canary(16)
+    assert seen == [((16,), 0.1), ((32,), 0.1), ((16,), 0.2)]
+
+
+def test_canary_source_is_helper_function_plus_the_work(canary):
+    helper = get_strategy("helper_function").source(Shape()).splitlines()
+    mine = canary.CANARY.source(Shape()).splitlines()
+    added = [line for line in mine if line not in helper]
+    assert added == [
+        "from jitbench.canary import planned_units, spin",
+        "class Canary:",
+        "        self.units = planned_units(self)",
+        "        if self.units:",
+        "            spin(self.units)",
+    ]
+    assert [line for line in helper if line not in mine] == ["class HelperFunction:"]
 
 
 @pytest.mark.parametrize("slowdown", ["0", "0.2"])
 def test_canary_results_stay_correct(canary, monkeypatch, slowdown):
-    _fixed_calibration(monkeypatch, canary, call_s=1e-4, unit_s=1e-6)
+    monkeypatch.setattr(canary, "calibrate", lambda obj, y, s: 20)
     monkeypatch.setenv(canary.SLOWDOWN_ENV, slowdown)
-    got = audit("canary")
-    helper = audit("helper_function")
-    assert got.stale_results == 0 and got.leaked_instances == 0
+    got = jitbench.audit(get_strategy("canary"), CPU)
+    helper = jitbench.audit(get_strategy("helper_function"), CPU)
+    assert got.stale_results == 0 and got.errors == 0 and got.leaked_instances == 0
     # The same jit cache behaviour as helper_function, step by step.
-    assert [(s.traces, s.compiles, s.correct) for s in got.steps] == [
-        (s.traces, s.compiles, s.correct) for s in helper.steps
+    assert [(s.name, s.traces, s.compiles, s.outcome) for s in got.steps] == [
+        (s.name, s.traces, s.compiles, s.outcome) for s in helper.steps
     ]
 
 
 def test_canary_registers_only_when_imported():
-    import subprocess
-    import sys
+    for code, registered in (
+        ("import jitbench; print('canary' in jitbench.STRATEGIES)", "False"),
+        ("import jitbench.canary, jitbench; print('canary' in jitbench.STRATEGIES)", "True"),
+    ):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert out.stdout.strip() == registered, out.stderr
 
-    code = "import jitbench; print('canary' in jitbench.STRATEGIES)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-    code = "import jitbench.canary, jitbench; print('canary' in jitbench.STRATEGIES)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"
+
+# --- fidelity: the alternation, and a real (small) measurement ---------------------------
+
+
+def test_interleaved_alternates_with_one_number_of_calls():
+    calls: list[str] = []
+    ticks = iter(range(10_000))
+
+    def timer() -> float:  # every loop "takes" one second, whatever it runs
+        return float(next(ticks))
+
+    timed = inprocess.interleaved(
+        lambda: calls.append("g"),
+        lambda: calls.append("t"),
+        after=lambda: calls.append("|"),
+        loop_s=5.0,
+        rounds=4,
+        min_rounds=4,
+        budget_s=0.0,
+        timer=timer,
+    )
+    # Calibration: three loops of one call of the first side; 1 s a loop, so 5 calls
+    # make the 5 s asked for. Then 4 rounds, the order swapped every round.
+    loops = "".join(calls).split("|")[:-1]
+    assert loops[:3] == ["g", "g", "g"]
+    assert loops[3:] == ["ggggg", "ttttt", "ttttt", "ggggg", "ggggg", "ttttt", "ttttt", "ggggg"]
+    assert timed == {"generated_s": 0.2, "twin_s": 0.2, "rounds": 4, "number": 5}
+
+
+def test_fidelity_strategies_are_every_builtin_here():
+    assert inprocess.fidelity_strategies() == list(TWINS)
+
+
+@pytest.fixture
+def quick_fidelity(monkeypatch):
+    """Fidelity timing cut to a few short rounds (a test checks its wiring, not the figures)."""
+    defaults = {"loop_s": 2e-4, "rounds": 3, "min_rounds": 3, "budget_s": 0.0}
+    monkeypatch.setattr(inprocess.interleaved, "__kwdefaults__", {
+        **inprocess.interleaved.__kwdefaults__, **defaults
+    })  # fmt: skip
+
+
+def test_measure_fidelity(quick_fidelity):
+    names = ["eager", "helper_function", "pytree_class"]
+    table = inprocess.measure_fidelity(10, Progress(3), names)
+    assert table[["strategy", "measure"]].values.tolist() == [
+        [name, measure] for name in names for measure in stats.FIDELITY_MEASURES
+    ]
+    assert table["same_result"].all() and (table["rounds"] == 3).all()
+    assert (table["size"] == 10).all() and (table["device"] == "cpu").all()
+    assert np.isfinite(table["ratio"]).all() and (table["ratio"] > 0).all()
+    assert table["ratio"].tolist() == (table["generated_s"] / table["twin_s"]).tolist()
+    assert table["held"].tolist() == [False, False, True, True, True, True]
 
 
 # --- the validation arithmetic on frames shaped like jitbench.results.load ---------------
@@ -178,8 +266,7 @@ SPREAD = np.linspace(0.98, 1.02, 10)
 
 
 def _row(machine: str, benchmark: str, strategy: str, size: int, device: str, value: float):
-    samples = None if math.isnan(value) else list(value * SPREAD)
-    ok = samples is not None
+    ok = not math.isnan(value)
     return {
         "machine": machine,
         "commit": "a" * 40,
@@ -200,7 +287,7 @@ def _row(machine: str, benchmark: str, strategy: str, size: int, device: str, va
         "q_75": value * 1.01 if ok else math.nan,
         "number": 20 if ok else None,
         "repeat": 10 if ok else None,
-        "samples": samples,
+        "samples": list(value * SPREAD) if ok else None,
         "status": "ok" if ok else "skipped",
         "version": "v1",
         "started_at": pd.Timestamp("2024-01-01", tz="UTC"),
@@ -208,72 +295,93 @@ def _row(machine: str, benchmark: str, strategy: str, size: int, device: str, va
     }
 
 
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+def _run(machine: str, values: dict[tuple[str, str, int, str], float]) -> pd.DataFrame:
+    frame = pd.DataFrame(
+        [_row(machine, b, s, n, d, v) for (b, s, n, d), v in values.items()], columns=COLUMNS
+    )
     text = ["machine", "commit", "env", "python", "jax", "benchmark", "kind", "strategy"]
-    text += ["device", "unit", "status", "version", "case"]
-    frame[text] = frame[text].astype("string")
+    frame[[*text, "device", "unit", "status", "version", "case"]] = frame[
+        [*text, "device", "unit", "status", "version", "case"]
+    ].astype("string")
     frame["size"] = frame["size"].astype("Int64")
     frame[["number", "repeat"]] = frame[["number", "repeat"]].astype("Int64")
     return frame
 
 
-def _run(machine: str, values: dict[tuple[str, str, int, str], float]) -> pd.DataFrame:
-    return _frame([_row(machine, b, s, n, d, v) for (b, s, n, d), v in values.items()])
-
-
 def test_spread_is_the_95th_percentile_of_the_deviation():
     ratios = [1.01] * 10 + [0.99] * 9 + [1.5]
     # 20 deviations, 19 of 0.01 and one of 0.5: p95 interpolates 5% of the way to 0.5.
-    assert validate.spread(ratios) == pytest.approx(0.01 + 0.05 * 0.49)
-    assert validate.spread([1.0, 1.0]) == 0
-    assert validate.spread(pd.Series([1.2, math.nan])) == pytest.approx(0.2)
-    assert math.isnan(validate.spread([]))
+    assert stats.spread(ratios) == pytest.approx(0.01 + 0.05 * 0.49)
+    assert stats.spread([1.0, 1.0]) == 0
+    assert stats.spread(pd.Series([1.2, math.nan])) == pytest.approx(0.2)
+    assert math.isnan(stats.spread([]))
 
 
-def test_accuracy_ratio_and_range():
+def test_fidelity_and_accuracy_ratios():
     measured = pd.DataFrame(
         {
-            "benchmark": [CACHED, CACHED, DISPATCH],
-            "strategy": ["eager", "helper_function", "eager"],
-            "size": [10, 10, 10],
-            "device": ["cpu"] * 3,
-            "asv_s": [10e-6, 13e-6, 5e-6],
-            "timeit_s": [10e-6, 10e-6, 5.5e-6],
+            "strategy": ["eager", "helper_function", "jit_per_call", "pytree_class"],
+            "measure": ["cached call"] * 4,
+            "generated_s": [2e-5, 1.2e-5, 5e-2, 1e-5],
+            "twin_s": [1e-5, 1e-5, 1e-2, 1.05e-5],
         }
     )
-    table = validate.accuracy_table(measured)
-    assert table["ratio"].round(4).tolist() == [1.0, 1.3, 0.9091]
-    assert table["in_range"].tolist() == [True, False, True]
+    table = stats.fidelity_table(measured)
+    assert table["ratio"].round(4).tolist() == [2.0, 1.2, 5.0, 0.9524]
+    assert table["held"].tolist() == [False, True, False, True]
+    assert table["in_range"].tolist() == [False, False, False, True]
+    accuracy = stats.accuracy_table(
+        pd.DataFrame({"asv_s": [10e-6, 13e-6, 5e-6], "timeit_s": [10e-6, 10e-6, 5.5e-6]})
+    )
+    assert accuracy["ratio"].round(4).tolist() == [1.0, 1.3, 0.9091]
+    assert accuracy["in_range"].tolist() == [True, False, True]
 
 
-def test_noise_table_and_summary():
+def _noise_runs() -> tuple[pd.DataFrame, pd.DataFrame]:
     first, second = {}, {}
-    cached = [1.00, 1.02, 0.97, 1.01]
-    for i, (strategy, ratio) in enumerate(zip(["a", "b", "c", "d"], cached, strict=True)):
-        first[CACHED, strategy, 10, "cpu"] = 1e-5 * (i + 1)
-        second[CACHED, strategy, 10, "cpu"] = 1e-5 * (i + 1) * ratio
-        first[DISPATCH, strategy, 10, "cpu"] = 1e-6
-        second[DISPATCH, strategy, 10, "cpu"] = 1e-6
-        first[COLD, strategy, 10, "cpu"] = 0.05
-        second[COLD, strategy, 10, "cpu"] = 0.05 * (1.3 if strategy == "d" else 1.0)
+    cached = {"a": 1.00, "b": 1.02, "c": 0.97, "d": 1.01}
+    for i, (strategy, ratio) in enumerate(cached.items()):
+        for size, device, drift in ((10, "cpu", ratio), (1_000_000, "cpu-sharded", 1.25)):
+            first[CACHED, strategy, size, device] = 1e-5 * (i + 1)
+            second[CACHED, strategy, size, device] = 1e-5 * (i + 1) * drift
+            first[DISPATCH, strategy, size, device] = 1e-6
+            second[DISPATCH, strategy, size, device] = 1e-6
+            first[COLD, strategy, size, device] = 0.05
+            second[COLD, strategy, size, device] = 0.05 * (1.3 if strategy == "d" else 1.0)
     first[CACHED, "a", 10, "gpu"] = second[CACHED, "a", 10, "gpu"] = math.nan  # n/a: left out
-    table = validate.noise_table(_run("one", first), _run("two", second), 1.05)
-    assert len(table) == 12 and set(table["family"]) == set(validate.FAMILIES.values())
-    summary = validate.noise_summary(table).set_index("family")
-    assert summary.loc["cached call", "spread"] == pytest.approx(
+    return _run("one", first), _run("two", second)
+
+
+def test_noise_table_summary_and_the_file_compare_reads(tmp_path):
+    table = stats.noise_table(*_noise_runs(), 1.05)
+    assert len(table) == 24 and set(table["family"]) == set(stats.FAMILIES.values())
+    row = table.set_index("case").loc[f"{CACHED}('c', 10, 'cpu')"]
+    assert row["ratio"] == pytest.approx(0.97) and row["spread"] == pytest.approx(0.03)
+    result = stats.noise_summary(table).set_index(["family", "scope"])
+    small, every = stats.SCOPES["small"], stats.SCOPES["all"]
+    # The cached-call target is about small sizes on cpu, where the drift is small.
+    assert result.loc[("cached call", small), "spread"] == pytest.approx(
         np.percentile([0.0, 0.02, 0.03, 0.01], 95)
     )
-    assert summary.loc["cached call", "met"] and summary.loc["dispatch", "spread"] == 0
-    assert summary.loc["cold first call", "flagged"] == 1  # the 30% move is beyond the factor
-    assert not summary.loc["cold first call", "met"]
-    assert summary["rows"].tolist() == [4, 4, 4]
-    by_size = validate.noise_by_size(table)
-    assert by_size[["family", "size", "device", "rows"]].values.tolist() == [
-        ["cached call", 10, "cpu", 4],
-        ["cold first call", 10, "cpu", 4],
-        ["dispatch", 10, "cpu", 4],
-    ]
+    assert (
+        result.loc[("cached call", small), "met"]
+        and result.loc[("cached call", small), "rows"] == 4
+    )
+    assert result.loc[("cached call", every), "spread"] == pytest.approx(0.25)
+    assert pd.isna(result.loc[("cached call", every), "met"])  # reported, not judged
+    assert result.loc[("dispatch", small), "spread"] == 0
+    # The cold-call target is about every row; one 30% move in 8 misses it.
+    assert result.loc[("cold first call", every), "flagged"] == 2
+    assert result.loc[("cold first call", every), "met"] == False  # noqa: E712
+    assert pd.isna(result.loc[("cold first call", small), "met"])
+    # validate's noise.csv is what compare --noise reads.
+    path = tmp_path / "noise.csv"
+    table.to_csv(path, index=False)
+    noise = Noise.load(path)
+    assert noise.threshold(CACHED, f"{CACHED}('c', 10, 'cpu')") == (pytest.approx(0.03), "row")
+    p95 = noise.threshold(CACHED, f"{CACHED}('e', 10, 'cpu')")
+    assert p95 == (pytest.approx(stats.spread(table[table["benchmark"] == CACHED]["ratio"])), "p95")
+    assert noise.threshold(stats.catalog.MEMORY, "x") == (pytest.approx(math.nan, nan_ok=True), "")
 
 
 def _sensitivity_pairs(false_flag_at: tuple[int, float] | None = None):
@@ -298,15 +406,14 @@ def _sensitivity_pairs(false_flag_at: tuple[int, float] | None = None):
 
 
 def test_smallest_flagged_slowdown():
-    judged = validate.judge_sensitivity(_sensitivity_pairs(), 1.05)
+    judged = stats.judge_sensitivity(_sensitivity_pairs(), 1.05)
     assert len(judged) == 3 * 3 * 6  # gpu rows are n/a and left out
-    summary = validate.sensitivity_summary(judged).set_index("slowdown_pct")
-    assert summary["canary_flagged"].tolist() == [0, 6, 6]
-    assert summary["canary_rows"].tolist() == [6, 6, 6]
-    assert summary["false_flags"].tolist() == [0, 0, 0]
-    assert summary.loc[10.0, "canary_ratio_median"] == pytest.approx(1.10)
-    assert validate.smallest_flagged(summary.reset_index()) == 10.0
-    by_size = validate.sensitivity_summary(judged, by_size=True)
+    result = stats.sensitivity_summary(judged).set_index("slowdown_pct")
+    assert result["canary_flagged"].tolist() == [0, 6, 6]
+    assert result["false_flags"].tolist() == [0, 0, 0]
+    assert result.loc[10.0, "canary_ratio_median"] == pytest.approx(1.10)
+    assert stats.smallest_flagged(result.reset_index()) == 10.0
+    by_size = stats.sensitivity_summary(judged, by_size=True)
     assert by_size[["slowdown_pct", "size", "canary_flagged", "canary_rows"]].values.tolist() == [
         [5.0, 10, 0, 3],
         [5.0, 1_000_000, 0, 3],
@@ -320,124 +427,174 @@ def test_smallest_flagged_slowdown():
 
 
 def test_a_false_flag_disqualifies_its_slowdown():
-    judged = validate.judge_sensitivity(_sensitivity_pairs(false_flag_at=(2, 10.0)), 1.05)
-    summary = validate.sensitivity_summary(judged)
-    row = summary.set_index("slowdown_pct").loc[10.0]
+    judged = stats.judge_sensitivity(_sensitivity_pairs(false_flag_at=(2, 10.0)), 1.05)
+    result = stats.sensitivity_summary(judged)
+    row = result.set_index("slowdown_pct").loc[10.0]
     assert row["false_flags"] == 1
     assert "r2 " in row["false_flag_cases"] and "'eager'" in row["false_flag_cases"]
-    assert validate.smallest_flagged(summary) == 20.0
-    assert validate.smallest_flagged(summary, require_clean=False) == 10.0
+    assert stats.smallest_flagged(result) == 20.0
+    assert stats.smallest_flagged(result, require_clean=False) == 10.0
 
 
-def test_a_slowdown_missed_once_is_not_detected():
-    pairs = _sensitivity_pairs()
-    # Repetition 3's head at 10% measured the canary at only 3% slower.
-    repetition, percent, base, head = pairs[7]
-    assert (repetition, percent) == (3, 10.0)
-    head = head.copy()
-    is_canary = head["strategy"] == "canary"
-    head.loc[is_canary, "value"] = head.loc[is_canary, "value"] / 1.10 * 1.03
-    head.loc[is_canary, "samples"] = pd.Series(
-        [list(v * SPREAD) for v in head.loc[is_canary, "value"]],
-        index=head.index[is_canary],
-        dtype=object,
-    )
-    pairs[7] = (repetition, percent, base, head)
-    summary = validate.sensitivity_summary(validate.judge_sensitivity(pairs, 1.05))
-    assert summary.set_index("slowdown_pct").loc[10.0, "canary_flagged"] == 4
-    assert validate.smallest_flagged(summary) == 20.0
-
-
-def test_device_regex_selects_rows_as_asv_names_them():
-    regex = validate.device_regex(CACHED, ["cpu", "cpu-sharded"])
-    name = "bench_cached.CachedCall.time_cached_call"
-    assert re.search(regex, f"{name}('eager', 10, 'cpu')")
-    assert re.search(regex, f"{name}('eager', 1000000, 'cpu-sharded')")
-    assert not re.search(regex, f"{name}('eager', 10, 'gpu')")
-    assert not re.search(regex, f"{name}_dispatch('eager', 10, 'cpu')")
-
-
-def test_report_from_measured_tables(tmp_path):
-    plan = validate.Plan(tmp_path / "out", 3, (5.0, 10.0, 20.0), 1.05, (10,), validate.PHASES)
-    outcome = validate.Outcome(plan, "f" * 40, 0.0, {"accuracy": 1.0})
-    outcome.accuracy = validate.accuracy_table(
+def _outcome(out: Path, phases: tuple[str, ...]) -> Outcome:
+    plan = Plan(out, 3, (5.0, 10.0, 20.0), 1.05, (10,), phases)
+    outcome = Outcome(plan, "f" * 40, 0.0, {p: 1.0 for p in phases})
+    outcome.fidelity = stats.fidelity_table(
         pd.DataFrame(
             {
-                "benchmark": [CACHED, DISPATCH],
-                "strategy": ["eager"] * 2,
-                "size": [10] * 2,
-                "device": ["cpu"] * 2,
-                "asv_s": [1e-5, 2e-6],
-                "timeit_s": [1e-5, 1e-6],
+                "strategy": ["eager", "eager", "helper_function", "helper_function"],
+                "measure": list(stats.FIDELITY_MEASURES) * 2,
+                "size": [10] * 4,
+                "device": ["cpu"] * 4,
+                "same_result": [True] * 4,
+                "generated_s": [3e-5, 3e-5, 1e-5, 1.2e-5],
+                "twin_s": [1e-5, 1e-5, 1e-5, 1e-5],
+                "rounds": [40] * 4,
             }
         )
     )
-    judged = validate.judge_sensitivity(_sensitivity_pairs(false_flag_at=(1, 20.0)), 1.05)
+    outcome.noise = stats.noise_table(*_noise_runs(), 1.05)
+    outcome.noise_summary = stats.noise_summary(outcome.noise)
+    judged = stats.judge_sensitivity(_sensitivity_pairs(false_flag_at=(1, 20.0)), 1.05)
     outcome.sensitivity = judged
-    outcome.sensitivity_summary = validate.sensitivity_summary(judged)
-    summary = validate.summary_table(outcome, 100.0)
-    assert summary["met"].tolist() == [True, False, True, True]  # the runtime row is last
-    path = validate.write_report(outcome, summary, 100.0)
+    outcome.sensitivity_summary = stats.sensitivity_summary(judged)
+    return outcome
+
+
+def test_summary_and_report(tmp_path):
+    outcome = _outcome(tmp_path / "out", ("fidelity", "noise", "sensitivity"))
+    table = summary.summary_table(outcome, 100.0)
+    assert table["check"].tolist() == [
+        "fidelity: cached call, generated class / hand-written twin",
+        "fidelity: dispatch, generated class / hand-written twin",
+        f"noise: cached call spread, {stats.SCOPES['small']} (p95 of abs(ratio - 1))",
+        f"noise: dispatch spread, {stats.SCOPES['small']} (p95 of abs(ratio - 1))",
+        "noise: cold first call spread, all rows (p95 of abs(ratio - 1))",
+        "sensitivity: smallest slowdown flagged every repetition, no false flag",
+    ]  # no runtime row: not every phase ran
+    assert table["met"].tolist() == [True, False, True, True, False, True]
+    assert table["reached"][0] == "1.000-1.000 (1/1 in range); not held to it: eager x3.00"
+    path = writer.write_report(outcome, table, 100.0)
     text = path.read_text()
-    assert "## Summary" in text and "## What limits the missed targets" in text
-    assert "Accuracy: outside 0.8-1.25: dispatch eager 10 x2.00" in text
+    lines = text.splitlines()
+    # noxfile's README block takes the third line and the summary's table.
+    assert lines[2].startswith("Commit ffffffffffff, JAX ") and "## Summary" in lines
+    assert "- Fidelity: outside 0.9-1.1: dispatch helper_function x1.20." in text
+    assert "| eager           | cached call | 30.0μs" in text and "not held" in text
     assert "**10%**" in text
-    assert {p.name for p in plan.out.iterdir()} == {
+    assert "- Noise above target: cold first call 30.0% over all rows (cpu size 10: 25%" in text
+    assert {p.name for p in outcome.plan.out.iterdir()} == {
         "validation.md",
         "summary.csv",
-        "accuracy.csv",
+        "fidelity.csv",
+        "noise.csv",
+        "noise_summary.csv",
+        "noise_by_size.csv",
         "sensitivity.csv",
         "sensitivity_summary.csv",
     }
+    assert Noise.load(outcome.plan.out / "noise.csv").rows == dict(
+        zip(outcome.noise["case"], outcome.noise["spread"], strict=True)
+    )
 
 
-# --- input errors ------------------------------------------------------------------------
+# --- running it, and input errors -------------------------------------------------------
 
-BAD_INPUT = [
-    (["--repetitions", "0"], "--repetitions must be a positive integer such as 3, got '0'"),
-    (["--repetitions", "-2"], "--repetitions must be a positive integer such as 3, got '-2'"),
-    (["--repetitions", "two"], "--repetitions must be a positive integer such as 3, got 'two'"),
-    (["--slowdowns", "5,abc"], "--slowdowns has 'abc'; expected positive percentages"),
-    (["--slowdowns", "0"], "--slowdowns has '0'; expected positive percentages"),
-    (["--slowdowns", "-5"], "--slowdowns has '-5'; expected positive percentages"),
-    (["--slowdowns", "nan"], "--slowdowns has 'nan'; expected positive percentages"),
-    (["--sizes", "10,7"], "--sizes has '7'; expected sizes of the suite's grid (10,1000,"),
-    (["--sizes", "ten"], "--sizes has 'ten'; expected sizes of the suite's grid"),
-    (["--factor", "0.5"], "--factor must be a number >= 1 such as 1.05, got '0.5'"),
-    (["--phases", "speed"], "--phases has 'speed'; expected names from accuracy,noise,"),
+
+def _arguments(out: Path, **changes):
+    options = {
+        "repetitions": 3,
+        "slowdowns": (5.0, 10.0, 20.0),
+        "factor": 1.05,
+        "sizes": (10, 1_000_000),
+        "phases": ("fidelity",),
+    }
+    return {**options, **changes}
+
+
+def test_fidelity_phase_alone_outside_a_checkout(tmp_path, monkeypatch, capsys, quick_fidelity):
+    monkeypatch.chdir(tmp_path)  # fidelity needs the package only, not the suite's checkout
+    monkeypatch.setattr(inprocess, "fidelity_strategies", lambda: ["helper_function"])
+    status = validate.run_validation(tmp_path / "report", **_arguments(tmp_path))
+    assert status in (0, 1)  # 1 when the machine's noise put a ratio outside the target
+    out = capsys.readouterr().out
+    assert "| fidelity: cached call, generated class / hand-written twin" in out
+    text = (tmp_path / "report" / "validation.md").read_text()
+    assert text.splitlines()[2].startswith("Commit n/a, JAX ")
+    fidelity = pd.read_csv(tmp_path / "report" / "fidelity.csv")
+    assert fidelity[["strategy", "measure"]].values.tolist() == [
+        ["helper_function", "cached call"],
+        ["helper_function", "dispatch"],
+    ]
+
+
+BAD = [
+    (
+        {"phases": ("speed",)},
+        "unknown phase 'speed'; valid: fidelity, accuracy, noise, sensitivity",
+    ),
+    ({"phases": ()}, "unknown phase ''; valid: fidelity"),
+    ({"repetitions": 0}, "repetitions must be a positive integer, got 0"),
+    ({"slowdowns": (5.0, 0.0)}, "a slowdown must be a percentage > 0 such as 10, got 0.0"),
+    ({"slowdowns": (math.nan,)}, "a slowdown must be a percentage > 0 such as 10, got nan"),
+    ({"factor": 0.5}, "factor must be a number >= 1 such as 1.05, got 0.5"),
+    ({"sizes": (10, 7)}, "size 7 is not in the suite's grid; valid: 10, 1000, 100000, 1000000"),
 ]
 
 
-@pytest.mark.parametrize(("argv", "message"), BAD_INPUT)
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, argv, message):
+@pytest.mark.parametrize(("changes", "message"), BAD)
+def test_bad_input_raises_and_writes_nothing(tmp_path, changes, message):
     out = tmp_path / "report"
-    assert validate.main(["--out", str(out), *argv]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err.count("\n") == 1 and captured.err.startswith("jitbench: error: ")
-    assert message in captured.err
+    with pytest.raises(JitbenchError, match=re.escape(message)):
+        validate.run_validation(out, **_arguments(out, **changes))
     assert not out.exists()
 
 
-def test_parse_plan_raises_jitbench_error(tmp_path):
-    parser = argparse.ArgumentParser()
-    validate.add_arguments(parser)
-    plan = validate.parse_plan(parser.parse_args(["--out", str(tmp_path / "r")]))
-    assert plan.repetitions == 3 and plan.slowdowns == (5.0, 10.0, 20.0)
-    assert plan.factor == 1.05 and plan.sizes == (10, 1_000_000) and plan.phases == validate.PHASES
-    with pytest.raises(JitbenchError, match="inside the asv results dir"):
-        validate.parse_plan(parser.parse_args(["--out", "results/validation"]))
+def test_report_folder_must_be_a_folder_outside_the_results(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("")
     with pytest.raises(JitbenchError, match="exists and is not a directory"):
-        validate.parse_plan(parser.parse_args(["--out", str(tmp_path / "file")]))
+        validate.run_validation(tmp_path / "file", **_arguments(tmp_path))
+    monkeypatch.chdir(REPO / "benchmarks")  # the checkout is found from here, as asv finds it
+    inside = REPO / "results" / "validation"
+    with pytest.raises(JitbenchError, match="is inside the asv results dir"):
+        validate.run_validation(inside, **_arguments(inside))
+    assert not inside.exists()
 
 
-@pytest.mark.skipif(
-    "validate" not in cli._COMMANDS, reason="jitbench.cli has no validate subcommand yet"
-)
-@pytest.mark.parametrize(("argv", "message"), BAD_INPUT[:1] + BAD_INPUT[3:4] + BAD_INPUT[7:8])
-def test_cli_bad_input(tmp_path, capsys, argv, message):
+def test_suite_phases_need_a_checkout(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for phase in ("accuracy", "noise", "sensitivity"):
+        with pytest.raises(JitbenchError, match="found from the working directory") as caught:
+            validate.run_validation(tmp_path / "r", **_arguments(tmp_path, phases=(phase,)))
+        assert "no jitbench checkout at or above" in str(caught.value)
+    assert not (tmp_path / "r").exists()
+
+
+def test_plan_knows_the_phases():
+    assert PHASES == validate.PHASES == ("fidelity", "accuracy", "noise", "sensitivity")
+    plan = Plan(Path("r"), 1, (5.0,), 1.05, (10,), ("fidelity",))
+    assert not plan.needs_suite and dataclasses.replace(plan, phases=("noise",)).needs_suite
+
+
+CLI_BAD = [
+    (["--repetitions", "0"], "--repetitions: must be a positive integer, got '0'"),
+    (["--phases", "speed"], "unknown phase 'speed'; valid: fidelity, accuracy, noise, sensitivity"),
+    (["--slowdowns", "5,abc"], "a slowdown in percent such as 10, got 'abc'"),
+    (["--sizes", "10,7"], "size 7 is not in the suite's grid; valid: 10, 1000, 100000, 1000000"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), CLI_BAD)
+def test_cli_bad_input(tmp_path, argv, message):
+    """The installed command: one line on stderr, exit 2, nothing written."""
+    command = Path(sys.executable).with_name("jitbench")
     out = tmp_path / "report"
-    assert cli.main(["validate", "--out", str(out), *argv]) == 2
-    assert message in capsys.readouterr().err
+    done = subprocess.run(
+        [str(command), "validate", "--out", str(out), *argv],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
     assert not out.exists()

@@ -1,0 +1,126 @@
+"""``jitbench validate``: does the suite measure what it claims, on this machine?
+
+Four phases, each against a target, written to a short report
+(``validation.md`` and CSVs in ``out``):
+
+* **fidelity**: each built-in strategy's generated class against its
+  hand-written twin, in this process (:mod:`jitbench.validate.inprocess`);
+* **accuracy**: the suite's asv benchmark objects against an independent
+  ``timeit``, in this process;
+* **noise**: asv twice on unchanged code (:mod:`jitbench.validate.asvphases`);
+  its per-row table ``noise.csv`` is what ``jitbench compare --noise`` reads;
+* **sensitivity**: a strategy slowed by a known fraction
+  (:mod:`jitbench.canary`) against itself unslowed, judged by
+  :func:`jitbench.compare.compare_frames`.
+
+The arithmetic is in :mod:`jitbench.validate.stats`, the verdicts in
+:mod:`jitbench.validate.summary`, the report in :mod:`jitbench.validate.writer`.
+Every phase but fidelity runs the asv suite of a source checkout, found from
+the working directory as asv finds it; nothing is written under its
+``results/``. This package imports pandas and asv: only the command imports it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from jitbench.errors import JitbenchError
+from jitbench.validate.plan import PHASES, Outcome, Plan, Progress
+from jitbench.validate.summary import summary_table
+from jitbench.validate.writer import markdown, write_report, yes
+
+__all__ = ["PHASES", "run_validation"]
+
+
+def run_validation(
+    out: Path,
+    *,
+    repetitions: int,
+    slowdowns: tuple[float, ...],
+    factor: float,
+    sizes: tuple[int, ...],
+    phases: tuple[str, ...],
+) -> int:
+    """Measure, write the report, print the summary; 0 when every target is met, else 1.
+
+    ``slowdowns`` are the canary's in percent, ``repetitions`` the base/head
+    pairs per slowdown, ``factor`` compare's, ``sizes`` from the suite's grid
+    (fidelity uses the smallest), ``phases`` a subset of :data:`PHASES` (run
+    in that order). Bad input raises JitbenchError before anything is written.
+    """
+    from jitbench import asvrun
+    from jitbench.suite import DEFAULT_SIZES
+
+    plan = Plan(Path(out), repetitions, tuple(slowdowns), factor, tuple(sizes), tuple(phases))
+    plan.check(DEFAULT_SIZES)
+    plan = Plan(
+        plan.out, repetitions, plan.slowdowns, factor, tuple(sorted(set(plan.sizes))),
+        tuple(p for p in PHASES if p in plan.phases),
+    )  # fmt: skip
+    root, commit = None, None
+    try:
+        root = asvrun.checkout()
+    except JitbenchError as exc:
+        if plan.needs_suite:
+            raise JitbenchError(
+                f"jitbench validate runs the asv suite of a source checkout, found from the "
+                f"working directory as asv finds it: {exc}"
+            ) from None
+    if root is not None:
+        from jitbench.validate.asvphases import git_head
+
+        plan.check_out(root / asvrun.load_config(root)["results_dir"])
+        try:
+            commit = git_head(root)
+        except JitbenchError:
+            if plan.needs_suite:
+                raise
+    return _run(plan, root, commit)
+
+
+def _run(plan: Plan, root: Path | None, commit: str | None) -> int:
+    from jitbench.validate import asvphases, inprocess
+
+    started = time.time()
+    clock = time.perf_counter()
+    outcome = Outcome(plan, commit, started)
+    accuracy = inprocess.accuracy_strategies() if "accuracy" in plan.phases else []
+    counts = {
+        "fidelity": len(inprocess.fidelity_strategies()),
+        "accuracy": len(accuracy) * len(plan.sizes),
+        "noise": 3,
+        "sensitivity": plan.repetitions * (1 + len(plan.slowdowns)),
+    }
+    progress = Progress(1 + sum(counts[p] for p in plan.phases))
+    with tempfile.TemporaryDirectory(prefix="jitbench-validate-") as tmp:
+        asv = None
+        if root is not None and commit is not None:
+            asv = asvphases.AsvSession(root, Path(tmp), commit)
+        for phase in plan.phases:
+            start = time.perf_counter()
+            if phase == "fidelity":
+                outcome.fidelity = inprocess.measure_fidelity(min(plan.sizes), progress)
+            elif phase == "accuracy":
+                assert root is not None
+                outcome.accuracy = inprocess.measure_accuracy(root, accuracy, plan.sizes, progress)
+            elif phase == "noise":
+                assert asv is not None
+                outcome.noise, outcome.noise_summary, outcome.parallelism = asvphases.measure_noise(
+                    asv, plan.sizes, plan.factor, progress
+                )
+            else:
+                assert asv is not None
+                outcome.sensitivity, outcome.sensitivity_summary, outcome.canary_zero = (
+                    asvphases.measure_sensitivity(asv, plan, progress)
+                )
+            outcome.seconds[phase] = time.perf_counter() - start
+            outcome.loads[phase] = progress.load_range(phase)
+    progress.step("report", f"writing {plan.out}")
+    total_seconds = time.perf_counter() - clock
+    table = summary_table(outcome, total_seconds)
+    path = write_report(outcome, table, total_seconds)
+    print(markdown(table.assign(met=table["met"].map(yes))))
+    print(path)
+    return 0 if bool(table["met"].all()) else 1

@@ -1,0 +1,164 @@
+"""The phases that run asv: noise (unchanged code twice) and sensitivity (the canary).
+
+asv runs the checkout's suite with ``--python=same`` through a config copy
+(:class:`jitbench.asvrun.AsvConfig`) whose results, dashboard and
+environments go to a temporary folder, with ``HOME`` there too so the user's
+``~/.asv-machine.json`` is untouched; the two sides of a comparison are two
+asv machine names. The grid is narrowed with ``JITBENCH_SIZES`` and
+``JITBENCH_DEVICES``; the timing attributes are the benchmark classes' own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from jitbench import catalog
+from jitbench.errors import JitbenchError
+from jitbench.validate.inprocess import host_parallelism
+from jitbench.validate.plan import Plan, Progress
+from jitbench.validate.stats import (
+    CACHED,
+    FAMILIES,
+    canary_at_zero,
+    judge_sensitivity,
+    noise_summary,
+    noise_table,
+    sensitivity_summary,
+)
+
+CANARY_MODULE = "jitbench.canary"
+NOISE_DEVICES = ("cpu", "cpu-sharded")
+SENSITIVITY_DEVICE = "cpu"
+LOG_TAIL = 25
+
+
+def git_head(root: Path) -> str:
+    """The commit the checkout is at (asv records results under it)."""
+    done = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise JitbenchError(f"cannot read the git HEAD of {root}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+class AsvSession:
+    """``asv run --python=same`` of the checkout's suite into ``folder``, one machine per run."""
+
+    def __init__(self, root: Path, folder: Path, commit: str) -> None:
+        from jitbench.asvrun import AsvConfig
+
+        self.folder = folder
+        self.commit = commit
+        self.config = AsvConfig(
+            root,
+            folder,
+            results_dir=str(folder / "results"),
+            html_dir=str(folder / "html"),
+            env_dir=str(folder / "env"),
+        )
+        home = folder / "home"
+        home.mkdir(exist_ok=True)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("JITBENCH_")}
+        gitconfig = Path.home() / ".gitconfig"
+        if gitconfig.is_file() and "GIT_CONFIG_GLOBAL" not in self.env:
+            # git's own settings (e.g. safe.directory) stay in force under the new HOME.
+            self.env["GIT_CONFIG_GLOBAL"] = str(gitconfig)
+        self.env["HOME"] = str(home)
+        self.plugins = [
+            p.strip()
+            for p in os.environ.get("JITBENCH_PLUGINS", "").split(",")
+            if p.strip() and p.strip() != CANARY_MODULE
+        ]
+
+    def run(
+        self,
+        machine: str,
+        benchmarks: Sequence[str],
+        sizes: Sequence[int],
+        devices: Sequence[str],
+        canary_slowdown: float | None = None,
+    ) -> None:
+        """One asv run of ``benchmarks`` (catalog names) on that grid, as machine ``machine``.
+
+        ``canary_slowdown`` (a fraction) adds the canary strategy to the grid.
+        """
+        env = dict(
+            self.env,
+            JITBENCH_SIZES=",".join(map(str, sizes)),
+            JITBENCH_DEVICES=",".join(devices),
+        )
+        plugins = list(self.plugins)
+        if canary_slowdown is not None:
+            plugins.append(CANARY_MODULE)
+            env["JITBENCH_CANARY_SLOWDOWN"] = repr(float(canary_slowdown))
+        if plugins:
+            env["JITBENCH_PLUGINS"] = ",".join(plugins)
+        log = self.folder / f"{machine}.log"
+        try:
+            self.config.run("machine", "--yes", "--machine", machine, env=env, log=log)
+            self.config.run(
+                "run", "--python=same", "--machine", machine, "--set-commit-hash", self.commit,
+                "--record-samples", "-b", catalog.regex(*benchmarks),
+                env=env, ok=(0, 2), log=log,
+            )  # fmt: skip
+        except JitbenchError:
+            # The log lives in a temporary folder: show its end before it goes.
+            tail = log.read_text(errors="replace").splitlines()[-LOG_TAIL:]
+            print("\n".join(tail), file=sys.stderr)
+            raise
+        # asv exits 2 when a benchmark failed; those rows are reported, not fatal.
+
+    def load(self, machine: str) -> pd.DataFrame:
+        """The results of one run."""
+        from jitbench import results
+
+        return results.load(self.config.results, machine=machine)
+
+
+def measure_noise(
+    asv: AsvSession, sizes: Sequence[int], factor: float, progress: Progress
+) -> tuple[pd.DataFrame, pd.DataFrame, dict | None]:
+    """Two asv runs of unchanged code, compared row by row; and the host-parallelism probe."""
+    progress.step("noise", f"helper_function at size {max(sizes)} on all CPUs, then on one")
+    parallel = host_parallelism(max(sizes))
+    machines = ("validate-noise-1", "validate-noise-2")
+    for n, machine in enumerate(machines, 1):
+        progress.step("noise", f"asv run {n}/2 ({', '.join(FAMILIES.values())})")
+        asv.run(machine, list(FAMILIES), sizes, NOISE_DEVICES)
+    table = noise_table(asv.load(machines[0]), asv.load(machines[1]), factor)
+    return table, noise_summary(table), parallel
+
+
+def _slug(percent: float) -> str:
+    return f"{percent:g}".replace(".", "_")
+
+
+def measure_sensitivity(
+    asv: AsvSession, plan: Plan, progress: Progress
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Per repetition: all strategies plus the canary unslowed, then slowed by each slowdown."""
+    devices = [SENSITIVITY_DEVICE]
+    runs: list[tuple[int, float, str, str]] = []
+    for repetition in range(1, plan.repetitions + 1):
+        base = f"validate-r{repetition}-base"
+        progress.step("sensitivity", f"repetition {repetition}: base (canary slowdown 0)")
+        asv.run(base, [CACHED], plan.sizes, devices, canary_slowdown=0.0)
+        # Rotate the order of the heads so no slowdown always runs furthest from its base.
+        shift = (repetition - 1) % len(plan.slowdowns)
+        for percent in plan.slowdowns[shift:] + plan.slowdowns[:shift]:
+            head = f"validate-r{repetition}-p{_slug(percent)}"
+            progress.step("sensitivity", f"repetition {repetition}: canary {percent:g}% slower")
+            asv.run(head, [CACHED], plan.sizes, devices, canary_slowdown=percent / 100)
+            runs.append((repetition, percent, base, head))
+    pairs = [(r, p, asv.load(base), asv.load(head)) for r, p, base, head in runs]
+    judged = judge_sensitivity(pairs, plan.factor)
+    judged = judged.sort_values(["slowdown", "repetition", "case"]).reset_index(drop=True)
+    bases = pd.concat([asv.load(f"validate-r{r}-base") for r in range(1, plan.repetitions + 1)])
+    return judged, sensitivity_summary(judged), canary_at_zero(bases)

@@ -1,0 +1,332 @@
+"""The phases timed in this process: fidelity and accuracy (and the host-parallelism probe).
+
+* **fidelity**: every built-in strategy's generated class against its
+  hand-written twin (:mod:`jitbench.twins`), on the same arrays: does the
+  generated source cost what the code a user writes costs?
+* **accuracy**: the suite's own asv benchmark objects against an independent
+  ``timeit`` of the same call: does the suite's timing report the call and
+  nothing else?
+
+Both sides of a comparison are timed in alternation, so a change of load
+during the phase hits both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import os
+import statistics
+import time
+import timeit
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jitbench.errors import JitbenchError
+from jitbench.validate.plan import Progress
+from jitbench.validate.stats import CACHED, CANARY, DISPATCH, accuracy_table, fidelity_table
+
+FIDELITY_DEVICE = "cpu"
+# Each round times one loop of each side, the order swapped every round; a loop is
+# about FIDELITY_LOOP_S of calls, and the rounds of one strategy and measure stop
+# after FIDELITY_BUDGET_S (at least FIDELITY_MIN_ROUNDS) or at FIDELITY_ROUNDS.
+# Loops are timed in CPU seconds of this process (all its threads, XLA's included):
+# on a shared machine, the time this process waits for a core counts on neither side.
+FIDELITY_TIMER = time.process_time
+FIDELITY_LOOP_S = 0.002
+FIDELITY_ROUNDS = 200
+FIDELITY_MIN_ROUNDS = 10
+FIDELITY_BUDGET_S = 0.6
+ACCURACY_DEVICE = "cpu"
+ACCURACY_ROUNDS = 3
+ACCURACY_ROW_BUDGET_S = 3.0
+TIMEIT_REPEATS = 1  # per round
+
+
+def fidelity_strategies() -> list[str]:
+    """The built-in strategies (each has a hand-written twin) that can run here."""
+    from jitbench.strategies import STRATEGIES
+    from jitbench.twins import TWINS
+
+    return [name for name in TWINS if name in STRATEGIES and STRATEGIES[name].available]
+
+
+def interleaved(
+    first: Callable[[], Any],
+    second: Callable[[], Any],
+    *,
+    after: Callable[[], Any] | None = None,
+    loop_s: float = FIDELITY_LOOP_S,
+    rounds: int = FIDELITY_ROUNDS,
+    min_rounds: int = FIDELITY_MIN_ROUNDS,
+    budget_s: float = FIDELITY_BUDGET_S,
+    timer: Callable[[], float] = FIDELITY_TIMER,
+) -> dict[str, Any]:
+    """Median seconds per call of ``first`` and ``second``, timed in alternation by ``timer``.
+
+    Both loops run the same number of calls: as many as take ``first`` about
+    ``loop_s``. ``after`` runs untimed after every loop (to wait for calls
+    that were only dispatched). The rounds stop at ``rounds``, or after
+    ``budget_s`` of wall time once ``min_rounds`` are done.
+    """
+    timers = (timeit.Timer(first, timer=timer), timeit.Timer(second, timer=timer))
+    number = _calls_per_loop(timers[0], loop_s, after)
+    seconds: tuple[list[float], list[float]] = ([], [])
+    start = time.perf_counter()
+    done = 0
+    while done < rounds and (done < min_rounds or time.perf_counter() - start < budget_s):
+        for side in (0, 1) if done % 2 == 0 else (1, 0):
+            seconds[side].append(timers[side].timeit(number) / number)
+            if after is not None:
+                after()
+        done += 1
+    return {
+        "generated_s": statistics.median(seconds[0]),
+        "twin_s": statistics.median(seconds[1]),
+        "rounds": done,
+        "number": number,
+    }
+
+
+def _calls_per_loop(
+    timer: timeit.Timer, loop_s: float, after: Callable[[], Any] | None = None
+) -> int:
+    """The number of calls that take about ``loop_s``.
+
+    Loops of 1, 4, 16... calls, the fastest of three each (one loop slowed by
+    another process does not count), until one takes a tenth of ``loop_s``.
+    """
+    number = 1
+    while True:
+        took = math.inf
+        for _ in range(3):
+            took = min(took, timer.timeit(number))
+            if after is not None:
+                after()
+        if took >= loop_s / 10:
+            return max(1, round(number * loop_s / took))
+        number *= 4
+
+
+def measure_fidelity(
+    size: int, progress: Progress, strategies: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Generated instance against its twin per strategy: cached call and dispatch at ``size``."""
+    from jitbench.codegen import arrays_of, statics_of
+    from jitbench.devices import resolve
+    from jitbench.instances import make_instance
+    from jitbench.measure import block
+    from jitbench.strategies import get_strategy
+    from jitbench.twins import twin
+
+    placement = resolve(FIDELITY_DEVICE)
+    rows = []
+    for name in fidelity_strategies() if strategies is None else strategies:
+        progress.step("fidelity", name)
+        obj, y = make_instance(get_strategy(name), size, placement)
+        (x,), (mul,) = arrays_of(obj), statics_of(obj)
+        other = twin(name)(x, mul)  # the very arrays the generated instance holds
+        mine, theirs = np.asarray(block(obj.calc(y))), np.asarray(block(other.calc(y)))
+        same = bool(np.allclose(mine, theirs, rtol=1e-6, atol=0))
+        for measure, timed in _fidelity_pair(obj, other, y).items():
+            rows.append(
+                {
+                    "strategy": name,
+                    "measure": measure,
+                    "size": size,
+                    "device": FIDELITY_DEVICE,
+                    "same_result": same,
+                    **timed,
+                }
+            )
+    return fidelity_table(pd.DataFrame(rows))
+
+
+def _fidelity_pair(obj: Any, other: Any, y: Any) -> dict[str, dict[str, Any]]:
+    """Cached call (result waited for) and dispatch (not waited for) of both instances."""
+    from jax import block_until_ready as block
+
+    return {
+        "cached call": interleaved(lambda: block(obj.calc(y)), lambda: block(other.calc(y))),
+        "dispatch": interleaved(
+            lambda: obj.calc(y), lambda: other.calc(y), after=lambda: block(obj.calc(y))
+        ),
+    }
+
+
+def accuracy_strategies() -> list[str]:
+    """Every registered strategy that can run here (plugins included), canary excepted."""
+    from jitbench.strategies import STRATEGIES, load_plugins
+
+    load_plugins()
+    return [name for name, s in STRATEGIES.items() if s.available and name != CANARY]
+
+
+@contextlib.contextmanager
+def suite_grid(sizes: Sequence[int], devices: Sequence[str]) -> Iterator[None]:
+    """``JITBENCH_SIZES`` and ``JITBENCH_DEVICES`` for an in-process import of the suite."""
+    wanted = {"JITBENCH_SIZES": sizes, "JITBENCH_DEVICES": devices}
+    old = {name: os.environ.get(name) for name in wanted}
+    os.environ.update({name: ",".join(map(str, values)) for name, values in wanted.items()})
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+class _Plain:
+    """The timeit side: an instance of its own, built as the benchmark builds one.
+
+    Another seed, so it is not equal to the benchmark's instance: strategies
+    with a value-hashed static ``self`` would otherwise share one jit cache
+    entry, and the instance that did not create it pays ``__eq__`` on every
+    call, which no asv benchmark process (one instance per process) does.
+    """
+
+    def __init__(self, strategy: str, size: int, device: str) -> None:
+        from jitbench.measure import block
+        from jitbench.suite import Case
+
+        self._block = block
+        self.obj, self.y = Case.of(strategy, size, device).instance(seed=1)
+        self.call()
+
+    def call(self) -> Any:
+        return self._block(self.obj.calc(self.y))
+
+    def dispatch(self) -> Any:
+        return self.obj.calc(self.y)
+
+
+def _accuracy_row(
+    bench: Any, wanted: tuple[Any, ...], plain: _Plain, func: Callable[[], Any]
+) -> dict[str, Any]:
+    """Interleaved rounds of asv's run and timeit's repeats; the median of each side.
+
+    They stop at :data:`ACCURACY_ROUNDS` or after :data:`ACCURACY_ROW_BUDGET_S`
+    (the slow strategies take one round).
+    """
+    timer = timeit.Timer(func)
+    number, _ = timer.autorange()  # timeit's own calibration: a loop of >= 0.2 s
+    asv_medians: list[float] = []
+    asv_samples = 0
+    plain_times: list[float] = []
+    start = time.perf_counter()
+    for _ in range(ACCURACY_ROUNDS):
+        samples = bench.run(*wanted)["samples"]
+        asv_medians.append(statistics.median(samples))
+        asv_samples += len(samples)
+        plain.call()  # drain what dispatch-only calls left queued
+        plain_times += [t / number for t in timer.repeat(repeat=TIMEIT_REPEATS, number=number)]
+        plain.call()
+        if time.perf_counter() - start > ACCURACY_ROW_BUDGET_S:
+            break
+    return {
+        "asv_s": statistics.median(asv_medians),
+        "timeit_s": statistics.median(plain_times),
+        "rounds": len(asv_medians),
+        "asv_samples": asv_samples,
+        "timeit_number": number,
+    }
+
+
+def measure_accuracy(
+    root: Path, strategies: Sequence[str], sizes: Sequence[int], progress: Progress
+) -> pd.DataFrame:
+    """asv's own benchmark objects (median of their samples) against timeit, in this process."""
+    from asv_runner.discovery import get_benchmark_from_name
+
+    from jitbench.measure import clear_memory_caches
+
+    bench_dir = str(root / "benchmarks")
+    with suite_grid(sizes, [ACCURACY_DEVICE]):
+        # asv names a parameter combination by the reprs of its values.
+        combos = list(itertools.product(*get_benchmark_from_name(bench_dir, CACHED).params))
+    rows = []
+    for strategy, size in itertools.product(strategies, sizes):
+        progress.step("accuracy", f"{strategy} size {size}")
+        wanted = (strategy, size, ACCURACY_DEVICE)
+        if tuple(map(repr, wanted)) not in combos:
+            raise JitbenchError(
+                f"the suite's grid in this process lacks {wanted}; it was imported before "
+                "with other JITBENCH_SIZES or JITBENCH_DEVICES"
+            )
+        index = combos.index(tuple(map(repr, wanted)))
+        plain = _Plain(*wanted)
+        for benchmark, func in ((CACHED, plain.call), (DISPATCH, plain.dispatch)):
+            # One benchmark's instance per jit cache, as in an asv benchmark process: an
+            # equal instance of the previous benchmark would otherwise own the cache entry.
+            clear_memory_caches()
+            plain.call()
+            bench = get_benchmark_from_name(bench_dir, f"{benchmark}-{index}")
+            bench.do_setup()
+            measured = _accuracy_row(bench, wanted, plain, func)
+            rows.append(
+                {
+                    "benchmark": benchmark,
+                    "strategy": strategy,
+                    "size": size,
+                    "device": ACCURACY_DEVICE,
+                    **measured,
+                }
+            )
+    return accuracy_table(pd.DataFrame(rows))
+
+
+def _pin_threads(cpus: set[int]) -> dict[int, set[int]]:
+    """Pin every thread of this process (XLA's pool included) to ``cpus``; the old affinities."""
+    old = {}
+    for name in os.listdir("/proc/self/task"):
+        tid = int(name)
+        with contextlib.suppress(OSError):
+            old[tid] = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, cpus)
+    return old
+
+
+def _unpin_threads(old: dict[int, set[int]]) -> None:
+    for tid, cpus in old.items():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, cpus)
+
+
+def host_parallelism(size: int) -> dict[str, Any] | None:
+    """helper_function's cached call at ``size`` on all of this process's CPUs, then on one.
+
+    XLA's CPU backend spreads large elementwise work over the cores, so a
+    process that takes a core away slows the call by up to this ratio. None
+    where thread affinity cannot be set (only Linux has it) or on one CPU.
+    """
+    if not hasattr(os, "sched_setaffinity") or not os.path.isdir("/proc/self/task"):
+        return None
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        return None
+    plain = _Plain("helper_function", size, "cpu")
+    all_cpus: list[float] = []
+    one_cpu: list[float] = []
+    for _ in range(2):  # alternated, so a change of load hits both
+        all_cpus.append(_median_timeit(plain.call))
+        old = _pin_threads({min(cpus)})
+        try:
+            one_cpu.append(_median_timeit(plain.call))
+        finally:
+            _unpin_threads(old)
+    all_s, one_s = statistics.median(all_cpus), statistics.median(one_cpu)
+    return {"size": size, "cpus": len(cpus), "all_cpus_s": all_s, "one_cpu_s": one_s}
+
+
+def _median_timeit(func: Callable[[], Any], repeats: int = 3) -> float:
+    """timeit with its own calibration (autorange): median seconds per call over ``repeats``."""
+    timer = timeit.Timer(func)
+    number, _ = timer.autorange()
+    return statistics.median(timer.repeat(repeat=repeats, number=number)) / number

@@ -1,0 +1,233 @@
+"""The verdicts: one summary row per target, and what the data say about each missed one."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pandas as pd
+
+from jitbench.validate.plan import PHASES, Outcome
+from jitbench.validate.stats import (
+    ACCURACY_RANGE,
+    CACHED,
+    DISPATCH,
+    FAMILIES,
+    FIDELITY_MEASURES,
+    FIDELITY_RANGE,
+    RUNTIME_TARGET_S,
+    TARGET_SLOWDOWN,
+    minutes,
+    noise_by_size,
+    pct,
+    seconds,
+    sensitivity_summary,
+    smallest_flagged,
+)
+
+
+def summary_table(outcome: Outcome, total_seconds: float) -> pd.DataFrame:
+    """One row per target: what was asked, what was reached, whether it was met."""
+    rows: list[dict[str, Any]] = []
+    if outcome.fidelity is not None:
+        rows += _fidelity_rows(outcome.fidelity)
+    if outcome.accuracy is not None:
+        low, high = ACCURACY_RANGE
+        for benchmark in (CACHED, DISPATCH):
+            part = outcome.accuracy[outcome.accuracy["benchmark"] == benchmark]
+            inside = int(part["in_range"].sum())
+            rows.append(
+                {
+                    "check": f"accuracy: {FAMILIES[benchmark]} asv / timeit",
+                    "target": f"every ratio in {low}-{high}",
+                    "reached": f"{part['ratio'].min():.3f}-{part['ratio'].max():.3f} "
+                    f"({inside}/{len(part)} in range)",
+                    "met": inside == len(part) and len(part) > 0,
+                }
+            )
+    if outcome.noise_summary is not None:
+        rows += _noise_rows(outcome.noise_summary)
+    if outcome.sensitivity_summary is not None:
+        rows.append(_sensitivity_row(outcome.sensitivity_summary, outcome.plan.factor))
+    if set(outcome.plan.phases) == set(PHASES):
+        rows.append(
+            {
+                "check": "runtime of jitbench validate",
+                "target": f"< {RUNTIME_TARGET_S // 60} min",
+                "reached": minutes(total_seconds),
+                "met": total_seconds < RUNTIME_TARGET_S,
+            }
+        )
+    return pd.DataFrame(rows, columns=["check", "target", "reached", "met"])
+
+
+def _fidelity_rows(table: pd.DataFrame) -> list[dict[str, Any]]:
+    low, high = FIDELITY_RANGE
+    rows = []
+    for measure in FIDELITY_MEASURES:
+        part = table[table["measure"] == measure]
+        held = part[part["held"]]
+        inside = int(held["in_range"].sum())
+        others = ", ".join(f"{r.strategy} x{r.ratio:.2f}" for r in part[~part["held"]].itertuples())
+        reached = f"{held['ratio'].min():.3f}-{held['ratio'].max():.3f} "
+        reached += f"({inside}/{len(held)} in range)"
+        rows.append(
+            {
+                "check": f"fidelity: {measure}, generated class / hand-written twin",
+                "target": f"{low}-{high} for the jit strategies",
+                "reached": reached + (f"; not held to it: {others}" if others else ""),
+                "met": inside == len(held) > 0 and bool(part["same_result"].all()),
+            }
+        )
+    return rows
+
+
+def _noise_rows(summary: pd.DataFrame) -> list[dict[str, Any]]:
+    rows = []
+    for benchmark, family in FAMILIES.items():
+        part = summary[summary["benchmark"] == benchmark]
+        judged = part[part["met"].notna()].iloc[0]
+        other = part[part["met"].isna()].iloc[0]
+        rows.append(
+            {
+                "check": f"noise: {family} spread, {judged.scope} (p95 of abs(ratio - 1))",
+                "target": f"<= {judged.target:.0%}",
+                "reached": f"{pct(judged.spread)} over {judged.rows} rows "
+                f"(max {pct(judged.max_deviation)}, {judged.flagged} flagged by compare); "
+                f"{other.scope}: {pct(other.spread)} over {other.rows}",
+                "met": bool(judged.met),
+            }
+        )
+    return rows
+
+
+def _sensitivity_row(summary: pd.DataFrame, factor: float) -> dict[str, Any]:
+    smallest = smallest_flagged(summary)
+    detected = smallest_flagged(summary, require_clean=False)
+    false = int(summary["false_flags"].sum()) if not summary.empty else 0
+    unchanged = int(summary["unchanged_rows"].sum()) if not summary.empty else 0
+    reached = "none" if smallest is None else f"{smallest:g}%"
+    if smallest is None and detected is not None:
+        reached += f" (canary flagged every time from {detected:g}%, but false flags)"
+    return {
+        "check": "sensitivity: smallest slowdown flagged every repetition, no false flag",
+        "target": f"<= {TARGET_SLOWDOWN:g}% at factor {factor:g}",
+        "reached": f"{reached}; {false} false flags in {unchanged} rows",
+        "met": smallest is not None and smallest <= TARGET_SLOWDOWN,
+    }
+
+
+def limits(outcome: Outcome) -> list[str]:
+    """Plain statements of what the data say about each missed target."""
+    notes = []
+    cpus = os.cpu_count() or 1
+    if outcome.fidelity is not None:
+        notes += _fidelity_notes(outcome, cpus)
+    if outcome.accuracy is not None and not outcome.accuracy["in_range"].all():
+        bad = outcome.accuracy[~outcome.accuracy["in_range"]]
+        cases = ", ".join(
+            f"{FAMILIES[r.benchmark]} {r.strategy} {r.size} x{r.ratio:.2f}"
+            for r in bad.itertuples()
+        )
+        notes.append(
+            f"Accuracy: outside {ACCURACY_RANGE[0]}-{ACCURACY_RANGE[1]}: {cases}. "
+            f"{_load_text(outcome, 'accuracy', cpus)} The two sides are measured seconds "
+            "apart in one process, so a change of load between them moves the ratio."
+        )
+    if outcome.noise_summary is not None and outcome.noise is not None:
+        notes += _noise_notes(outcome, cpus)
+    summary = outcome.sensitivity_summary
+    if outcome.sensitivity is not None and summary is not None and not summary.empty:
+        smallest = smallest_flagged(summary)
+        if smallest is None or smallest > TARGET_SLOWDOWN:
+            notes.append(_sensitivity_note(outcome, cpus))
+    return notes
+
+
+def _fidelity_notes(outcome: Outcome, cpus: int) -> list[str]:
+    table = outcome.fidelity
+    assert table is not None
+    notes = []
+    differ = table[~table["same_result"]]
+    if not differ.empty:
+        names = ", ".join(sorted(set(differ["strategy"])))
+        notes.append(f"Fidelity: generated class and twin return different results: {names}.")
+    bad = table[table["held"] & ~table["in_range"]]
+    if not bad.empty:
+        cases = ", ".join(f"{r.measure} {r.strategy} x{r.ratio:.2f}" for r in bad.itertuples())
+        low, high = FIDELITY_RANGE
+        notes.append(
+            f"Fidelity: outside {low}-{high}: {cases}. {_load_text(outcome, 'fidelity', cpus)} "
+            "Compare the two sources (`jitbench show STRATEGY` and `jitbench/twins/`): a "
+            "ratio that stays outside the range on a quiet machine is a difference in the "
+            "code each call runs."
+        )
+    return notes
+
+
+def _noise_notes(outcome: Outcome, cpus: int) -> list[str]:
+    summary, table = outcome.noise_summary, outcome.noise
+    assert summary is not None and table is not None
+    missed = summary[summary["met"].notna() & (summary["met"] == False)]  # noqa: E712
+    if missed.empty:
+        return []
+    by_size = noise_by_size(table)
+    parts = []
+    for row in missed.itertuples():
+        sized = by_size[by_size["family"] == row.family]
+        where = ", ".join(f"{r.device} size {r.size}: {r.spread:.0%}" for r in sized.itertuples())
+        parts.append(f"{row.family} {pct(row.spread)} over {row.scope} ({where})")
+    text = f"Noise above target: {'; '.join(parts)}. "
+    text += _load_text(outcome, "noise", cpus) + " "
+    probe = outcome.parallelism
+    if probe:
+        text += (
+            f"helper_function's cached call at size {probe['size']} takes "
+            f"{seconds(probe['all_cpus_s'])} on all {probe['cpus']} CPUs and "
+            f"{seconds(probe['one_cpu_s'])} pinned to one "
+            f"(x{probe['one_cpu_s'] / probe['all_cpus_s']:.2f}): XLA spreads large "
+            "elementwise work over the cores, so whether another process holds a core "
+            "during a run moves the large sizes by up to that factor. "
+        )
+    text += (
+        "The two runs are minutes apart: this is the drift of the machine between runs, "
+        "which a comparison of two commits sees too; `jitbench compare --noise noise.csv` "
+        "leaves differences within it unflagged."
+    )
+    return [text]
+
+
+def _sensitivity_note(outcome: Outcome, cpus: int) -> str:
+    assert outcome.sensitivity is not None
+    by_size = sensitivity_summary(outcome.sensitivity, by_size=True)
+    parts = [
+        f"{row.slowdown_pct:g}% size {row.size}: canary flagged "
+        f"{row.canary_flagged}/{row.canary_rows} (ratio "
+        f"{row.canary_ratio_min:.2f}-{row.canary_ratio_max:.2f}; above the factor "
+        f"{row.canary_above_factor}, significant {row.canary_significant}), "
+        f"{row.false_flags} false flags"
+        for row in by_size.itertuples()
+    ]
+    return (
+        f"Sensitivity at factor {outcome.plan.factor:g}: "
+        + "; ".join(parts)
+        + ". "
+        + _load_text(outcome, "sensitivity", cpus)
+        + " compare flags a row when its ratio exceeds the factor and asv's test "
+        "finds the two sets of samples different (Mann-Whitney, p < 0.002): a canary row "
+        "is missed when run-to-run drift pulls its ratio under the factor or the scatter "
+        "of its samples hides the shift, and an unchanged row is flagged when drift "
+        "between its two runs exceeds the factor. False flags are listed in "
+        "sensitivity_summary.csv."
+    )
+
+
+def _load_text(outcome: Outcome, phase: str, cpus: int) -> str:
+    loads = outcome.loads.get(phase)
+    if not loads:
+        return ""
+    busy = "; other processes competed for them" if loads[1] > cpus else ""
+    return (
+        f"The 1-minute load average during this phase was {loads[0]:.1f}-{loads[1]:.1f} "
+        f"on {cpus} CPUs{busy}."
+    )

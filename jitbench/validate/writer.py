@@ -1,0 +1,278 @@
+"""The report: ``validation.md`` (Markdown tables through pandas) and the CSVs behind it.
+
+``noise.csv`` is the table ``jitbench compare --noise`` reads: one row per
+benchmark and parameters with the measured relative spread.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jitbench.validate.asvphases import NOISE_DEVICES, SENSITIVITY_DEVICE
+from jitbench.validate.inprocess import (
+    ACCURACY_ROUNDS,
+    FIDELITY_LOOP_S,
+    FIDELITY_ROUNDS,
+    TIMEIT_REPEATS,
+)
+from jitbench.validate.plan import Outcome
+from jitbench.validate.stats import (
+    ACCURACY_RANGE,
+    FAMILIES,
+    FIDELITY_EXEMPT,
+    FIDELITY_RANGE,
+    SCOPES,
+    minutes,
+    noise_by_size,
+    pct,
+    seconds,
+    sensitivity_summary,
+    smallest_flagged,
+)
+from jitbench.validate.summary import limits
+
+
+def markdown(table: pd.DataFrame) -> str:
+    return table.to_markdown(index=False, disable_numparse=True)
+
+
+def yes(flag: Any) -> str:
+    return "yes" if bool(flag) else "NO"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.3f}" if pd.notna(value) else "n/a"
+
+
+def _fidelity_section(outcome: Outcome, out: Path) -> list[str]:
+    table = outcome.fidelity
+    assert table is not None
+    table.to_csv(out / "fidelity.csv", index=False)
+    low, high = FIDELITY_RANGE
+    shown = pd.DataFrame(
+        {
+            "strategy": table["strategy"],
+            "measure": table["measure"],
+            "generated (CPU)": table["generated_s"].map(seconds),
+            "twin (CPU)": table["twin_s"].map(seconds),
+            "ratio": table["ratio"].map(_ratio),
+            "in range": [yes(r.in_range) if r.held else "not held" for r in table.itertuples()],
+            "same result": table["same_result"].map(yes),
+            "rounds": table["rounds"],
+        }
+    )
+    size, device = table["size"].iloc[0], table["device"].iloc[0]
+    lines = [
+        "## Fidelity: each generated class against its hand-written twin",
+        "",
+        f"Size {size} on {device}. The generated instance (`jitbench show STRATEGY`) and its "
+        "twin (`jitbench.twins`) hold the same arrays and are called with the same `y`, in "
+        "this process, in alternation: per round one timeit loop of each (about "
+        f"{FIDELITY_LOOP_S * 1e3:g} ms of calls, the same number on both sides), the order "
+        f"swapped every round, up to {FIDELITY_ROUNDS} rounds; each side is the median. "
+        "Loops are timed in CPU seconds of this process (all its threads), so time spent "
+        "waiting for a core on a busy machine counts on neither side. "
+        "Cached call: `jax.block_until_ready(obj.calc(y))`; dispatch: `obj.calc(y)`. "
+        f"Target: generated / twin in {low}-{high} for the jit strategies. Data: "
+        "`fidelity.csv`.",
+        "",
+        markdown(shown),
+        "",
+        "Not held to the target:",
+        "",
+    ]
+    lines += [f"- {name}: {why}." for name, why in FIDELITY_EXEMPT.items()]
+    return [*lines, ""]
+
+
+def _accuracy_section(outcome: Outcome, out: Path) -> list[str]:
+    table = outcome.accuracy
+    assert table is not None
+    table.to_csv(out / "accuracy.csv", index=False)
+    shown = pd.DataFrame(
+        {
+            "benchmark": table["benchmark"].map(FAMILIES),
+            "strategy": table["strategy"],
+            "size": table["size"],
+            "device": table["device"],
+            "asv": table["asv_s"].map(seconds),
+            "timeit": table["timeit_s"].map(seconds),
+            "ratio": table["ratio"].map(_ratio),
+            "in range": table["in_range"].map(yes),
+        }
+    )
+    if "rounds" in table:
+        shown["rounds"] = table["rounds"]
+    return [
+        "## Accuracy: asv's figure against an independent timeit",
+        "",
+        "asv: the suite's own benchmark object run in-process as asv's runner runs it, "
+        "median of its samples; timeit: an instance of its own, timeit's own calibration "
+        f"(`autorange`). Up to {ACCURACY_ROUNDS} rounds alternate the two (asv's run, then "
+        f"{TIMEIT_REPEATS} timeit loop); each side is the median over its rounds. jit's "
+        "in-memory caches are cleared before each benchmark, so its instance is the only one "
+        "in its cache entry, as in an asv benchmark process. Target: every ratio in "
+        f"{ACCURACY_RANGE[0]}-{ACCURACY_RANGE[1]}. Data: `accuracy.csv`.",
+        "",
+        markdown(shown),
+        "",
+    ]
+
+
+def _noise_section(outcome: Outcome, out: Path) -> list[str]:
+    table, summary = outcome.noise, outcome.noise_summary
+    assert table is not None and summary is not None
+    table.to_csv(out / "noise.csv", index=False)
+    summary.to_csv(out / "noise_summary.csv", index=False)
+    by_size = noise_by_size(table)
+    by_size.to_csv(out / "noise_by_size.csv", index=False)
+    shown = pd.DataFrame(
+        {
+            "family": summary["family"],
+            "scope": summary["scope"],
+            "rows": summary["rows"],
+            "spread": summary["spread"].map(pct),
+            "max deviation": summary["max_deviation"].map(pct),
+            "median ratio": summary["median_ratio"].map(_ratio),
+            "flagged by compare": summary["flagged"],
+            "target": summary["target"].map(lambda t: f"<= {t:.0%}" if pd.notna(t) else ""),
+            "met": summary["met"].map(lambda m: "" if pd.isna(m) else yes(m)),
+        }
+    )
+    sized = by_size.assign(
+        spread=by_size["spread"].map(pct), median_ratio=by_size["median_ratio"].map(_ratio)
+    )
+    lines = [
+        "## Noise: asv twice on unchanged code",
+        "",
+        f"Devices {', '.join(NOISE_DEVICES)}, the benchmark classes' own timing attributes; "
+        "ratio = second run's median / first's; a row's spread = |ratio - 1|; a family's "
+        "spread = the 95th percentile of its rows', over all rows and over "
+        f"{SCOPES['small']}. Flagged = rows `jitbench compare` marks as changed at factor "
+        f"{outcome.plan.factor:g}. Rows: `noise.csv`, which `jitbench compare --noise` reads "
+        "to leave differences within a row's measured noise unflagged.",
+        "",
+        markdown(shown),
+        "",
+        "By size and device (`noise_by_size.csv`):",
+        "",
+        markdown(sized),
+        "",
+    ]
+    probe = outcome.parallelism
+    if probe:
+        lines += [
+            f"Host parallelism: helper_function's cached call at size {probe['size']} takes "
+            f"{seconds(probe['all_cpus_s'])} with this process on all {probe['cpus']} "
+            f"CPUs and {seconds(probe['one_cpu_s'])} pinned to one "
+            f"(x{probe['one_cpu_s'] / probe['all_cpus_s']:.2f}).",
+            "",
+        ]
+    return lines
+
+
+def _sensitivity_shown(table: pd.DataFrame) -> pd.DataFrame:
+    frame = pd.DataFrame({"slowdown": table["slowdown_pct"].map("{:g}%".format)})
+    if "size" in table:
+        frame["size"] = table["size"]
+    frame["canary flagged"] = [
+        f"{a}/{b}" for a, b in zip(table["canary_flagged"], table["canary_rows"], strict=True)
+    ]
+    frame["canary ratio median (range)"] = [
+        f"{m:.3f} ({lo:.3f}-{hi:.3f})"
+        for m, lo, hi in zip(
+            table["canary_ratio_median"],
+            table["canary_ratio_min"],
+            table["canary_ratio_max"],
+            strict=True,
+        )
+    ]
+    frame["false flags"] = [
+        f"{a}/{b}" for a, b in zip(table["false_flags"], table["unchanged_rows"], strict=True)
+    ]
+    return frame
+
+
+def _sensitivity_section(outcome: Outcome, out: Path) -> list[str]:
+    judged, summary = outcome.sensitivity, outcome.sensitivity_summary
+    assert judged is not None and summary is not None
+    judged.to_csv(out / "sensitivity.csv", index=False)
+    summary.to_csv(out / "sensitivity_summary.csv", index=False)
+    by_size = sensitivity_summary(judged, by_size=True)
+    smallest = smallest_flagged(summary)
+    lines = [
+        "## Sensitivity: a planted regression against jitbench compare",
+        "",
+        "`canary` is helper_function plus host work calibrated to slow its cached call by the "
+        f"given fraction; {outcome.plan.repetitions} independent base/head pairs per slowdown "
+        f"on {SENSITIVITY_DEVICE}, every strategy in each run, judged by `compare_frames` at "
+        f"factor {outcome.plan.factor:g}. Smallest slowdown flagged in every repetition with "
+        "no unchanged strategy flagged: "
+        f"**{'none' if smallest is None else f'{smallest:g}%'}**. Rows: `sensitivity.csv`.",
+        "",
+        markdown(_sensitivity_shown(summary)),
+        "",
+        "By size:",
+        "",
+        markdown(_sensitivity_shown(by_size)),
+        "",
+    ]
+    false = summary[summary["false_flags"] > 0]
+    if not false.empty:
+        lines += ["False flags (unchanged strategies marked as regressions):", ""]
+        lines += [f"- {r.slowdown_pct:g}%: {r.false_flag_cases}" for r in false.itertuples()]
+        lines += [""]
+    zero = outcome.canary_zero
+    if zero is not None and not zero.empty:
+        lines += [
+            "Canary at slowdown 0 / helper_function in the same base run: "
+            f"{zero['ratio'].min():.3f}-{zero['ratio'].max():.3f} over {len(zero)} rows.",
+            "",
+        ]
+    return lines
+
+
+def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) -> Path:
+    """validation.md and the CSVs behind it in ``plan.out``."""
+    import jax
+
+    out = outcome.plan.out
+    out.mkdir(parents=True, exist_ok=True)
+    summary.to_csv(out / "summary.csv", index=False)
+    phases = ", ".join(f"{k} {minutes(v)}" for k, v in outcome.seconds.items())
+    commit = outcome.commit[:12] if outcome.commit else "n/a"
+    lines = [
+        "# jitbench validation",
+        "",
+        f"Commit {commit}, JAX {jax.__version__}, Python "
+        f"{platform.python_version()}, {platform.machine()} with {os.cpu_count()} CPUs; "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(outcome.started))}. "
+        f"Sizes {', '.join(map(str, outcome.plan.sizes))}; runtime {minutes(total_seconds)} "
+        f"({phases}).",
+        "",
+        "## Summary",
+        "",
+        markdown(summary.assign(met=summary["met"].map(yes))),
+        "",
+    ]
+    notes = limits(outcome)
+    if notes:
+        lines += ["## What limits the missed targets", ""]
+        lines += [f"- {note}" for note in notes] + [""]
+    sections = (
+        (outcome.fidelity, _fidelity_section),
+        (outcome.accuracy, _accuracy_section),
+        (outcome.noise, _noise_section),
+        (outcome.sensitivity, _sensitivity_section),
+    )
+    for measured, section in sections:
+        if measured is not None:
+            lines += section(outcome, out)
+    (out / "validation.md").write_text("\n".join(lines), encoding="utf-8")
+    return out / "validation.md"
