@@ -279,11 +279,6 @@ def _readme_plugin() -> str:
     return section.split("```python", 1)[1].split("```", 1)[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the README's plugin example still uses the old API (a build(shape) returning a "
-    "class, arrays_of/statics_of from jitbench.strategies)",
-)
 def test_readme_plugin_example_works(tmp_path):
     (tmp_path / "my_strategies.py").write_text(_readme_plugin())
     code = (

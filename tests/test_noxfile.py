@@ -1,27 +1,52 @@
-"""The workflow's nox sessions exist under the names the README gives."""
+"""The workflow's nox sessions exist under the names the README gives, with what it says."""
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SESSIONS = {"lint", "tests", "bench", "publish", "compare", "jax_versions", "readme", "validate"}
+SESSIONS = {
+    "lint", "tests-3.11", "tests-3.12", "tests-3.13", "bench", "publish", "compare",
+    "jax_history", "readme", "validate",
+}  # fmt: skip
+
+
+def _noxfile():
+    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_every_documented_session_is_defined():
     out = subprocess.run(
-        [sys.executable, "-m", "nox", "--list"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+        [sys.executable, "-m", "nox", "--list"], cwd=ROOT, capture_output=True, text=True,
         check=True,
-    )
+    )  # fmt: skip
     listed = {
         line[2:].split(" -> ")[0] for line in out.stdout.splitlines() if line[:2] in ("* ", "- ")
     }
     assert listed == SESSIONS
     readme = (ROOT / "README.md").read_text()
-    for name in ("bench", "tests", "compare", "jax_versions", "publish", "validate"):
-        assert f"nox -s {name}" in readme
+    for name in ("bench", "tests", "compare", "jax_history", "publish", "validate", "readme"):
+        assert f"nox -s {name}" in readme, name
+
+
+def test_the_test_session_covers_the_supported_pythons():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'requires-python = ">=3.11"' in pyproject
+    assert _noxfile().PYTHONS == ("3.11", "3.12", "3.13")
+
+
+def test_readme_history_lists_the_noxfile_releases():
+    """The releases the README's history table shows are those the session measures."""
+    releases = list(_noxfile().JAX_HISTORY)
+    assert len(releases) >= 8
+    block = (ROOT / "README.md").read_text().split("<!-- BEGIN generated: history -->")[1]
+    header = next(line for line in block.splitlines() if line.startswith("| strategy"))
+    shown = re.findall(r"\d+\.\d+\.\d+(?:\.\d+)?", header)
+    assert shown == releases

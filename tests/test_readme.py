@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 import jitbench
-from jitbench.audit import audit
+from jitbench.cache_audit import audit
+from jitbench.devices import resolve
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -19,10 +20,11 @@ def _block(marker: str) -> str:
 def test_custom_strategy_example_registers_and_is_correct(monkeypatch):
     monkeypatch.setattr(jitbench.strategies, "STRATEGIES", dict(jitbench.STRATEGIES))
     exec(compile(_block("my_strategies.py"), "my_strategies.py", "exec"), {})
-    assert "closure_per_flags" in jitbench.strategies.STRATEGIES
-    result = audit("closure_per_flags")
+    strategy = jitbench.strategies.STRATEGIES["closure_per_flags"]
+    result = audit(strategy, resolve("cpu"))
+    assert [s.cell for s in result.steps] == "1/1 0/0 1/1 0/0 0/0 1/1 0/0 0/0".split()
     assert result.stale_results == 0 and result.leaked_instances == 0
-    assert result.step("static_back").compiles == 0
+    assert "return _compiled(self.s0)(self.a0, y)" in strategy.source()
 
 
 def test_stale_trap_example_is_stale():
