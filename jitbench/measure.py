@@ -147,8 +147,9 @@ def block(value: Any) -> Any:
     return jax.block_until_ready(value)
 
 
-# JAX logs each tracing-cache miss here, at WARNING, when jax_explain_cache_misses is on.
-EXPLAIN_LOGGER = "jax._src.interpreters.partial_eval"
+# JAX logs each tracing-cache miss to one of these, at WARNING, when
+# jax_explain_cache_misses is on: jax._src.pjit up to 0.8, partial_eval since 0.9.
+EXPLAIN_LOGGERS = ("jax._src.pjit", "jax._src.interpreters.partial_eval")
 
 
 class _Collector(logging.Handler):
@@ -175,16 +176,18 @@ def explain_misses() -> Iterator[list[str]]:
     import jax
 
     collector = _Collector()
-    logger = logging.getLogger(EXPLAIN_LOGGER)
-    saved = logger.level, logger.propagate
-    logger.addHandler(collector)
-    logger.propagate = False
-    if not logger.isEnabledFor(logging.WARNING):
-        logger.setLevel(logging.WARNING)
+    loggers = [logging.getLogger(name) for name in EXPLAIN_LOGGERS]
+    saved = [(logger.level, logger.propagate) for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(collector)
+        logger.propagate = False
+        if not logger.isEnabledFor(logging.WARNING):
+            logger.setLevel(logging.WARNING)
     try:
         with jax.explain_cache_misses(True):
             yield collector.messages
     finally:
-        logger.removeHandler(collector)
-        logger.setLevel(saved[0])
-        logger.propagate = saved[1]
+        for logger, (level, propagate) in zip(loggers, saved, strict=True):
+            logger.removeHandler(collector)
+            logger.setLevel(level)
+            logger.propagate = propagate

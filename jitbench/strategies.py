@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Callable
@@ -42,10 +43,11 @@ class Strategy:
     ``render`` turns a :class:`~jitbench.codegen.Template` into the source of a
     module defining a class named after the strategy (``helper_function`` ->
     ``HelperFunction``) with one constructor parameter per field and a
-    ``calc(y)`` method. ``requires`` lists the importable packages it needs,
-    ``extra`` the pip extra that installs them, ``update_style`` how users
-    change it, and ``holder`` the attribute holding the fields when the class
-    keeps them on another object (an nnx module) rather than on itself.
+    ``calc(y)`` method. ``requires`` lists the importable packages it needs
+    (``"flax>=0.10.5"``: that release or a newer one), ``extra`` the pip
+    extra that installs them, ``update_style`` how users change it, and
+    ``holder`` the attribute holding the fields when the class keeps them on
+    another object (an nnx module) rather than on itself.
     ``raises_on`` names the scenario steps (``jitbench.changes``) where a call
     raises by design, such as an AOT executable called with a new shape: the
     after-change benchmark records those as n/a, and the tests check the audit
@@ -71,10 +73,14 @@ class Strategy:
     @property
     def unavailable_reason(self) -> str | None:
         """Why the strategy cannot run here, or None when it can."""
-        for package in self.requires:
+        hint = f" (pip install 'jitbench[{self.extra}]')" if self.extra else ""
+        for requirement in self.requires:
+            package, _, minimum = requirement.partition(">=")
             if importlib.util.find_spec(package) is None:
-                hint = f" (pip install 'jitbench[{self.extra}]')" if self.extra else ""
                 return f"strategy {self.name!r} needs package {package!r}{hint}"
+            installed = importlib.metadata.version(package)
+            if minimum and _release(installed) < _release(minimum):
+                return f"strategy {self.name!r} needs {requirement}, found {package} {installed}"
         return None
 
     @property
@@ -117,6 +123,17 @@ class Strategy:
             else:
                 setattr(owner, name, value)
         return obj
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"0.10.4"`` -> ``(0, 10, 4)``: the leading numeric parts of a release."""
+    parts = []
+    for part in version.split("."):
+        digits = part[: len(part) - len(part.lstrip("0123456789"))]
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
 
 
 STRATEGIES: dict[str, Strategy] = {}
@@ -255,7 +272,7 @@ for _strategy in (
         "nnx.jit method called through nnx.cached_partial(Model.calc, model) (flax's guide)",
         "graph traversal cached once; arrays are shared Variables, flag changes unseen (stale)",
         recipes.nnx_cached_partial,
-        requires=("flax",),
+        requires=("flax>=0.10.5",),
         extra="flax",
         update_style="variable",
         holder="model",
@@ -265,7 +282,7 @@ for _strategy in (
         "nnx.split once, jax.jit over (graphdef, state) with nnx.merge inside (flax's guide)",
         "a plain jit of two pytrees; the split is not redone, so flag changes are unseen",
         recipes.nnx_split_merge,
-        requires=("flax",),
+        requires=("flax>=0.10.5",),
         extra="flax",
         update_style="variable",
         holder="model",

@@ -12,7 +12,7 @@ from jax._src import monitoring
 
 from jitbench import measure
 from jitbench.measure import (
-    EXPLAIN_LOGGER,
+    EXPLAIN_LOGGERS,
     block,
     clear_caches,
     count_compiles,
@@ -139,7 +139,7 @@ def test_persistent_cache_switch(tmp_path):
 
 
 def test_explain_misses_captures_and_restores(capfd, caplog):
-    logger = logging.getLogger(EXPLAIN_LOGGER)
+    logger = logging.getLogger(EXPLAIN_LOGGERS[-1])
     logger.setLevel(logging.ERROR)
     saved = (logger.level, logger.propagate, list(logger.handlers))
 
@@ -161,13 +161,13 @@ def test_explain_misses_captures_and_restores(capfd, caplog):
         assert not jax.config.jax_explain_cache_misses
         out, err = capfd.readouterr()
         assert out == "" and err == ""
-        assert not [r for r in caplog.records if r.name == EXPLAIN_LOGGER]
+        assert not [r for r in caplog.records if r.name in EXPLAIN_LOGGERS]
     finally:
         logger.setLevel(logging.NOTSET)
 
 
 def test_explain_misses_restores_after_an_exception():
-    logger = logging.getLogger(EXPLAIN_LOGGER)
+    logger = logging.getLogger(EXPLAIN_LOGGERS[-1])
     saved = (logger.level, logger.propagate, list(logger.handlers))
     with pytest.raises(ValueError), explain_misses():
         raise ValueError
