@@ -221,6 +221,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         factor=args.factor,
         sizes=tuple(sorted(set(args.sizes))),
         phases=tuple(p for p in VALIDATE_PHASES if p in args.phases),
+        cpu_affinity=args.cpu_affinity,
     )
 
 
@@ -301,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(VALIDATE_PHASES),
         help=f"checks to run (default {','.join(VALIDATE_PHASES)})",
     )
+    p.add_argument("--cpu-affinity", metavar="CPUS", help="pin the asv phases' processes, e.g. 1")
     return parser
 
 

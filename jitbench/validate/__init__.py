@@ -42,13 +42,16 @@ def run_validation(
     factor: float,
     sizes: tuple[int, ...],
     phases: tuple[str, ...],
+    cpu_affinity: str | None = None,
 ) -> int:
     """Measure, write the report, print the summary; 0 when every target is met, else 1.
 
     ``slowdowns`` are the canary's in percent, ``repetitions`` the base/head
     pairs per slowdown, ``factor`` compare's, ``sizes`` from the suite's grid
     (fidelity uses the smallest), ``phases`` a subset of :data:`PHASES` (run
-    in that order). Bad input raises JitbenchError before anything is written.
+    in that order), ``cpu_affinity`` asv's ``--cpu-affinity`` for the asv phases
+    (as ``nox -s compare`` pins them). Bad input raises JitbenchError before
+    anything is written.
     """
     from jitbench import asvrun
     from jitbench.suite import DEFAULT_SIZES
@@ -57,7 +60,7 @@ def run_validation(
     plan.check(DEFAULT_SIZES)
     plan = Plan(
         plan.out, repetitions, plan.slowdowns, factor, tuple(sorted(set(plan.sizes))),
-        tuple(p for p in PHASES if p in plan.phases),
+        tuple(p for p in PHASES if p in plan.phases), cpu_affinity,
     )  # fmt: skip
     root, commit = None, None
     try:
@@ -97,7 +100,7 @@ def _run(plan: Plan, root: Path | None, commit: str | None) -> int:
     with tempfile.TemporaryDirectory(prefix="jitbench-validate-") as tmp:
         asv = None
         if root is not None and commit is not None:
-            asv = asvphases.AsvSession(root, Path(tmp), commit)
+            asv = asvphases.AsvSession(root, Path(tmp), commit, plan.cpu_affinity)
         for phase in plan.phases:
             start = time.perf_counter()
             if phase == "fidelity":

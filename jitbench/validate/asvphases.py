@@ -51,11 +51,14 @@ def git_head(root: Path) -> str:
 class AsvSession:
     """``asv run --python=same`` of the checkout's suite into ``folder``, one machine per run."""
 
-    def __init__(self, root: Path, folder: Path, commit: str) -> None:
+    def __init__(
+        self, root: Path, folder: Path, commit: str, cpu_affinity: str | None = None
+    ) -> None:
         from jitbench.asvrun import AsvConfig
 
         self.folder = folder
         self.commit = commit
+        self.affinity = ["--cpu-affinity", cpu_affinity] if cpu_affinity else []
         self.config = AsvConfig(
             root,
             folder,
@@ -105,7 +108,7 @@ class AsvSession:
             self.config.run("machine", "--yes", "--machine", machine, env=env, log=log)
             self.config.run(
                 "run", "--python=same", "--machine", machine, "--set-commit-hash", self.commit,
-                "--record-samples", "-b", catalog.regex(*benchmarks),
+                "--record-samples", "-b", catalog.regex(*benchmarks), *self.affinity,
                 env=env, ok=(0, 2), log=log,
             )  # fmt: skip
         except JitbenchError:

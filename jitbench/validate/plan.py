@@ -28,6 +28,7 @@ class Plan:
     factor: float
     sizes: tuple[int, ...]
     phases: tuple[str, ...]
+    cpu_affinity: str | None = None
 
     def check(self, grid: tuple[int, ...]) -> None:
         """Raise JitbenchError naming the first bad value and the valid ones; writes nothing."""

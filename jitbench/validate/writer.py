@@ -253,8 +253,9 @@ def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) 
         f"Commit {commit}, JAX {jax.__version__}, Python "
         f"{platform.python_version()}, {platform.machine()} with {os.cpu_count()} CPUs; "
         f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(outcome.started))}. "
-        f"Sizes {', '.join(map(str, outcome.plan.sizes))}; runtime {minutes(total_seconds)} "
-        f"({phases}).",
+        f"Sizes {', '.join(map(str, outcome.plan.sizes))}"
+        + (f"; asv pinned to CPU {outcome.plan.cpu_affinity}" if outcome.plan.cpu_affinity else "")
+        + f"; runtime {minutes(total_seconds)} ({phases}).",
         "",
         "## Summary",
         "",
