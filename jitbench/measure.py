@@ -4,6 +4,11 @@ JAX reports every trace, MLIR lowering and backend compile as a duration
 event; :func:`count_compiles` sums them inside a block. The listeners are
 registered once per process and feed whichever counters are open, because
 JAX keeps every registered listener for the life of the process.
+
+Before JAX 0.10 a trace event also fires for each jitted function traced
+inside another trace (jax.numpy's own), and ends inside the outer event:
+those count as traces, but their seconds, already part of the outer
+event's, are not added again.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,6 +43,9 @@ class CompileStats:
 
 _open: list[CompileStats] = []
 _registered = False
+# (end, seconds) of the trace events not yet found inside a later one; cleared
+# when no block is open.
+_traces: list[tuple[float, float]] = []
 
 _DURATION_FIELDS = {
     TRACE_EVENT: ("traces", "trace_seconds"),
@@ -49,14 +58,25 @@ _EVENT_FIELDS = {
 }
 
 
+def _outer_seconds(duration: float) -> float:
+    """A trace event's seconds less those of the trace events that ended inside it."""
+    end = time.perf_counter()
+    inner = 0.0
+    while _traces and _traces[-1][0] > end - duration:
+        inner += _traces.pop()[1]
+    _traces.append((end, duration))
+    return duration - inner
+
+
 def _on_duration(event: str, duration: float, **_: Any) -> None:
     fields = _DURATION_FIELDS.get(event)
-    if fields is None:
+    if fields is None or not _open:
         return
     count, seconds = fields
+    added = _outer_seconds(duration) if event == TRACE_EVENT else duration
     for stats in _open:
         setattr(stats, count, getattr(stats, count) + 1)
-        setattr(stats, seconds, getattr(stats, seconds) + duration)
+        setattr(stats, seconds, getattr(stats, seconds) + added)
 
 
 def _on_event(event: str, **_: Any) -> None:
@@ -91,6 +111,8 @@ def count_compiles() -> Iterator[CompileStats]:
         yield stats
     finally:
         _open.remove(stats)
+        if not _open:
+            _traces.clear()
 
 
 def disable_persistent_cache() -> None:
@@ -165,8 +187,8 @@ class _Collector(logging.Handler):
 def explain_misses() -> Iterator[list[str]]:
     """Collect JAX's explanation of every tracing-cache miss in the block (none are printed).
 
-    ``jax.explain_cache_misses`` is a thread-local config context; its
-    messages ("TRACING CACHE MISS at ... because ...") go to a logger that
+    With ``jax_explain_cache_misses`` on, JAX's messages ("TRACING CACHE
+    MISS at ...") go to a logger that
     this block captures and keeps from propagating. JAX explains misses of
     functions defined outside its own package only (eager primitives get
     none), and its explanations are heuristics: the closest earlier key
@@ -183,10 +205,14 @@ def explain_misses() -> Iterator[list[str]]:
         logger.propagate = False
         if not logger.isEnabledFor(logging.WARNING):
             logger.setLevel(logging.WARNING)
+    # jax.config.update rather than the jax.explain_cache_misses context, which
+    # JAX 0.4.30 does not export; the audit that uses this runs on one thread.
+    previous = jax.config.jax_explain_cache_misses
+    jax.config.update("jax_explain_cache_misses", True)
     try:
-        with jax.explain_cache_misses(True):
-            yield collector.messages
+        yield collector.messages
     finally:
+        jax.config.update("jax_explain_cache_misses", previous)
         for logger, (level, propagate) in zip(loggers, saved, strict=True):
             logger.removeHandler(collector)
             logger.setLevel(level)

@@ -44,7 +44,7 @@ class Strategy:
     module defining a class named after the strategy (``helper_function`` ->
     ``HelperFunction``) with one constructor parameter per field and a
     ``calc(y)`` method. ``requires`` lists the importable packages it needs
-    (``"flax>=0.10.5"``: that release or a newer one), ``extra`` the pip
+    (``"flax>=0.12.1"``: that release or a newer one), ``extra`` the pip
     extra that installs them, ``update_style`` how users change it, and
     ``holder`` the attribute holding the fields when the class keeps them on
     another object (an nnx module) rather than on itself.
@@ -272,7 +272,7 @@ for _strategy in (
         "nnx.jit method called through nnx.cached_partial(Model.calc, model) (flax's guide)",
         "graph traversal cached once; arrays are shared Variables, flag changes unseen (stale)",
         recipes.nnx_cached_partial,
-        requires=("flax>=0.10.5",),
+        requires=("flax>=0.12.1",),
         extra="flax",
         update_style="variable",
         holder="model",
@@ -282,7 +282,7 @@ for _strategy in (
         "nnx.split once, jax.jit over (graphdef, state) with nnx.merge inside (flax's guide)",
         "a plain jit of two pytrees; the split is not redone, so flag changes are unseen",
         recipes.nnx_split_merge,
-        requires=("flax>=0.10.5",),
+        requires=("flax>=0.12.1",),
         extra="flax",
         update_style="variable",
         holder="model",

@@ -2,9 +2,11 @@
 
 These are observations, not what the documentation promises: when a JAX
 release changes them, this test fails and the README's findings need a look.
-Observed with JAX 0.10.2 (equinox 0.13.8, flax 0.12.8) and JAX 0.12.0.1
-(equinox 0.13.8, flax 0.12.12), on the CPU with one device and sharded over
-four host devices (the same cells on both).
+Observed with JAX 0.4.30 (equinox 0.11.10, flax 0.9.0), 0.9.0 and 0.9.1
+(equinox 0.13.8, flax 0.12.6), 0.10.2 (equinox 0.13.8, flax 0.12.8) and
+0.12.0.1 (equinox 0.13.8, flax 0.12.12), on the CPU with one device and
+sharded over four host devices (the same cells on both); the audit rows of
+the releases between them in each range were observed alike.
 
 Each cell is ``traces/compiles`` (:attr:`Step.cell`) with ``!`` for a stale
 (wrong) result and `` E`` for a call that raised; ``?`` in place of the trace
@@ -21,7 +23,7 @@ from functools import partial
 
 import jax
 import pytest
-from jax_releases import JAX, Release, for_release, in_range
+from jax_releases import JAX, Release, for_release, in_range, runnable
 
 import jitbench
 from jitbench import changes
@@ -50,7 +52,8 @@ STEPS = (
 # Recompiles exactly when the key changes, reuses the program of a flag value seen before.
 CORRECT = ("1/1 0/0 1/1 0/0 0/0 1/1 0/0 0/0", 0)
 
-# Rows that hold on every release pinned below.
+# The rows from JAX 0.10 on (one trace event per traced call); the releases before replace
+# the rows whose trace counts differ (see RELEASES).
 COMMON: dict[str, tuple[str, int]] = {
     # Op-by-op dispatch: each of the two primitives (mul, add) compiles once per shape.
     "eager": ("2/2 0/0 0/0 0/0 0/0 2/2 0/0 0/0", 0),
@@ -79,52 +82,196 @@ COMMON: dict[str, tuple[str, int]] = {
     "nnx_split_merge": ("1/1 0/0 0/0! 0/0 0/0 1/1 0/0 1/1", 0),
 }
 
-# The steps of static_self_value_hash that JAX 0.10 gets wrong (see its row below).
+# The steps of static_self_value_hash that JAX 0.9 and 0.10 get wrong (see its rows below).
 VALUE_HASH_STALE = ("new_static", "same_shape_array", "new_shape_array", "equal_instance")
+
+# Before 0.10 jax.monitoring also reports the traces of jax.numpy's own jitted functions
+# that the method's trace calls: two more where the body first meets a shape (first_call,
+# new_shape_array, or equal_instance where the new shape went unseen before), none where
+# jnp's caches already hold it (new_static). Compiles and outcomes are as from 0.10 on.
+NESTED = "3/1 0/0 1/1 0/0 0/0 3/1 0/0 0/0"
+NESTED_ROWS: dict[str, tuple[str, int]] = {
+    "bound_method_jit": ("3/1 0/0 0/0! 0/0 0/0! 0/0! 3/1 1/1", 0),
+    "helper_function": (NESTED, 0),
+    "static_self_id_hash": ("3/1 0/0 0/0! 0/0 0/0! 0/0! 3/1 1/1", 3),
+    "pytree_class": (NESTED, 0),
+    "pytree_dataclass": (NESTED, 0),
+    "jit_per_call": ("3/1 1/1 1/1 1/1 1/1 3/1 1/1 1/1", 0),
+    "equinox_filter_jit": (NESTED, 0),
+    "flax_struct_dataclass": (NESTED, 0),
+    "flax_nnx_jit": (NESTED, 0),
+    "aot_compiled": ("3/1 0/0 0/0! 0/0 0/0 0/0 E 3/1 1/1", 0),
+    "equinox_module_jax_jit": (NESTED, 0),
+    "nnx_cached_partial": ("3/1 0/0 0/0! 0/0 0/0 3/1 0/0 1/1", 0),
+    "nnx_split_merge": ("3/1 0/0 0/0! 0/0 0/0 3/1 0/0 1/1", 0),
+}
+# 0.9.0 and 0.9.0.1 also report the nested traces jnp's tracing cache served: every traced
+# call reports three or four (a fresh jit object per call too: jit_per_call's 4/1).
+NESTED_SERVED = "4/1 0/0 3/1 0/0 0/0 4/1 0/0 0/0"
 
 
 @dataclasses.dataclass(frozen=True)
 class Observed:
     """What the audit shows on releases ``first <= release < end`` where it differs by release.
 
-    ``rows``: the pinned rows missing from COMMON. ``ghost_traces``: (strategy, step) where
+    ``rows``: the pinned rows that replace COMMON's (None: the strategy cannot run with any
+    flax these releases admit). ``correct``: the row of a strategy that recompiles exactly
+    when the key changes (CORRECT from 0.10 on). ``ghost_traces``: (strategy, step) where
     ``jax.monitoring`` reports a trace although the method's body did not run (JAX's tracing
     cache served the call): no explanation comes with it, and the probe counts 0.
+    ``nested_traces``: whether ``jax.monitoring`` also counts the traces of jnp's jitted
+    functions nested in the body's (before 0.10): then a traced step reports more traces
+    than the body ran, and JAX explains the body's trace only. ``explained``: (strategy,
+    step) -> how many misses JAX explains where that is not one per traced call.
     ``shapes_named``: strategy -> the argument path that new_shape_array's explanation names
-    with both shapes (for the others JAX's closest-key heuristic names pytree metadata).
+    with both shapes (for the others JAX's closest-key heuristic names pytree metadata), in
+    the words of ``shape_change`` (a regular expression; ``{path}`` is the path).
     ``aot_relower_traces``: trace events of ``.lower()`` for a signature lowered before
     (the audit never does that; an AOT user building an equal instance does).
+    ``wide_program``: helper_function's row with ``n_ops=3`` (two more cos stages).
     """
 
     first: Release
     end: Release | None
-    rows: dict[str, tuple[str, int]]
+    rows: dict[str, tuple[str, int] | None]
+    correct: str
     ghost_traces: frozenset[tuple[str, str]]
+    nested_traces: bool
+    explained: dict[tuple[str, str], int]
     shapes_named: dict[str, str]
+    shape_change: str
     aot_relower_traces: int
+    wide_program: str
 
 
 # Both nnx strategies pass the arrays as state, whose path JAX names with the shapes.
 NNX_SHAPES = {"nnx_cached_partial": "self.states[0][0]", "nnx_split_merge": "state['a0'].value"}
+# How JAX names an argument whose shape changed: up to 0.5.3, and (with the sharding) from 0.9.
+SEEN_NOW_GIVEN = r"\* at {path}, seen f32\[64\], but now given f32\[2,64\]$"
+NOW_AND_BEFORE = r"\* at {path}, now f32\[2,64\]\(.*\) and before f32\[64\]\(.*\)"
+
+# The value-hashed self found stale from 0.9.0 to 0.10.2 (see the 0.10 row's comment).
+VALUE_HASH_GHOSTS = frozenset(("static_self_value_hash", s) for s in VALUE_HASH_STALE)
 
 # One entry per range of releases, oldest first; older releases go in front (where a release
 # emits trace events its tracing cache served, e.g. for an AOT .lower(), they are ghosts).
+# Not pinned: 0.4.36-0.8.3, where the audit cannot run as pinned here: flax_nnx_jit raises
+# with the only flax releases jax 0.4.36-0.5.0 admit (0.10.0-0.10.4 reject jax.Array
+# attributes), and from 0.6.0 to 0.8.3 JAX's explanation of static_self_value_hash's misses
+# raises an AssertionError where the call alone returns the right result.
 RELEASES = (
     Observed(
-        (0, 10, 2),
+        (0, 4, 30),
+        (0, 4, 36),
+        rows={
+            **NESTED_ROWS,
+            # Correct: the mutated self is a new key each time.
+            "static_self_value_hash": ("3/1 0/0 1/1 0/0 1/1 3/1 0/0 1/1", 2),
+            # equinox 0.11 (equinox 0.11.11 on needs jax 0.4.38) runs two eager jnp
+            # operations on its first call (convert_element_type, explained as called from
+            # equinox, and an add): two more traces and programs.
+            "equinox_filter_jit": ("5/3 0/0 1/1 0/0 0/0 3/1 0/0 0/0", 0),
+            # They need flax>=0.12.1 (Variable.set_value), which needs jax>=0.8.1.
+            "nnx_cached_partial": None,
+            "nnx_split_merge": None,
+        },
+        correct=NESTED,
+        ghost_traces=frozenset(),
+        nested_traces=True,
+        explained={("equinox_filter_jit", "first_call"): 2},
+        # Every argument whose shape changed is named with both shapes.
+        shapes_named={
+            "helper_function": "a0",
+            "equinox_filter_jit": "dynamic_nodonate['first'][0]",
+        },
+        shape_change=SEEN_NOW_GIVEN,
+        aot_relower_traces=0,
+        wide_program="5/1 0/0 1/1 0/0 0/0 5/1 0/0 0/0",  # two nested traces more per cos stage
+    ),
+    Observed(
+        (0, 9),
+        (0, 9, 1),
+        rows={
+            "bound_method_jit": ("4/1 0/0 0/0! 0/0 0/0! 0/0! 4/1 3/1", 0),
+            "helper_function": (NESTED_SERVED, 0),
+            "static_self_id_hash": ("4/1 0/0 0/0! 0/0 0/0! 0/0! 4/1 3/1", 3),
+            # Stale from here to 0.10.2 (see the 0.10 row); its stale steps report one trace
+            # event here (never none in 240 processes of 0.9.0 and 0.9.0.1).
+            "static_self_value_hash": ("4/1 0/0 1/0! 0/0 1/0! 1/0! 0/0! 3/1", 2),
+            "pytree_class": (NESTED_SERVED, 0),
+            "pytree_dataclass": (NESTED_SERVED, 0),
+            "jit_per_call": ("4/1 4/1 3/1 4/1 4/1 4/1 4/1 3/1", 0),
+            "equinox_filter_jit": (NESTED_SERVED, 0),
+            "flax_struct_dataclass": (NESTED_SERVED, 0),
+            "flax_nnx_jit": (NESTED_SERVED, 0),
+            "aot_compiled": ("4/1 0/0 0/0! 0/0 0/0 0/0 E 4/1 3/1", 0),
+            "equinox_module_jax_jit": (NESTED_SERVED, 0),
+            "nnx_cached_partial": ("4/1 0/0 0/0! 0/0 0/0 4/1 0/0 3/1", 0),
+            "nnx_split_merge": ("4/1 0/0 0/0! 0/0 0/0 4/1 0/0 3/1", 0),
+        },
+        correct=NESTED_SERVED,
+        ghost_traces=VALUE_HASH_GHOSTS,
+        nested_traces=True,
+        explained={},
+        shapes_named=NNX_SHAPES,
+        shape_change=NOW_AND_BEFORE,
+        aot_relower_traces=1,  # a trace event for the lowering its tracing cache served
+        wide_program="8/1 0/0 7/1 0/0 0/0 8/1 0/0 0/0",
+    ),
+    Observed(
+        (0, 9, 1),
+        (0, 9, 2),
+        rows={
+            **NESTED_ROWS,
+            # Stale (see the 0.10 row); one trace event on each stale step (in 180 processes).
+            "static_self_value_hash": ("3/1 0/0 1/0! 0/0 1/0! 1/0! 0/0! 1/1", 2),
+        },
+        correct=NESTED,
+        ghost_traces=VALUE_HASH_GHOSTS,
+        nested_traces=True,
+        explained={},
+        shapes_named=NNX_SHAPES,
+        shape_change=NOW_AND_BEFORE,
+        aot_relower_traces=0,
+        wide_program="5/1 0/0 1/1 0/0 0/0 5/1 0/0 0/0",
+    ),
+    Observed(
+        (0, 9, 2),
+        (0, 10),
+        rows={
+            **NESTED_ROWS,
+            # As 0.9.1, except that a stale step's trace event is missing in some processes.
+            "static_self_value_hash": ("3/1 0/0 ?/0! 0/0 ?/0! ?/0! ?/0! 1/1", 2),
+        },
+        correct=NESTED,
+        ghost_traces=VALUE_HASH_GHOSTS,
+        nested_traces=True,
+        explained={},
+        shapes_named=NNX_SHAPES,
+        shape_change=NOW_AND_BEFORE,
+        aot_relower_traces=0,
+        wide_program="5/1 0/0 1/1 0/0 0/0 5/1 0/0 0/0",
+    ),
+    Observed(
+        (0, 10),
         (0, 11),
         rows={
             # The JAX docs' value hash, mutated in place as the docs' example does: the
             # cache entry's key *is* the mutated object, so later lookups find the old
             # program: stale after every change, and a new equal instance gets it too;
             # two instances stay alive in jit's cache. Whether a trace event fires on the
-            # stale steps depends on the process (Python's hash seed); it never lowers or
-            # compiles, and the body never runs there.
+            # stale steps depends on the process (not on Python's hash seed alone: it varies
+            # with the seed fixed); it never lowers or compiles, and the body never runs there.
             "static_self_value_hash": ("1/1 0/0 ?/0! 0/0 ?/0! ?/0! ?/0! 1/1", 2),
         },
-        ghost_traces=frozenset(("static_self_value_hash", s) for s in VALUE_HASH_STALE),
+        correct=CORRECT[0],
+        ghost_traces=VALUE_HASH_GHOSTS,
+        nested_traces=False,
+        explained={},
         shapes_named=NNX_SHAPES,
+        shape_change=NOW_AND_BEFORE,
         aot_relower_traces=0,
+        wide_program=CORRECT[0],
     ),
     Observed(
         (0, 11),
@@ -134,13 +281,18 @@ RELEASES = (
             # before reuses its program; the cache still keeps two instances alive.
             "static_self_value_hash": ("1/1 0/0 1/1 0/0 1/1 1/1 0/0 1/1", 2),
         },
+        correct=CORRECT[0],
         ghost_traces=frozenset(),
+        nested_traces=False,
+        explained={},
         shapes_named={
             **NNX_SHAPES,
             "helper_function": "a0",
             "equinox_filter_jit": "dynamic_nodonate['first'][0]",
         },
+        shape_change=NOW_AND_BEFORE,
         aot_relower_traces=0,
+        wide_program=CORRECT[0],
     ),
 )
 
@@ -149,7 +301,7 @@ def observed() -> Observed:
     return for_release([(r.first, r.end, r) for r in RELEASES])
 
 
-def expected_rows() -> dict[str, tuple[str, int]]:
+def expected_rows() -> dict[str, tuple[str, int] | None]:
     rows = {**COMMON, **observed().rows}
     assert sorted(rows) == sorted(NAMES), "every registered strategy needs a pinned row"
     return rows
@@ -183,15 +335,25 @@ def test_scenario_is_the_pinned_order():
     assert set(changes.DESCRIPTIONS) == set(STEPS)
 
 
+def cells_of(cells: str) -> list[str]:
+    """A pinned row's cells: space-separated, where `` E`` is a mark."""
+    return re.findall(r"\S+(?: E)?", cells)
+
+
+def traces_of(cells: str) -> int:
+    """The trace events a row (without ``?``) adds up to."""
+    return sum(int(cell.split("/")[0]) for cell in cells_of(cells))
+
+
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", runnable(NAMES))
 def test_audit_per_step(name, device):
     cells, leaked = expected_rows()[name]
     result = _audit(name, device)
     assert (result.strategy, result.device, result.size) == (name, device, DEFAULT_SIZE)
     assert tuple(s.name for s in result.steps) == STEPS
     got = [s.cell for s in result.steps]
-    want = re.findall(r"\S+(?: E)?", cells)  # cells are space-separated; " E" is a mark
+    want = cells_of(cells)
     assert all(_matches(g, w) for g, w in zip(got, want, strict=True)), (got, want)
     assert result.leaked_instances == leaked
     assert all(s.body_runs is None for s in result.steps)  # no probe asked for
@@ -210,8 +372,11 @@ def test_aot_error_names_the_mismatch(device):
 
 
 def test_totals_add_up():
+    rows = expected_rows()
     result = _audit("bound_method_jit", "cpu")
-    assert (result.compiles, result.traces, result.stale_results, result.errors) == (3, 3, 3, 0)
+    traces = traces_of(rows["bound_method_jit"][0])  # 3 from 0.10 on
+    got = (result.compiles, result.traces, result.stale_results, result.errors)
+    assert got == (3, traces, 3, 0)
     assert result.repeat_call_compiles == 0
     assert _audit("jit_per_call", "cpu").repeat_call_compiles == 1
     aot = _audit("aot_compiled", "cpu")
@@ -219,7 +384,7 @@ def test_totals_add_up():
     as_dict = aot.to_dict()
     assert {key: as_dict[key] for key in TOTALS} == {
         "compiles": 3,
-        "traces": 3,
+        "traces": traces_of(rows["aot_compiled"][0]),
         "stale_results": 1,
         "errors": 1,
         "leaked_instances": 0,
@@ -240,8 +405,9 @@ def test_cell_marks():
 
 def test_program_size_does_not_change_the_audit():
     # n_ops adds cos stages: the outcome check must follow them (no false "stale").
+    # (Where nested traces count, each cos stage adds jnp's own.)
     result = audit(jitbench.get_strategy("helper_function"), resolve("cpu"), n_ops=3)
-    assert " ".join(s.cell for s in result.steps) == CORRECT[0]
+    assert " ".join(s.cell for s in result.steps) == observed().wide_program
 
 
 def test_audit_rejects_bad_input():
@@ -257,11 +423,11 @@ def test_audit_rejects_bad_input():
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", runnable(NAMES))
 def test_probe_counts_the_traces_monitoring_reports(name, device):
     """``body_runs`` (a side effect in the generated body) against ``jax.monitoring``'s traces."""
     result = _audit(name, device, probe=True)
-    ghosts = observed().ghost_traces
+    ghosts, nested = observed().ghost_traces, observed().nested_traces
     plain = _audit(name, device)
     for step, same in zip(result.steps, plain.steps, strict=True):
         assert step.compiles == same.compiles and step.outcome == same.outcome, step.name
@@ -271,6 +437,10 @@ def test_probe_counts_the_traces_monitoring_reports(name, device):
         elif (name, step.name) in ghosts:
             # A trace event without a trace: JAX's tracing cache served the call.
             assert step.body_runs == 0 and step.traces in (0, 1), step
+        elif nested:
+            # The body ran once where the step traced; the other events are jnp's own
+            # (their number is in the pinned rows).
+            assert step.body_runs == min(step.traces, 1), step
         else:
             assert step.body_runs == step.traces, step
 
@@ -292,26 +462,32 @@ def test_aot_lower_of_a_seen_signature():
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", runnable(NAMES))
 def test_every_trace_comes_with_jax_s_reason(name, device):
-    ghosts = observed().ghost_traces
+    known = observed()
     for step in _audit(name, device).steps:
-        if name == "eager" or (name, step.name) in ghosts or step.traces == 0:
+        if name == "eager" or (name, step.name) in known.ghost_traces or step.traces == 0:
             # Eager traces JAX's own primitives only, which JAX does not explain; a
             # ghost trace (see Observed) and a step without a trace have no miss.
             assert step.explanations == (), step
         else:
-            assert len(step.explanations) == step.traces, step
+            # Where nested traces count, JAX explains the traced call, not jnp's inside it.
+            default = 1 if known.nested_traces else step.traces
+            want = known.explained.get((name, step.name), default)
+            assert len(step.explanations) == want, step
             assert all(e.startswith("TRACING CACHE MISS") for e in step.explanations), step
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", [*sorted(NNX_SHAPES), "helper_function", "equinox_filter_jit"])
+@pytest.mark.parametrize(
+    "name", runnable([*sorted(NNX_SHAPES), "helper_function", "equinox_filter_jit"])
+)
 def test_new_shape_explanation_names_the_argument_and_both_shapes(name, device):
-    path = observed().shapes_named.get(name)
+    known = observed()
+    path = known.shapes_named.get(name)
     (text,) = _audit(name, device).step("new_shape_array").explanations
     naming = re.search(
-        rf"\* at {re.escape(path or '?')}, now f32\[2,64\]\(.*\) and before f32\[64\]\(.*\)", text
+        known.shape_change.replace("{path}", re.escape(path or "?")), text, flags=re.M
     )
     if path is None:
         # This release names what differs in the closest previous key instead.
@@ -322,16 +498,17 @@ def test_new_shape_explanation_names_the_argument_and_both_shapes(name, device):
 
 # --- The JAX docs' strategy 2, as the docs write it ------------------------------------------
 
-# What the docs' example prints after `c.mul = False` (the docs expect 3.0).
-DOCS_STRATEGY_TWO = [((0, 10, 2), (0, 11), 6.0), ((0, 11), None, 3.0)]
+# What the docs' example prints after `c.mul = False` (the docs expect 3.0); observed in
+# every release from 0.4.30 on.
+DOCS_STRATEGY_TWO = [((0, 4, 30), (0, 9), 3.0), ((0, 9), (0, 11), 6.0), ((0, 11), None, 3.0)]
 
 
 def test_docs_strategy_two_example():
     """The JAX docs' own strategy 2 class, mutated as the docs do.
 
-    Up to 0.10 the mutated object is the cache key itself, so the old program is
-    found again (6.0, stale) and a never-mutated equal instance gets it too; from
-    0.11 on the docs' 3.0 is what comes out.
+    From 0.9 to 0.10 the mutated object is the cache key itself, so the old program
+    is found again (6.0, stale) and a never-mutated equal instance gets it too;
+    before 0.9 and from 0.11 on the docs' 3.0 is what comes out.
     """
 
     class CustomClass:

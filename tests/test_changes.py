@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from jax_releases import runnable
 
 import jitbench
 from jitbench import changes
@@ -30,7 +31,7 @@ def test_the_tables():
 
 
 @pytest.mark.parametrize("device", ["cpu", "cpu-sharded"])
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", runnable(NAMES))
 def test_changes_in_scenario_order(name, device):
     strategy = jitbench.get_strategy(name)
     placement = resolve(device)

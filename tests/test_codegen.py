@@ -14,6 +14,8 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax_releases import needs, runnable
+from test_audit import observed
 
 import jitbench
 from jitbench import codegen, strategies
@@ -109,7 +111,7 @@ def test_generated_source_is_plain_straight_line_code(name, shape):
 
 
 @pytest.mark.parametrize("shape", SHAPES[:2], ids=str)
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", runnable(NAMES))
 def test_class_source_is_registered(name, shape):
     strategy = get_strategy(name)
     cls = strategy.make_class(shape)
@@ -173,7 +175,7 @@ def test_template_pieces():
     assert Template(Shape(), probe=True).pieces["body"].startswith("_probe()\n    acc = a0 * y")
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", runnable(NAMES))
 def test_one_class_per_strategy_and_shape(name):
     strategy = get_strategy(name)
     classes = {strategy.make_class(Shape(n_arrays=n)) for n in (1, 2, 1, 2)}
@@ -196,6 +198,7 @@ def test_shape_of_rejects_other_classes():
         shape_of(3)
 
 
+@needs("nnx_split_merge")
 def test_fields_read_through_the_holder():
     obj, _ = jitbench.make_instance(get_strategy("nnx_split_merge"), 4, CPU, Shape(n_static=2))
     fields = fields_of(obj)
@@ -270,7 +273,7 @@ def test_plugin_rendered_from_a_template(monkeypatch):
     expected = reference_calc([obj.a0, obj.a1], [obj.s0, obj.s1], y, 3)
     np.testing.assert_allclose(obj.calc(y), expected, rtol=1e-4, atol=1e-4)
     result = audit(strategy, CPU)
-    assert " ".join(s.cell for s in result.steps) == "1/1 0/0 1/1 0/0 0/0 1/1 0/0 0/0"
+    assert " ".join(s.cell for s in result.steps) == observed().correct
 
 
 def _readme_plugin() -> str:

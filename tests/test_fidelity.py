@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
+from jax_releases import runnable
 
 import jitbench
 from jitbench import measure, recipes
@@ -85,7 +86,7 @@ def test_every_built_in_strategy_has_a_twin():
     assert list(TWINS) == NAMES
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", runnable(NAMES))
 def test_cached_call_makes_the_calls_of_the_hand_written_twin(name):
     obj, y = jitbench.make_instance(get_strategy(name), 8, CPU)
     hand = twin_of(name, obj)
@@ -100,7 +101,7 @@ def test_cached_call_makes_the_calls_of_the_hand_written_twin(name):
 
 
 @pytest.mark.parametrize("shape", [Shape(), WIDE], ids=["default", "wide"])
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", runnable(NAMES))
 def test_nothing_of_jitbench_on_the_call_path(name, shape):
     obj, y = jitbench.make_instance(get_strategy(name), 8, CPU, shape)
     calls = {(file, fn) for event, fn, file in cached_calls(obj, y) if event == "call"}
@@ -280,7 +281,9 @@ def test_width_adds_no_python_call(name):
 
 @pytest.mark.parametrize(
     "name",
-    [n for n in NAMES if n not in WIDTH_FREE and n not in WIDE_REFERENCES and n not in NOISY],
+    runnable(
+        [n for n in NAMES if n not in WIDTH_FREE and n not in WIDE_REFERENCES and n not in NOISY]
+    ),
 )
 def test_width_adds_the_libraries_own_per_field_work(name):
     """Where the library walks the fields in Python (equinox, nnx), each one adds a fixed

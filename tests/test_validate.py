@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from jax_releases import below_minimum
 
 import jitbench
 from jitbench import validate
@@ -227,7 +228,8 @@ def test_interleaved_alternates_with_one_number_of_calls():
 
 
 def test_fidelity_strategies_are_every_builtin_here():
-    assert inprocess.fidelity_strategies() == list(TWINS)
+    # All but those too new for the installed flax (the nnx guide's with JAX 0.4.30).
+    assert inprocess.fidelity_strategies() == [n for n in TWINS if below_minimum(n) is None]
 
 
 @pytest.fixture
