@@ -351,5 +351,12 @@ def test_dashboard_offline_graph_jax_selector_and_report_link(tmp_path: Path) ->
 
     assert not errors, errors
     assert not blocked, f"the dashboard asked for addresses outside 127.0.0.1: {blocked}"
-    failed = [f"{r.status} {r.url}" for r in responses if r.status >= 400]
+    # The summary grid asks for a thumbnail of every benchmark of the suite; this
+    # run measured one, so the others' thumbnails do not exist (nor should they).
+    unmeasured = re.compile(r"/graphs/summary/(?!" + re.escape(BENCHMARK) + r"\.json).*\.json$")
+    failed = [
+        f"{r.status} {r.url}"
+        for r in responses
+        if r.status >= 400 and not (r.status == 404 and unmeasured.search(r.url))
+    ]
     assert not failed, failed
