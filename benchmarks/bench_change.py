@@ -2,7 +2,7 @@
 
 from jitbench import changes, suite
 
-from .common import DEVICES, EDGE_SIZES, STRATEGIES, OneCall
+from .common import EDGE_SIZES, STRATEGIES, UNSHARDED_DEVICES, OneCall
 
 
 class AfterChange(OneCall):
@@ -13,8 +13,9 @@ class AfterChange(OneCall):
     for ``equal_instance``.
     """
 
-    # The smallest and largest size: five changes make this the suite's widest grid.
-    params = [STRATEGIES, EDGE_SIZES, DEVICES, list(changes.TIMED_CHANGES)]
+    # The smallest and largest size, one device each: five changes make this the
+    # suite's widest grid, and sharding shows in the cold call already.
+    params = [STRATEGIES, EDGE_SIZES, UNSHARDED_DEVICES, list(changes.TIMED_CHANGES)]
     param_names = [*OneCall.param_names, "change"]
     repeat = (3, 5, 0.5)
 
