@@ -55,22 +55,35 @@ def section(markdown: str, heading: str) -> str:
 
 
 class Runs:
-    """The committed results: the full run of the newest commit, and the JAX history."""
+    """The committed results: the newest full run, and the newest JAX history.
+
+    The full run is the (machine, commit, environment) with the most results,
+    the newest of equals; the history the newest (machine, commit) with results
+    from two JAX releases or more.
+    """
 
     def __init__(self) -> None:
         frame = results.load(RESULTS)
-        newest = results.latest(frame)
-        counts = newest.groupby(["machine", "commit", "env"]).size().sort_values()
-        self.machine, self.commit, self.env = counts.index[-1]
-        self.frame = frame
+        groups = frame.groupby(["machine", "commit", "env"]).agg(
+            rows=("value", "size"), date=("date", "max")
+        )
+        self.machine, self.commit, self.env = groups.sort_values(["rows", "date"]).index[-1]
         self.full = results.select(frame, machine=self.machine, commit=self.commit, env=self.env)
+        releases = frame.groupby(["machine", "commit"]).agg(
+            jax=("jax", "nunique"), date=("date", "max")
+        )
+        history = releases[releases["jax"] > 1].sort_values("date")
+        if history.empty:
+            raise SystemExit("the committed results hold no JAX history: run nox -s jax_history")
+        self.history_machine, self.history_commit = history.index[-1]
         self.tmp = Path(tempfile.mkdtemp(prefix="jitbench-readme-"))
         self.report = write_report(
             RESULTS, self.tmp / "full", machine=self.machine, commit=self.commit, env=self.env
         ).parent
         self.releases = write_report(
-            RESULTS, self.tmp / "history", machine=self.machine, commit=self.commit
-        ).parent
+            RESULTS, self.tmp / "history", machine=self.history_machine,
+            commit=self.history_commit,
+        ).parent  # fmt: skip
 
     @property
     def jax(self) -> str:
@@ -125,17 +138,15 @@ def findings_block(runs: Runs) -> str:
 
 
 def history_block(runs: Runs) -> str:
-    releases = runs.releases / "releases.md"
-    if not releases.is_file():
-        raise SystemExit("the committed results hold no JAX history: run nox -s jax_history")
-    text = releases.read_text()
+    text = (runs.releases / "releases.md").read_text()
     table = section(text, "Hazards per JAX release: cpu")
     plot = next((runs.releases / "releases" / "plots").glob("*cached_call.png"))
     target = DOCS / "cached-call-vs-jax-release.png"
     shutil.copyfile(plot, target)
     return "\n".join(
         [
-            f"`nox -s jax_history` at commit `{runs.commit[:8]}` on machine {runs.machine}: "
+            f"`nox -s jax_history` at commit `{runs.history_commit[:8]}` on machine "
+            f"{runs.history_machine}: "
             "the audit's hazards per JAX release on `cpu` (stale results, errors, leaked "
             "instances, compiles of a repeated call; none = no hazard):",
             "",
