@@ -92,7 +92,7 @@ class Run:
         """The table's blocks (display copy and, with ``csv``, a link to its raw CSV)."""
         # Text columns (every value a string) align left; numbers and break-even right.
         left = [c for c in data if data[c].map(lambda v: isinstance(v, str)).all()]
-        labels = (tuple(LABELS.get(c, c) for c in names) for names in (left, wrap))
+        labels = (tuple(label(c) for c in names) for names in (left, wrap))
         blocks: list[Block] = [Table(display(data), *labels)]
         if csv:
             path = self.path("tables", f"{name}.csv")
@@ -147,7 +147,14 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
     for column in shown:
         shown[column] = [cell(column, v) for v in shown[column]]
     shown = shown.drop(columns=["fastest_correct"], errors="ignore")
-    return shown.rename(columns=LABELS)
+    return shown.rename(columns=label)
+
+
+def label(column: str) -> str:
+    """A column's heading: ``after_new_static_s`` -> ``after new_static``."""
+    if column.startswith("after_") and column.endswith("_s"):
+        return "after " + column.removeprefix("after_").removesuffix("_s")
+    return LABELS.get(column, column)
 
 
 def cell(column: str, value: Any) -> str:
