@@ -37,7 +37,7 @@ from dashboard_helpers import (
     serve,
 )
 
-from jitbench import dashboard
+from jitbench import dashboard, vendored
 
 SCREENSHOT = ROOT / "test-artifacts" / "dashboard.png"
 ASV_WWW = Path(asv.__file__).parent / "www"
@@ -100,9 +100,9 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
     tags = re.findall(r"<(?:script|link)\b[^>]*>", page)
     loaded = [re.search(r'(?:src|href)="([^"]*)"', t) for t in tags]
     assert not [t for t in tags if "//" in t], "external references left"
-    vendored = [(t, m[1]) for t, m in zip(tags, loaded, strict=True) if m and "vendor/" in m[1]]
-    assert len(vendored) == len(dashboard.ASSETS) == 10
-    for tag, src in vendored:
+    served = [(t, m[1]) for t, m in zip(tags, loaded, strict=True) if m and "vendor/" in m[1]]
+    assert len(served) == len(vendored.ASSETS) == 10
+    for tag, src in served:
         data = (html / src).read_bytes()
         (value,) = re.findall(r'integrity="([^"]*)"', tag)
         assert value == _sri(data), (src, value)
@@ -113,7 +113,7 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
     ]
     assert len(changed) == 10 and all("vendor/" in line for line in changed)
     # Every licence notice travels with the files.
-    for package in dashboard.PACKAGES.values():
+    for package in vendored.PACKAGES.values():
         assert (html / "vendor" / package.folder / "package.json").is_file()
     assert (html / "vendor" / "jquery-3.3.1" / "LICENSE.txt").is_file()
     assert (html / "vendor" / "bootstrap-3.1.1" / "dist" / "fonts").is_dir()
@@ -131,12 +131,12 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
 
 def test_vendored_files_are_the_bytes_the_cdns_serve_where_npm_has_them() -> None:
     """asv's own integrity values check five of the ten files independently of the pins."""
-    files = dashboard.vendored_files()
+    files = vendored.vendored_files()
     same = 0
-    for asset in dashboard.ASSETS:
-        data = files[dashboard.local_path(asset).removeprefix("vendor/")]
+    for asset in vendored.ASSETS:
+        data = files[vendored.local_path(asset).removeprefix("vendor/")]
         algorithm = asset.cdn_integrity.split("-")[0]
-        if dashboard.integrity(data, algorithm) == asset.cdn_integrity:
+        if vendored.integrity(data, algorithm) == asset.cdn_integrity:
             same += 1
         else:  # cdnjs minified these itself; npm ships the release's sources
             assert asset.package in ("flot", "stupid-table-plugin"), asset
@@ -178,7 +178,7 @@ def test_new_asv_page_shape_fails(tmp_path: Path, edit, message: str) -> None:
 
 def test_vendored_file_with_wrong_hash_is_rejected(tmp_path: Path) -> None:
     source = tmp_path / "vendor-source"
-    shutil.copytree(dashboard.VENDOR_SOURCE, source)
+    shutil.copytree(vendored.VENDOR_SOURCE, source)
     tampered = source / "jquery-3.3.1" / "dist" / "jquery.min.js"
     tampered.write_bytes(tampered.read_bytes().replace(b"jQuery", b"jQuerz", 1))
     html = _asv_site(tmp_path)
@@ -187,7 +187,7 @@ def test_vendored_file_with_wrong_hash_is_rejected(tmp_path: Path) -> None:
         dashboard.publish(html, source)
     assert _snapshot(html) == before
     with pytest.raises(dashboard.DashboardError) as info:
-        dashboard.vendored_files(source)
+        vendored.vendored_files(source)
     assert "\n" not in str(info.value) and str(tampered) in str(info.value)
 
 
