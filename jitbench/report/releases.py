@@ -128,14 +128,15 @@ def _hazards(run: Run, wide: pd.DataFrame, releases: list[str]) -> None:
         cells = rows.assign(cell=[_cell(row, present) for _, row in rows.iterrows()])
         table = cells.pivot(index="strategy", columns="jax", values="cell")
         table = table.reindex(columns=[r for r in releases if r in table.columns]).fillna("n/a")
-        table["changed"] = ["yes" if len(set(row)) > 1 else "" for row in table.to_numpy()]
+        measured = ({c for c in row if c != "n/a"} for row in table.to_numpy())
+        table["changed"] = ["yes" if len(cells) > 1 else "" for cells in measured]
         table.columns = [f"jax {c}" if c != "changed" else c for c in table.columns]
         table = order(table.reset_index(), run.frame)
         run.heading(f"Hazards per JAX release: {device}", 1)
         run.text(
             "Per strategy and release: stale results, errors, leaked instances and compiles "
-            "of a repeated call in the audit (none = no hazard); changed = not the same in "
-            "every release."
+            "of a repeated call in the audit (none = no hazard; n/a = not measured there); "
+            "changed = not the same in every release that measured it."
         )
         run.blocks += run.table(f"hazards-{slug(device)}", table, csv=False)
 
