@@ -153,6 +153,18 @@ NOW_AND_BEFORE = r"\* at {path}, now f32\[2,64\]\(.*\) and before f32\[64\]\(.*\
 # The value-hashed self found stale from 0.9.0 to 0.10.2 (see the 0.10 row's comment).
 VALUE_HASH_GHOSTS = frozenset(("static_self_value_hash", s) for s in VALUE_HASH_STALE)
 
+# What 0.9.1 to 0.10.0 (exclusive) observe alike: nested traces counted, stale value hash.
+LATE_NESTED = dict(
+    correct=NESTED,
+    ghost_traces=VALUE_HASH_GHOSTS,
+    nested_traces=True,
+    explained={},
+    shapes_named=NNX_SHAPES,
+    shape_change=NOW_AND_BEFORE,
+    aot_relower_traces=0,
+    wide_program="5/1 0/0 1/1 0/0 0/0 5/1 0/0 0/0",
+)
+
 # One entry per range of releases, oldest first; older releases go in front (where a release
 # emits trace events its tracing cache served, e.g. for an AOT .lower(), they are ghosts).
 # Not pinned: 0.4.36-0.8.3, where the audit cannot run as pinned here: flax_nnx_jit raises
@@ -226,14 +238,7 @@ RELEASES = (
             # Stale (see the 0.10 row); one trace event on each stale step (in 180 processes).
             "static_self_value_hash": ("3/1 0/0 1/0! 0/0 1/0! 1/0! 0/0! 1/1", 2),
         },
-        correct=NESTED,
-        ghost_traces=VALUE_HASH_GHOSTS,
-        nested_traces=True,
-        explained={},
-        shapes_named=NNX_SHAPES,
-        shape_change=NOW_AND_BEFORE,
-        aot_relower_traces=0,
-        wide_program="5/1 0/0 1/1 0/0 0/0 5/1 0/0 0/0",
+        **LATE_NESTED,
     ),
     Observed(
         (0, 9, 2),
@@ -243,14 +248,7 @@ RELEASES = (
             # As 0.9.1, except that a stale step's trace event is missing in some processes.
             "static_self_value_hash": ("3/1 0/0 ?/0! 0/0 ?/0! ?/0! ?/0! 1/1", 2),
         },
-        correct=NESTED,
-        ghost_traces=VALUE_HASH_GHOSTS,
-        nested_traces=True,
-        explained={},
-        shapes_named=NNX_SHAPES,
-        shape_change=NOW_AND_BEFORE,
-        aot_relower_traces=0,
-        wide_program="5/1 0/0 1/1 0/0 0/0 5/1 0/0 0/0",
+        **LATE_NESTED,
     ),
     Observed(
         (0, 10),
