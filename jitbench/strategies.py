@@ -43,8 +43,8 @@ class Strategy:
     ``render`` turns a :class:`~jitbench.codegen.Template` into the source of a
     module defining a class named after the strategy (``helper_function`` ->
     ``HelperFunction``) with one constructor parameter per field and a
-    ``calc(y)`` method. ``requires`` lists the importable packages it needs
-    (``"flax>=0.12.1"``: that release or a newer one), ``extra`` the pip
+    ``calc(y)`` method. ``requires`` lists the importable packages it needs,
+    as requirement specifiers (``"flax>=0.12.1"``: that release or a newer one), ``extra`` the pip
     extra that installs them, ``update_style`` how users change it, and
     ``holder`` the attribute holding the fields when the class keeps them on
     another object (an nnx module) rather than on itself.
@@ -73,14 +73,17 @@ class Strategy:
     @property
     def unavailable_reason(self) -> str | None:
         """Why the strategy cannot run here, or None when it can."""
+        from packaging.requirements import Requirement
+
         hint = f" (pip install 'jitbench[{self.extra}]')" if self.extra else ""
-        for requirement in self.requires:
-            package, _, minimum = requirement.partition(">=")
+        for text in self.requires:
+            requirement = Requirement(text)
+            package = requirement.name
             if importlib.util.find_spec(package) is None:
                 return f"strategy {self.name!r} needs package {package!r}{hint}"
             installed = importlib.metadata.version(package)
-            if minimum and _release(installed) < _release(minimum):
-                return f"strategy {self.name!r} needs {requirement}, found {package} {installed}"
+            if not requirement.specifier.contains(installed, prereleases=True):
+                return f"strategy {self.name!r} needs {text}, found {package} {installed}"
         return None
 
     @property
@@ -123,17 +126,6 @@ class Strategy:
             else:
                 setattr(owner, name, value)
         return obj
-
-
-def _release(version: str) -> tuple[int, ...]:
-    """``"0.10.4"`` -> ``(0, 10, 4)``: the leading numeric parts of a release."""
-    parts = []
-    for part in version.split("."):
-        digits = part[: len(part) - len(part.lstrip("0123456789"))]
-        if not digits:
-            break
-        parts.append(int(digits))
-    return tuple(parts)
 
 
 STRATEGIES: dict[str, Strategy] = {}
