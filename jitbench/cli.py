@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -221,7 +222,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         factor=args.factor,
         sizes=tuple(sorted(set(args.sizes))),
         phases=tuple(p for p in VALIDATE_PHASES if p in args.phases),
-        cpu_affinity=args.cpu_affinity,
+        cpu_affinity=",".join(args.cpu_affinity) if args.cpu_affinity else None,
     )
 
 
@@ -302,7 +303,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(VALIDATE_PHASES),
         help=f"checks to run (default {','.join(VALIDATE_PHASES)})",
     )
-    p.add_argument("--cpu-affinity", metavar="CPUS", help="pin the asv phases' processes, e.g. 1")
+    host_cpus = [str(cpu) for cpu in sorted(os.sched_getaffinity(0))]
+    p.add_argument(
+        "--cpu-affinity",
+        metavar="CPUS",
+        type=_items(_choice("CPU", host_cpus)),
+        help="pin the asv phases' processes, e.g. 1",
+    )
     return parser
 
 

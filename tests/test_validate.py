@@ -583,6 +583,7 @@ CLI_BAD = [
     (["--phases", "speed"], "unknown phase 'speed'; valid: fidelity, accuracy, noise, sensitivity"),
     (["--slowdowns", "5,abc"], "a slowdown in percent such as 10, got 'abc'"),
     (["--sizes", "10,7"], "size 7 is not in the suite's grid; valid: 10, 1000, 100000, 1000000"),
+    (["--cpu-affinity", "4096"], "unknown CPU '4096'; valid: 0"),
 ]
 
 
