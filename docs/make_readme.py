@@ -243,25 +243,29 @@ def timing_block(runs: Runs) -> str:
 
 
 def stages_sentence(runs: Runs) -> str:
-    """How the stages of the run above compare with its cold first calls, on cpu."""
+    """How the stages of the run above compare with the calls they are parts of, on cpu."""
     cpu = runs.full[runs.full["device"] == "cpu"]
     value = cpu.pivot_table(index=["strategy", "size"], columns="benchmark", values="value")
-    ratio = (value[[catalog.TRACE, catalog.LOWER, catalog.COMPILE]].sum(axis=1, min_count=3)
-             / value[catalog.COLD]).dropna()  # fmt: skip
-    over = ratio[ratio > 1]
+    stages = value[[catalog.TRACE, catalog.LOWER, catalog.COMPILE]].sum(axis=1, min_count=3)
+    share = (stages / value[catalog.STAGE_CALL]).dropna()
+    agree = (value[catalog.STAGE_CALL] / value[catalog.COLD]).dropna()
+    over = share[share > 1]
     text = (
-        f"In that run the three stages of a cold first call on `cpu` make up "
-        f"{ratio.min():.0%}-{ratio.max():.0%} of the cold-call benchmark's median "
-        f"(median {ratio.median():.0%}, {len(ratio)} strategy and size rows)."
+        f"In that run the three stages make up {share.min():.0%}-{share.max():.0%} of the "
+        f"cold first call they were measured in (`Stages.track_call_seconds`; median "
+        f"{share.median():.0%}, {len(share)} strategy and size rows on `cpu`)"
     )
-    if over.empty:
-        return text
-    worst = over.idxmax()
+    if not over.empty:
+        worst = over.idxmax()
+        text += (
+            f", and exceed it in {len(over)} rows (most: `{worst[0]}` at size "
+            f"{worst[1]:,}, {over.max():.2f}x)"
+        )
     return text + (
-        f" In {len(over)} rows they exceed it (most: `{worst[0]}` at size {worst[1]:,}, "
-        f"{over.max():.2f}x): the two benchmarks run in different processes, and on this "
-        "machine the same compile takes a different time from one process to the next; "
-        "within one call the stages never exceed it (`tests/test_suite.py`)."
+        f". That call is {agree.min():.0%}-{agree.max():.0%} of `ColdCall`'s median for the "
+        f"same row (median {agree.median():.0%}): the same cold call, measured in other "
+        "processes, and on this machine a compile takes a different time from one process "
+        "to the next."
     )
 
 

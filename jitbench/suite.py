@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -241,23 +240,25 @@ def first_call_stages(case: Case) -> Stages:
     return Stages(stats.trace_seconds, stats.lower_seconds, stats.compile_seconds, seconds)
 
 
-STAGE_CALLS = 3
+STAGE_CALLS = 5
 StageKey = tuple[str, int, str, int]
 
 
 def typical_stages(case: Case, calls: int = STAGE_CALLS, warm_up: bool = True) -> Stages:
-    """Median stages of ``calls`` cold first calls, after one that is not counted.
+    """The median of ``calls`` cold first calls, with that call's own stages.
 
-    The process state matches the cold-call benchmark's samples: that
-    benchmark's first sample also pays the one-time costs (the process's first
-    compile, the strategy's first use), and its median is of the samples after.
+    One call and its parts, not per-stage medians: those could come from
+    different calls and add up to more than any of them, and a separate
+    process's figure for the call (the cold-call benchmark's) differs by the
+    process-to-process spread of a compile. The uncounted call first makes the
+    process state match the cold-call benchmark's samples: its first sample
+    pays the one-time costs (the process's first compile, the strategy's first
+    use) and its median leaves them out.
     """
     if warm_up:
         first_call_stages(case)
-    runs = [first_call_stages(case) for _ in range(calls)]
-    return Stages(
-        *(statistics.median(getattr(r, f.name) for r in runs) for f in dataclasses.fields(Stages))
-    )
+    runs = sorted((first_call_stages(case) for _ in range(calls)), key=lambda r: r.call)
+    return runs[(len(runs) - 1) // 2]
 
 
 def stage_table(

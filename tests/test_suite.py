@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jax
 import pytest
-from jax_releases import for_release, runnable
+from jax_releases import below_minimum, for_release, runnable
 
 import jitbench
 from jitbench import changes, diskcache, newprocess, suite
@@ -74,6 +74,37 @@ def test_first_call_stages_are_parts_of_the_call(name):
     assert stages.trace > 0 and stages.lower > 0 and stages.compile > 0
     assert stages.trace + stages.lower + stages.compile <= stages.call
     assert stages.remainder == stages.call - stages.trace - stages.lower - stages.compile >= 0
+
+
+def test_typical_stages_are_those_of_the_median_call(monkeypatch):
+    # Per-stage medians of these calls add up to 15 s, more than any call: the
+    # stages reported must be one call's own, the median call's (10.6 s).
+    warm_up = suite.Stages(9.0, 9.0, 9.0, 99.0)
+    calls = [
+        suite.Stages(5.0, 5.0, 0.0, 10.5),
+        suite.Stages(0.0, 5.0, 5.0, 11.0),
+        suite.Stages(5.0, 0.0, 5.0, 10.6),
+    ]
+    measured = iter([warm_up, *calls])
+    monkeypatch.setattr(suite, "first_call_stages", lambda case: next(measured))
+    assert suite.typical_stages(None, calls=3) is calls[2]
+    assert next(measured, None) is None
+
+
+def test_stage_benchmarks_report_one_call_and_its_parts():
+    names = [name for name in NAMES if below_minimum(name) is None]
+    table = suite.stage_table(names, [10], ["cpu"], calls=3)
+    assert {key[0] for key in table} == set(names)
+    bench = bench_cold.Stages()
+    for name in names:
+        bench.setup(table, name, 10, "cpu")
+        parts = [
+            bench.track_trace_seconds(table, name, 10, "cpu"),
+            bench.track_lower_seconds(table, name, 10, "cpu"),
+            bench.track_compile_seconds(table, name, 10, "cpu"),
+        ]
+        assert all(part > 0 for part in parts), name
+        assert sum(parts) <= bench.track_call_seconds(table, name, 10, "cpu"), name
 
 
 # --- Cached calls --------------------------------------------------------------------------------

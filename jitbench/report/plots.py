@@ -120,7 +120,11 @@ def plot_stages(run: Run) -> None:
     if not present:
         run.omit("plot trace/lower/compile stages", *stages.values())
         return
-    frame = run.frame[run.frame["benchmark"].isin(present.values())]
+    whole = run.has(catalog.STAGE_CALL)
+    if not whole:
+        run.omit("rest of the call in the stages plot", catalog.STAGE_CALL)
+    wanted = [*present.values(), catalog.STAGE_CALL]
+    frame = run.frame[run.frame["benchmark"].isin(wanted)]
     frame = frame[frame["status"] == "ok"]
     hazards = hazard_of(run)
     for device in pd.unique(frame["device"].dropna()):
@@ -137,6 +141,10 @@ def plot_stages(run: Run) -> None:
             heights = wide[bench].fillna(0).to_numpy() if bench in wide else np.zeros(len(wide))
             ax.bar(range(len(wide)), heights, bottom=bottom, label=stage)
             bottom += heights
+        if whole and catalog.STAGE_CALL in wide:
+            rest = (wide[catalog.STAGE_CALL].to_numpy() - bottom).clip(min=0)
+            ax.bar(range(len(wide)), np.nan_to_num(rest), bottom=bottom, label="rest of the call",
+                   color="lightgrey")  # fmt: skip
         labels = [f"{s} {HAZARD_MARK}" if hazards.get((device, s)) else str(s) for s in wide.index]
         ax.set_xticks(range(len(wide)), labels, rotation=30, ha="right")
         title = f"Trace / lower / compile on {device}, size {size}"
@@ -144,7 +152,10 @@ def plot_stages(run: Run) -> None:
         ax.legend()
         run.heading(title, 1)
         run.blocks.append(run.figure(f"stages-{slug(device)}-size{size}", fig, title))
-        run.text("Stacked stages of a cold first call at the largest measured size.")
+        run.text(
+            "The stages of one cold first call at the largest measured size, stacked; "
+            "the rest of that call (grey) is dispatch, argument handling and running the program."
+        )
 
 
 def plot_width(run: Run) -> None:

@@ -101,6 +101,11 @@ def full_tables(run: Run) -> None:
     if table.empty:
         return
     run.text("Every measured column per device and size (click to open), and one tidy CSV.")
+    run.text(
+        "trace, lower and compile are the stages of one cold first call, 'their call', "
+        "measured in one process for the grid; 'cold first call' comes from processes of "
+        "its own, so the two calls differ by the process-to-process spread of a compile."
+    )
     for (device, size), rows in table.groupby(["device", "size"], sort=False):
         shown = [c for c in FULL if c in rows]
         blocks = run.table(f"summary-{slug(device)}-size{size}", rows[shown])

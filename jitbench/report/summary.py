@@ -35,6 +35,7 @@ SIZED = {
     "trace_s": catalog.TRACE,
     "lower_s": catalog.LOWER,
     "compile_s": catalog.COMPILE,
+    "stage_call_s": catalog.STAGE_CALL,
     "cached_call_s": catalog.CACHED,
     "dispatch_s": catalog.DISPATCH,
 }
@@ -74,6 +75,7 @@ FULL = [
     "trace_s",
     "lower_s",
     "compile_s",
+    "stage_call_s",
     "cached_call_s",
     "cached_call_q75_s",
     "dispatch_s",
