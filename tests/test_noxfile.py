@@ -50,3 +50,37 @@ def test_readme_history_lists_the_noxfile_releases():
     header = next(line for line in block.splitlines() if line.startswith("| strategy"))
     shown = re.findall(r"\d+\.\d+\.\d+(?:\.\d+)?", header)
     assert shown == releases
+
+
+class RecordingSession:
+    """Stands in for nox's session: records the commands a session function runs."""
+
+    python = "3.12"
+
+    def __init__(self, *posargs: str) -> None:
+        self.posargs = list(posargs)
+        self.commands: list[tuple[str, ...]] = []
+
+    def install(self, *args: str, **kwargs) -> None:
+        self.commands.append(("pip", "install", *args))
+
+    def run(self, *args: str, **kwargs) -> str:
+        self.commands.append(args)
+        return '{"jaxlib": "0.12.0.1", "jax": "0.12.0.1"}\n' if kwargs.get("silent") else ""
+
+    def log(self, *args) -> None:
+        pass
+
+
+def test_bench_files_results_under_the_machine_name_given():
+    """The GPU recipe's ``nox -s bench -R -- --machine NAME``: both asv calls get the name."""
+    noxfile = _noxfile()
+    noxfile._publish = lambda session: None
+    session = RecordingSession("--machine", "myhost-h100", "--quick")
+    noxfile.bench(session)
+    machine = [c for c in session.commands if c[:2] == ("asv", "machine")]
+    assert machine == [("asv", "machine", "--yes", "--machine", "myhost-h100")]
+    runs = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.asvrun" in c]
+    assert len(runs) == 1 and runs[0][0] == "run"
+    assert runs[0][runs[0].index("--machine") + 1] == "myhost-h100"
+    assert "--quick" in runs[0]
