@@ -243,29 +243,32 @@ def timing_block(runs: Runs) -> str:
 
 
 def stages_sentence(runs: Runs) -> str:
-    """How the stages of the run above compare with the calls they are parts of, on cpu."""
+    """How the stages of the run above compare with the cold first calls, on cpu."""
     cpu = runs.full[runs.full["device"] == "cpu"]
     value = cpu.pivot_table(index=["strategy", "size"], columns="benchmark", values="value")
     stages = value[[catalog.TRACE, catalog.LOWER, catalog.COMPILE]].sum(axis=1, min_count=3)
-    share = (stages / value[catalog.STAGE_CALL]).dropna()
+
+    def shares(whole: str) -> tuple[pd.Series, str]:
+        share = (stages / value[whole]).dropna()
+        over = share[share > 1]
+        text = f"{share.min():.0%}-{share.max():.0%} (median {share.median():.0%})"
+        if not over.empty:
+            worst = over.idxmax()
+            text += (
+                f", more than all of it in {len(over)} rows (most: `{worst[0]}` at size "
+                f"{worst[1]:,}, {over.max():.2f}x)"
+            )
+        return share, text
+
+    own, own_text = shares(catalog.STAGE_CALL)
+    _, cold_text = shares(catalog.COLD)
     agree = (value[catalog.STAGE_CALL] / value[catalog.COLD]).dropna()
-    over = share[share > 1]
-    text = (
-        f"In that run the three stages make up {share.min():.0%}-{share.max():.0%} of the "
-        f"cold first call they were measured in (`Stages.track_call_seconds`; median "
-        f"{share.median():.0%}, {len(share)} strategy and size rows on `cpu`)"
-    )
-    if not over.empty:
-        worst = over.idxmax()
-        text += (
-            f", and exceed it in {len(over)} rows (most: `{worst[0]}` at size "
-            f"{worst[1]:,}, {over.max():.2f}x)"
-        )
-    return text + (
-        f". That call is {agree.min():.0%}-{agree.max():.0%} of `ColdCall`'s median for the "
-        f"same row (median {agree.median():.0%}): the same cold call, measured in other "
-        "processes, and on this machine a compile takes a different time from one process "
-        "to the next."
+    return (
+        f"In that run the three stages make up {own_text} of the cold first call they were "
+        f"measured in (`Stages.track_call_seconds`; {len(own)} strategy and size rows on "
+        f"`cpu`), and {cold_text} of `ColdCall`'s median for the same row. That median comes "
+        f"from other processes, and the stages' own call is {agree.min():.0%}-{agree.max():.0%} "
+        "of it: on this machine a compile takes a different time from one process to the next."
     )
 
 

@@ -28,7 +28,7 @@ LABELS = {
     "trace_s": "trace",
     "lower_s": "lower",
     "compile_s": "compile",
-    "stage_call_s": "their call",
+    "stage_call_s": "stages' call",
     "cached_call_s": "cached call",
     "cached_call_q75_s": "cached call, 75th pct",
     "dispatch_s": "dispatch only",

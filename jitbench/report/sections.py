@@ -102,7 +102,7 @@ def full_tables(run: Run) -> None:
         return
     run.text("Every measured column per device and size (click to open), and one tidy CSV.")
     run.text(
-        "trace, lower and compile are the stages of one cold first call, 'their call', "
+        "trace, lower and compile are the stages of one cold first call, the stages' call, "
         "measured in one process for the grid; 'cold first call' comes from processes of "
         "its own, so the two calls differ by the process-to-process spread of a compile."
     )
