@@ -104,6 +104,11 @@ def _machine(session: nox.Session, args: list[str]) -> None:
     session.run("asv", "machine", "--yes", *(["--machine", name] if name else []))
 
 
+def _selects(args: list[str]) -> bool:
+    """Whether asv arguments choose benchmarks (``-b``/``--bench``): asv runs the union of all."""
+    return any(a in ("-b", "--bench") or a.startswith(("-b", "--bench=")) for a in args)
+
+
 def _regex(session: nox.Session, group: str) -> str:
     """The ``asv run -b`` regex of a group of benchmarks named in jitbench.catalog."""
     code = f"from jitbench import catalog; print(catalog.regex(*catalog.{group}))"
@@ -233,7 +238,7 @@ def jax_history(session: nox.Session) -> None:
 
     asv builds one virtualenv per release (Python 3.12, which every listed
     release supports) with its flax and equinox pins; results go to results/
-    like any run. ``-- -b Hazards`` narrows the benchmarks.
+    like any run. ``-- -b Hazards`` runs those benchmarks instead of the default set.
     """
     _install(session)
     args = list(session.posargs)
@@ -252,7 +257,7 @@ def jax_history(session: nox.Session) -> None:
     ]  # fmt: skip
     # The matrix's own combinations are all excluded: only the releases above run.
     overrides = {"pythons": ["3.12"], "include": include, "exclude": [{"python": ".*"}]}
-    regex = _regex(session, "HISTORY")
+    chosen = [] if _selects(args) else ["-b", _regex(session, "HISTORY")]
     env = {"JITBENCH_SIZES": "10,1000000", "JITBENCH_DEVICES": "cpu"}
     # asv rewrites results/benchmarks.json with the parameters of this narrowed grid;
     # keep the full grid's description (each result file holds its own parameters).
@@ -261,7 +266,7 @@ def jax_history(session: nox.Session) -> None:
     try:
         _asv(
             session, ROOT / ".asv" / "history", overrides, "run", "HEAD^!", "--record-samples",
-            "--show-stderr", "-b", regex, *args, env=env, success_codes=[0, 2],
+            "--show-stderr", *chosen, *args, env=env, success_codes=[0, 2],
         )  # fmt: skip
     finally:
         if kept is not None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = {
     "lint", "tests-3.11", "tests-3.12", "tests-3.13", "bench", "publish", "compare",
@@ -65,8 +67,13 @@ class RecordingSession:
         self.commands.append(("pip", "install", *args))
 
     def run(self, *args: str, **kwargs) -> str:
+        """Records the command; runs the silent ``python -c`` ones whose output is used."""
         self.commands.append(args)
-        return '{"jaxlib": "0.12.0.1", "jax": "0.12.0.1"}\n' if kwargs.get("silent") else ""
+        if not kwargs.get("silent"):
+            return ""
+        assert args[:2] == ("python", "-c"), args
+        done = subprocess.run([sys.executable, *args[1:]], capture_output=True, text=True)
+        return done.stdout
 
     def log(self, *args) -> None:
         pass
@@ -84,3 +91,20 @@ def test_bench_files_results_under_the_machine_name_given():
     assert len(runs) == 1 and runs[0][0] == "run"
     assert runs[0][runs[0].index("--machine") + 1] == "myhost-h100"
     assert "--quick" in runs[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "selected"),
+    [([], None), (["-b", "Hazards"], ["Hazards"]), (["--bench=Cached"], []), (["-bCold"], [])],
+)
+def test_jax_history_runs_the_benchmarks_asked_for(args, selected):
+    """asv runs every benchmark any ``-b`` matches: a user's ``-b`` must replace the default."""
+    noxfile = _noxfile()
+    session = RecordingSession(*args)
+    noxfile.jax_history(session)
+    (run,) = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.asvrun" in c]
+    chosen = [run[i + 1] for i, a in enumerate(run) if a == "-b"]
+    if selected is None:  # the default: the history's benchmarks, one regex
+        assert len(chosen) == 1 and "Hazards" in chosen[0] and "CachedCall" in chosen[0]
+    else:
+        assert chosen == selected
