@@ -29,9 +29,9 @@ BREAK_EVEN_TEXT = {
     ),
     "break_even_vs_cold_eager": (
         Bold("break-even vs cold eager"),
-        " (eager's own first call counted too): the smallest n with first call + (n-1) x "
-        "cached call <= eager's first call + (n-1) x eager's cached call; 1 = jit is ahead "
-        "from the first call",
+        " (eager's own first call counted too): the smallest n from which first call + "
+        "(m-1) x cached call <= eager's first call + (m-1) x eager's cached call for every "
+        "m >= n; 1 = jit is ahead from the first call on",
     ),
 }
 HAZARD_TEXT = (

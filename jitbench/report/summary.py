@@ -6,11 +6,12 @@ Break-even has two definitions, both against ``eager``:
   program): ``ceil(first call / (eager cached - cached))``, the calls after which
   jit's first call is repaid by its cheaper cached calls;
 - **vs cold eager** (eager's own first call counted too, as in a fresh
-  script): the smallest ``n`` with ``first + (n-1) * cached <= eager first +
-  (n-1) * eager cached``; 1 when jit's first call is already the cheaper one.
+  script): the smallest ``n`` from which jit stays ahead, ``first + (m-1) *
+  cached <= eager first + (m-1) * eager cached`` for every ``m >= n``; 1 when
+  jit's first call is already the cheaper one and its cached calls are too.
 
-Either is ``never`` when a strategy's cached call is not cheaper than eager's
-(and, for cold eager, its first call is not either).
+Either is ``never`` when a strategy's cached call is dearer than eager's: a
+first call cheaper than eager's first only puts jit ahead for a while.
 """
 
 from __future__ import annotations
@@ -139,12 +140,12 @@ def break_even_warm(strategy: str, first: float, cached: float, eager_cached: fl
 def break_even_cold(
     strategy: str, first: float, cached: float, eager_first: float, eager_cached: float
 ) -> Any:
-    """The smallest n with first + (n-1) cached <= eager first + (n-1) eager cached."""
+    """The smallest n from which first + (m-1) cached <= eager first + (m-1) eager cached."""
     if strategy == BASELINE:
         return "baseline"
     if any(pd.isna(v) for v in (first, cached, eager_first, eager_cached)):
         return "n/a"
-    if first <= eager_first:
+    if first <= eager_first and cached <= eager_cached:
         return 1
     if cached >= eager_cached:
         return "never"
