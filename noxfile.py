@@ -66,8 +66,9 @@ JAX_HISTORY: dict[str, dict[str, str]] = {
 def _pinned() -> list[str]:
     """asv's --cpu-affinity for comparisons: the last CPU, where the machine has several.
 
-    Measured here (2 CPUs, JAX 0.12): pinned, the run-to-run spread of cached
-    calls at 1,000 elements fell from 98% to 6% (p95 over strategies), since a
+    Measured here (2 CPUs, JAX 0.12, README "How far to trust a difference"):
+    pinned, the run-to-run spread of cached calls at 1,000 elements fell from
+    30-98% to 4-6% (p95 over strategies, two runs each way), since a
     pinned process no longer depends on where XLA's worker thread runs; the
     figures are slower than unpinned (one core for both threads), so pinned
     runs are compared with each other, never with `nox -s bench`.
