@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -103,6 +104,32 @@ def _machine(session: nox.Session, args: list[str]) -> None:
     """Describe this machine to asv under the name given with --machine, or the hostname."""
     name = args[args.index("--machine") + 1] if "--machine" in args else None
     session.run("asv", "machine", "--yes", *(["--machine", name] if name else []))
+    _check_machine(session, name or platform.node())
+
+
+# The fields of asv's machine description that name the hardware.
+HARDWARE = ("arch", "cpu", "num_cpu")
+
+
+def _check_machine(
+    session: nox.Session, name: str, results: Path = ROOT / "results",
+    machines: Path | None = None,
+) -> None:  # fmt: skip
+    """Stop before asv files this host's results under a name whose results describe other
+    hardware: asv would rewrite that machine.json, relabelling the results already there."""
+    committed = results / name / "machine.json"
+    if not committed.exists() or not any(committed.parent.glob("*-*.json")):
+        return
+    before = json.loads(committed.read_text())
+    machines = machines or Path.home() / ".asv-machine.json"  # where asv machine writes
+    here = json.loads(machines.read_text()).get(name, {})
+    differ = [f"{k} {before.get(k)!r} here {here.get(k)!r}" for k in HARDWARE
+              if before.get(k) != here.get(k)]  # fmt: skip
+    if differ:
+        session.error(
+            f"results/{name} holds results of other hardware ({'; '.join(differ)}): "
+            "name this host with -- --machine NAME"
+        )
 
 
 def _selects(args: list[str]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -59,6 +60,9 @@ class RecordingSession:
 
     python = "3.12"
 
+    class Stop(Exception):
+        """What ``session.error`` raises (nox's own ends the session)."""
+
     def __init__(self, *posargs: str) -> None:
         self.posargs = list(posargs)
         self.commands: list[tuple[str, ...]] = []
@@ -78,11 +82,15 @@ class RecordingSession:
     def log(self, *args) -> None:
         pass
 
+    def error(self, message: str) -> None:
+        raise self.Stop(message)
+
 
 def test_bench_files_results_under_the_machine_name_given():
     """The GPU recipe's ``nox -s bench -R -- --machine NAME``: both asv calls get the name."""
     noxfile = _noxfile()
     noxfile._publish = lambda session: None
+    noxfile._check_machine = lambda session, name: None  # tested on its own below
     session = RecordingSession("--machine", "myhost-h100", "--quick")
     noxfile.bench(session)
     machine = [c for c in session.commands if c[:2] == ("asv", "machine")]
@@ -100,6 +108,7 @@ def test_bench_files_results_under_the_machine_name_given():
 def test_jax_history_runs_the_benchmarks_asked_for(args, selected):
     """asv runs every benchmark any ``-b`` matches: a user's ``-b`` must replace the default."""
     noxfile = _noxfile()
+    noxfile._check_machine = lambda session, name: None  # tested on its own below
     session = RecordingSession(*args)
     noxfile.jax_history(session)
     (run,) = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.asvrun" in c]
@@ -108,3 +117,40 @@ def test_jax_history_runs_the_benchmarks_asked_for(args, selected):
         assert len(chosen) == 1 and "Hazards" in chosen[0] and "CachedCall" in chosen[0]
     else:
         assert chosen == selected
+
+
+def _machine_files(tmp_path, committed: dict, here: dict, with_results: bool = True):
+    folder = tmp_path / "results" / "box"
+    folder.mkdir(parents=True)
+    (folder / "machine.json").write_text(json.dumps({"machine": "box", **committed}))
+    if with_results:
+        (folder / "0123abcd-env.json").write_text("{}")
+    machines = tmp_path / "asv-machine.json"
+    machines.write_text(json.dumps({"box": {"machine": "box", **here}, "version": 1}))
+    return tmp_path / "results", machines
+
+
+EPYC = {"arch": "x86_64", "cpu": "AMD EPYC", "num_cpu": "2", "ram": "25276502016"}
+
+
+def test_a_machine_name_with_other_hardware_is_refused(tmp_path):
+    """asv would rewrite results/box/machine.json, relabelling the results already there."""
+    xeon = {**EPYC, "cpu": "Intel Xeon", "ram": "1"}
+    results, machines = _machine_files(tmp_path, EPYC, xeon)
+    before = (results / "box" / "machine.json").read_bytes()
+    with pytest.raises(RecordingSession.Stop) as stop:
+        _noxfile()._check_machine(RecordingSession(), "box", results, machines)
+    assert str(stop.value) == (
+        "results/box holds results of other hardware (cpu 'AMD EPYC' here 'Intel Xeon'): "
+        "name this host with -- --machine NAME"
+    )
+    assert (results / "box" / "machine.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("here", "with_results"),
+    [({**EPYC, "ram": "25276497920"}, True), ({**EPYC, "cpu": "Intel Xeon"}, False)],
+)
+def test_the_same_hardware_or_no_results_may_reuse_a_name(tmp_path, here, with_results):
+    results, machines = _machine_files(tmp_path, EPYC, here, with_results)
+    _noxfile()._check_machine(RecordingSession(), "box", results, machines)  # no error
