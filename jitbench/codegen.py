@@ -141,9 +141,17 @@ def class_name(strategy: str) -> str:
 _GENERATED: dict[type, tuple[Shape, str]] = {}
 
 
+_JNP_IMPORT = "import jax.numpy as jnp\n"
+
+
 def source(strategy: Strategy, shape: Shape, probe: bool = False) -> str:
     """The module source the recipe renders for ``shape`` (what ``jitbench show`` prints)."""
-    return strategy.render(Template(shape, probe)).strip() + "\n"
+    text = strategy.render(Template(shape, probe))
+    # Recipes import jnp for the bodies that call it (n_ops > 1); where nothing does,
+    # the import goes, as a user (or a linter) would leave it out.
+    if "jnp." not in text.replace(_JNP_IMPORT, ""):
+        text = text.replace(_JNP_IMPORT, "")
+    return text.strip() + "\n"
 
 
 class Probe:

@@ -35,7 +35,6 @@ HELPER_FUNCTION_SOURCE = """\
 from functools import partial
 
 import jax
-import jax.numpy as jnp
 
 
 @partial(jax.jit, static_argnums=(0,))
@@ -60,6 +59,22 @@ def test_show_prints_what_a_jax_user_writes(capsys):
     out = capsys.readouterr().out
     assert out == HELPER_FUNCTION_SOURCE
     assert out == get_strategy("helper_function").source()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name", NAMES)
+def test_generated_modules_use_every_name_they_import(name, shape):
+    """No import a user (or a linter) would remove: jnp only where the body calls it."""
+    tree = ast.parse(get_strategy(name).source(shape))
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    assert imported <= used, imported - used
+    assert ("jnp" in imported) == (shape.n_ops > 1)
 
 
 def test_show_follows_the_shape(capsys):
