@@ -303,7 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(VALIDATE_PHASES),
         help=f"checks to run (default {','.join(VALIDATE_PHASES)})",
     )
-    host_cpus = [str(cpu) for cpu in sorted(os.sched_getaffinity(0))]
+    # sched_getaffinity is Linux's; elsewhere every CPU the OS counts may be named.
+    allowed = getattr(os, "sched_getaffinity", lambda pid: range(os.cpu_count() or 1))(0)
+    host_cpus = [str(cpu) for cpu in sorted(allowed)]
     p.add_argument(
         "--cpu-affinity",
         metavar="CPUS",
