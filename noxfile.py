@@ -69,7 +69,7 @@ def _pinned() -> list[str]:
 
     Measured here (2 CPUs, JAX 0.12, README "How far to trust a difference"):
     pinned, the run-to-run spread of cached calls at 1,000 elements fell from
-    30-98% to 4-6% (p95 over strategies, two runs each way), since a
+    30-57% to 4-10% (p95 over strategies, two runs each way), since a
     pinned process no longer depends on where XLA's worker thread runs; the
     figures are slower than unpinned (one core for both threads), so pinned
     runs are compared with each other, never with `nox -s bench`.
