@@ -18,6 +18,7 @@ from test_results import CACHED, PER_CALL, STRATEGIES
 
 from jitbench import catalog, report
 from jitbench.cli import main
+from jitbench.report.summary import break_even_cold
 
 pytestmark = pytest.mark.slow
 
@@ -298,9 +299,29 @@ def _jit_ahead(n: int, first: float, cached: float, eager_first: float, eager: f
     return first + (n - 1) * cached <= eager_first + (n - 1) * eager
 
 
+@pytest.mark.parametrize(
+    ("costs", "expected"),
+    [
+        # first, cached, eager first, eager cached (ms): jit_per_call's shape, its first
+        # call (one compile) beats eager's (one per op), every later call compiles again:
+        # ahead at call 1, behind from call 2, so never repaid for good.
+        ((20.0, 21.0, 40.0, 0.02), "never"),
+        ((20.0, 0.005, 40.0, 0.02), 1),  # ahead from the first call on
+        ((50.0, 1.0, 40.0, 2.0), 11),  # 10 ms behind, 1 ms gained a call
+        ((50.0, 2.0, 40.0, 2.0), "never"),  # behind, and no call gains
+    ],
+)
+def test_break_even_vs_cold_eager_is_the_call_from_which_jit_stays_ahead(costs, expected):
+    assert break_even_cold("pytree_class", *costs) == expected
+    ahead = [_jit_ahead(n, *costs) for n in range(1, 200)]
+    if expected == "never":
+        assert not ahead[-1]
+    else:
+        assert all(ahead[expected - 1 :]) and not any(ahead[: expected - 1])
+
+
 def test_break_even_both_definitions(built):
     out = built[0]
-    ahead_then_behind = []
     for size in SIZES:
         summary = _summary(out, size)
         eager = summary.loc["eager"]
@@ -322,14 +343,6 @@ def test_break_even_both_definitions(built):
                 assert _jit_ahead(n, *costs) and _jit_ahead(10**9, *costs), strategy
                 assert not (n > 1 and _jit_ahead(n - 1, *costs)), strategy
         assert summary.loc["jit_per_call", "break_even_vs_warm_eager"] == "never"
-        # Where its first call beats eager's (one compile against eager's per-op ones),
-        # every later call compiles again: ahead for a while, never for good.
-        per_call = summary.loc["jit_per_call"]
-        costs = (per_call["first_call_s"], per_call["cached_call_s"])
-        if _jit_ahead(1, *costs, eager["first_call_s"], eager["cached_call_s"]):
-            ahead_then_behind.append(size)
-            assert per_call["break_even_vs_cold_eager"] == "never"
-    assert ahead_then_behind, "the fixture should have a first call ahead, later calls behind"
     wide = pd.read_csv(out / "tables" / "break-even-warm-cpu.csv").set_index("strategy")
     summary = _summary(out, 1000)
     assert str(wide.loc["pytree_class", "size 1000"]) == str(
