@@ -149,9 +149,19 @@ def test_events_outside_any_block_count_nowhere():
     assert _counts(closed) == (0, 0, 0)
 
 
+@jax.jit
+def _long(m):
+    # A few hundred milliseconds of work: the call returns long before it is done.
+    return jax.lax.fori_loop(0, 100, lambda _, acc: jnp.tanh(acc @ acc), m)
+
+
 def test_block_waits_for_a_pytree():
-    tree = {"a": jnp.ones(3), "b": [jnp.zeros(2)]}
+    m = np.full((400, 400), 1 / 400, np.float32)
+    block(_long(m))  # compiled, so what follows only dispatches
+    tree = {"a": _long(m), "b": [_long(m + 1)]}
     assert block(tree) is tree
+    # Every leaf, in the nested list too, is computed when block returns.
+    assert [leaf.is_ready() for leaf in jax.tree.leaves(tree)] == [True, True]
 
 
 def test_persistent_cache_switch(tmp_path):

@@ -119,6 +119,14 @@ def test_frozen_is_what_builds_a_new_object():
         "equinox_module_jax_jit",
         "flax_struct_dataclass",
     }
+    # Updating a real instance of each: exactly the frozen ones hand back another object.
+    here = [name for name in NAMES if below_minimum(name) is None]
+    built = set()
+    for name in here:
+        obj, _ = _instance(name)
+        if get_strategy(name).update(obj, s0=5) is not obj:
+            built.add(name)
+    assert built == frozen & set(here)
 
 
 @needs("nnx_cached_partial")

@@ -518,7 +518,6 @@ def test_fidelity_phase_alone_outside_a_checkout(tmp_path, monkeypatch, capsys, 
     monkeypatch.chdir(tmp_path)  # fidelity needs the package only, not the suite's checkout
     monkeypatch.setattr(inprocess, "fidelity_strategies", lambda: ["helper_function"])
     status = validate.run_validation(tmp_path / "report", **_arguments(tmp_path))
-    assert status in (0, 1)  # 1 when the machine's noise put a ratio outside the target
     out = capsys.readouterr().out
     assert "| fidelity: cached call, generated class / hand-written twin" in out
     text = (tmp_path / "report" / "validation.md").read_text()
@@ -528,6 +527,12 @@ def test_fidelity_phase_alone_outside_a_checkout(tmp_path, monkeypatch, capsys, 
         ["helper_function", "cached call"],
         ["helper_function", "dispatch"],
     ]
+    # Whether a ratio landed in the target is this machine's business; the verdicts and
+    # the exit status must follow from the ratios the run recorded, whichever they are.
+    in_range = fidelity["in_range"].tolist()
+    verdicts = pd.read_csv(tmp_path / "report" / "summary.csv")
+    assert verdicts["met"].tolist() == in_range
+    assert status == (0 if all(in_range) else 1)
 
 
 BAD = [
