@@ -7,12 +7,18 @@ this host cannot run raises NotImplementedError, which asv records as n/a.
 """
 
 from jitbench import suite
+from jitbench.errors import JitbenchError
 
-STRATEGIES = suite.strategy_names()
-SIZES = suite.sizes()
-EDGE_SIZES = suite.edge_sizes()
-DEVICES = suite.devices()
-UNSHARDED_DEVICES = suite.unsharded_devices()
+try:
+    STRATEGIES = suite.strategy_names()
+    SIZES = suite.sizes()
+    EDGE_SIZES = suite.edge_sizes()
+    DEVICES = suite.devices()
+    UNSHARDED_DEVICES = suite.unsharded_devices()
+except JitbenchError as exc:
+    # A bad JITBENCH_* variable: one line in asv's output instead of a traceback
+    # from inside its discovery of the suite.
+    raise SystemExit(f"jitbench: error: {exc}") from None
 
 
 class Benchmark:

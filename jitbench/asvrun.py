@@ -88,7 +88,14 @@ class AsvConfig:
         ok: Sequence[int] = (0,),
         log: Path | None = None,
     ) -> int:
-        """``python -m asv ARGS --config <copy>``; a status outside ``ok`` is a JitbenchError."""
+        """``python -m asv ARGS --config <copy>``; a status outside ``ok`` is a JitbenchError.
+
+        The suite's grid variables in ``env`` (default this process's) are
+        checked first: a bad one is a JitbenchError before asv starts.
+        """
+        from jitbench.suite import check_environment
+
+        check_environment(os.environ if env is None else env)
         command = [sys.executable, "-m", "asv", args[0], "--config", str(self.path), *args[1:]]
         if log is None:
             done = subprocess.run(command, cwd=self.folder, env=env, check=False)
@@ -139,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not asv_args:
         parser.error("no asv command after --")
     try:
+        from jitbench.suite import check_environment
+
+        check_environment(os.environ)  # before the config copy is written
         config = AsvConfig(checkout(), args.folder.resolve(), pins, **overrides)
         return config.run(*asv_args, env=os.environ, ok=[int(s) for s in args.ok.split(",")])
     except JitbenchError as exc:

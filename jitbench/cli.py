@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import sys
 import textwrap
@@ -47,8 +48,8 @@ def _factor(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value >= 1:
-        raise argparse.ArgumentTypeError(f"must be a number >= 1 such as 1.05, got {text!r}")
+    if not (math.isfinite(value) and value >= 1):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 1 such as 1.05, got {text!r}")
     return value
 
 
@@ -179,6 +180,9 @@ def _explanation(step: Any) -> str:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from jitbench import extras
+
+    extras.require("report", "report")  # before anything imports pandas or asv
     from jitbench.report import write_report
 
     index = write_report(
@@ -195,6 +199,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from jitbench import extras
+
+    extras.require("report", "compare")  # before anything imports pandas or asv
     from jitbench.compare import run_compare
 
     return run_compare(
@@ -213,6 +220,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from jitbench import extras
+
+    extras.require("report", "validate")  # before anything imports pandas or asv
     from jitbench.validate import run_validation
 
     return run_validation(

@@ -1,7 +1,9 @@
 """``jitbench compare``: two commits, two envs (e.g. two JAX releases) or two machines.
 
 Significance and marks follow ``asv compare`` by calling its own code, so a
-regression here is one asv would also report: ``+`` significant regression
+regression here is one asv would also report (its private decisions, reached
+through :mod:`jitbench.asvcompat`; tests/test_compare.py checks the marks
+against ``asv compare`` on real asv results): ``+`` significant regression
 beyond the factor, ``-`` significant improvement, ``~`` not significant or
 within the factor, ``!`` newly failing, ``*`` fixed, ``x`` benchmark code
 changed (not comparable). Combinations skipped on either side show as n/a and
@@ -21,18 +23,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-# asv has no public API for judging one pair of results: ``asv compare`` decides
-# its marks with these two private functions (Mann-Whitney U on the samples, else
-# overlapping 99% intervals; then the factor). Calling them keeps every mark
-# exactly asv's; they are private, so the asv version is pinned (asv==0.6.6 in
-# pyproject.toml) and tests/test_compare.py checks the marks on real asv results.
-from asv._stats import is_different
-from asv.commands.compare import _is_result_better
 from asv.util import human_value
 from asv_runner.statistics import get_err
 
-from jitbench import results
+from jitbench import asvcompat, results
 from jitbench.errors import JitbenchError
 from jitbench.results import load
 
@@ -73,8 +67,8 @@ def run_compare(
     says that noise was applied, from which file, and how many marks it
     changed. Measure the noise on the machine that produced the results.
     """
-    if not factor > 0:
-        raise JitbenchError(f"--factor must be a positive number, got {factor}")
+    if not (math.isfinite(factor) and factor > 0):
+        raise JitbenchError(f"--factor must be a finite number > 0 such as 1.1, got {factor}")
     if by not in BY:
         raise JitbenchError(f"unknown comparison {by!r}; valid: {', '.join(BY)}")
     filters = {"machine": machine, "commit": commit, "env": env}
@@ -127,12 +121,23 @@ class Noise:
                 f"noise file {str(path)!r} lacks column(s) {', '.join(missing)}; "
                 f"expected the noise.csv of jitbench validate ({', '.join(NOISE_COLUMNS)})"
             )
+        # Rows without a spread (a combination skipped in validate's runs) carry no noise.
         table = table.dropna(subset=list(NOISE_COLUMNS))
+        spreads = [_spread(path, int(line) + 2, value) for line, value in table["spread"].items()]
+        table = table.assign(spread=spreads, case=table["case"].astype(str))
+        repeated = table[table.duplicated("case", keep=False)]
+        if not repeated.empty:
+            case = repeated["case"].iloc[0]
+            lines = [str(int(i) + 2) for i in repeated.index[repeated["case"] == case]]
+            raise JitbenchError(
+                f"noise file {str(path)!r} has case {case!r} on lines {', '.join(lines)}; "
+                "expected one row per case, as jitbench validate writes it"
+            )
         benchmarks = {
-            str(name): float(np.percentile(part["spread"].astype(float), 95))
+            str(name): float(np.percentile(part["spread"], 95))
             for name, part in table.groupby("benchmark", sort=True)
         }
-        rows = dict(zip(table["case"].astype(str), table["spread"].astype(float), strict=True))
+        rows = dict(zip(table["case"], table["spread"], strict=True))
         return cls(path, rows, benchmarks)
 
     def threshold(self, benchmark: str, case: str) -> tuple[float, str]:
@@ -153,6 +158,21 @@ class Noise:
             f"{sources.get('p95', 0)} by their benchmark's p95, {sources.get('', 0)} without); "
             f"{int(table['within_noise'].sum())} marks of asv's rule changed to ~"
         )
+
+
+def _spread(path: Path, line: int, value: Any) -> float:
+    """One row's spread, a finite number >= 0; anything else names the file, line and value."""
+    try:
+        spread = float(value)
+    except (TypeError, ValueError):
+        spread = math.nan
+    if not (math.isfinite(spread) and spread >= 0):
+        shown = repr(value) if isinstance(value, str) else str(value)
+        raise JitbenchError(
+            f"noise file {str(path)!r} line {line}: spread {shown} is not a number >= 0 "
+            "such as 0.05 (|ratio - 1| of two runs of unchanged code)"
+        )
+    return spread
 
 
 def compare_frames(
@@ -231,12 +251,14 @@ def _judge(row: dict[str, Any], factor: float) -> dict[str, Any]:
         head / base if base else (1.0 if head == base else math.copysign(math.inf, head))
     )
     if ss_base[0] and ss_head[0] and 1 not in (ss_base[0]["repeat"], ss_head[0]["repeat"]):
-        judged["significant"] = is_different(ss_base[1], ss_head[1], ss_base[0], ss_head[0])
+        judged["significant"] = asvcompat.is_different(
+            ss_base[1], ss_head[1], ss_base[0], ss_head[0]
+        )
     if judged["mark"]:
         return judged
-    if _is_result_better(head, base, ss_head, ss_base, factor):
+    if asvcompat.is_result_better(head, base, ss_head, ss_base, factor):
         judged["mark"] = "-"
-    elif _is_result_better(base, head, ss_base, ss_head, factor):
+    elif asvcompat.is_result_better(base, head, ss_base, ss_head, factor):
         judged["mark"] = "+"
     else:
         judged["mark"] = "~"

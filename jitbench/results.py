@@ -25,6 +25,7 @@ from asv.machine import Machine
 from asv.results import Results
 from packaging.version import InvalidVersion, Version
 
+from jitbench import asvcompat
 from jitbench.errors import JitbenchError
 
 # Parameter columns come in this order; parameters unknown to the suite follow.
@@ -53,6 +54,11 @@ def load(
     ``skip_bad``, which warns on stderr and keeps the rest.
     """
     root = Path(results_dir)
+    if root.exists() and not root.is_dir():
+        raise JitbenchError(
+            f"results directory {str(root)!r} is a file; pass asv's results_dir "
+            "(a folder with one folder per machine)"
+        )
     if not root.is_dir():
         raise JitbenchError(f"results directory {str(root)!r} does not exist; run asv first")
     benchmarks = _load_benchmarks_json(root, skip_bad)
@@ -235,8 +241,7 @@ def _status(value: Any) -> str:
 
 def _jax_version(result: Results) -> str | None:
     """The ``jax`` requirement (``jax``, ``pip+jax``, ``jax[cuda12]``...), else the env name's."""
-    # asv has no public accessor for a result's requirements.
-    for source in (result.params, result._requirements or {}):
+    for source in (result.params, asvcompat.result_requirements(result)):
         for key, value in source.items():
             if key.split("+")[-1].split("[")[0] == "jax" and isinstance(value, str) and value:
                 return value

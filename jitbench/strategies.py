@@ -69,6 +69,25 @@ class Strategy:
             raise JitbenchError(
                 f"unknown update style {self.update_style!r}; valid: {', '.join(UPDATES)}"
             )
+        self._check_requires()
+
+    def _check_requires(self) -> None:
+        """Refuse at construction what :attr:`unavailable_reason` could not parse later."""
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        form = "a tuple of requirement specifiers such as ('flax>=0.12.1',)"
+        if not isinstance(self.requires, tuple):
+            raise JitbenchError(
+                f"strategy {self.name!r}: requires must be {form}, got {self.requires!r}"
+            )
+        for text in self.requires:
+            try:
+                Requirement(text if isinstance(text, str) else "")
+            except InvalidRequirement:
+                raise JitbenchError(
+                    f"strategy {self.name!r} requires {text!r}, which is not a requirement "
+                    f"specifier; expected {form}"
+                ) from None
 
     @property
     def unavailable_reason(self) -> str | None:
@@ -156,7 +175,9 @@ def load_plugins() -> list[str]:
     """Import the modules named in ``JITBENCH_PLUGINS`` (comma-separated); returns their names.
 
     Each may call :func:`register_strategy`. A module that cannot be imported
-    is a :class:`JitbenchError` naming it, never a silent omission.
+    (not found, or raising anything while it runs: a syntax error, a misspelt
+    name, a strategy it registers twice) is a :class:`JitbenchError` naming it
+    and the error, never a silent omission or a traceback.
     """
     names = [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     for name in names:
@@ -164,6 +185,9 @@ def load_plugins() -> list[str]:
             importlib.import_module(name)
         except ImportError as exc:
             raise JitbenchError(f"cannot import {PLUGINS_ENV} module {name!r}: {exc}") from None
+        except Exception as exc:
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise JitbenchError(f"cannot import {PLUGINS_ENV} module {name!r}: {reason}") from None
     return names
 
 

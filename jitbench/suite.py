@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jitbench import changes
@@ -57,8 +57,14 @@ def strategy_names() -> list[str]:
     return list(STRATEGIES)
 
 
-def _env_list(name: str, default: list[Any], parse: Callable[[str], Any], form: str) -> list[Any]:
-    text = os.environ.get(name, "").strip()
+def _env_list(
+    name: str,
+    default: list[Any],
+    parse: Callable[[str], Any],
+    form: str,
+    environ: Mapping[str, str] | None = None,
+) -> list[Any]:
+    text = (os.environ if environ is None else environ).get(name, "").strip()
     if not text:
         return default
     values = []
@@ -83,9 +89,14 @@ def _device_spec(text: str) -> str:
     return text
 
 
-def sizes() -> list[int]:
-    """The size grid: ``JITBENCH_SIZES`` (comma-separated) or the default four sizes."""
-    return _env_list(SIZES_ENV, list(DEFAULT_SIZES), _positive, "positive integers like '10,1000'")
+def sizes(environ: Mapping[str, str] | None = None) -> list[int]:
+    """The size grid: ``JITBENCH_SIZES`` (comma-separated) or the default four sizes.
+
+    ``environ`` is the environment to read (default this process's): a command
+    checks the one it is about to give asv before asv starts.
+    """
+    form = "positive integers like '10,1000'"
+    return _env_list(SIZES_ENV, list(DEFAULT_SIZES), _positive, form, environ)
 
 
 def edge_sizes() -> list[int]:
@@ -93,14 +104,34 @@ def edge_sizes() -> list[int]:
     return sorted({min(sizes()), max(sizes())})
 
 
-def devices() -> list[str]:
+def devices(environ: Mapping[str, str] | None = None) -> list[str]:
     """The device grid: ``JITBENCH_DEVICES`` or the specs this host can serve.
 
     Grids therefore differ between machines (a GPU host adds ``gpu`` and
     ``gpu-sharded``); asv stores each result with its own parameter values.
+    A spec this host cannot serve is refused here, at benchmark discovery: a
+    grid of it would be a run of nothing but n/a that exits 0.
     """
     form = f"device specs from {', '.join(DEVICE_SPECS)}"
-    return _env_list(DEVICES_ENV, host_devices(), _device_spec, form)
+    here = host_devices()
+    chosen = _env_list(DEVICES_ENV, here, _device_spec, form, environ)
+    absent = [spec for spec in chosen if spec not in here]
+    if absent:
+        raise JitbenchError(
+            f"{DEVICES_ENV} has {absent[0]!r}, which this host cannot serve; "
+            f"this host has: {', '.join(here)}"
+        )
+    return chosen
+
+
+def check_environment(environ: Mapping[str, str]) -> None:
+    """Raise JitbenchError for a grid variable of ``environ`` that benchmark discovery refuses.
+
+    Run before starting asv with ``environ``, so that a bad value is one line
+    here rather than a failure inside asv's discovery of the suite.
+    """
+    sizes(environ)
+    devices(environ)
 
 
 def unsharded_devices() -> list[str]:

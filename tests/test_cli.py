@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from jax_releases import below_minimum, for_release
@@ -17,6 +18,8 @@ from test_audit import STEPS, cells_of, expected_rows, observed, traces_of
 import jitbench
 from jitbench.changes import DESCRIPTIONS
 from jitbench.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 NAMES = list(jitbench.STRATEGIES)
 ALL_NAMES = ", ".join(NAMES)
@@ -277,4 +280,99 @@ def test_bad_plugin_module_is_one_line_and_exit_2(command):
     assert out.stderr == (
         "jitbench: error: cannot import JITBENCH_PLUGINS module 'no_such_module_jb': "
         "No module named 'no_such_module_jb'\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["compare", "a", "b", "--factor", "inf"],
+         "jitbench compare: error: argument --factor: must be a finite number >= 1 such as 1.05, "
+         "got 'inf'"),
+        (["compare", "a", "b", "--factor", "nan"],
+         "jitbench compare: error: argument --factor: must be a finite number >= 1 such as 1.05, "
+         "got 'nan'"),
+        (["validate", "--factor", "inf"],
+         "jitbench validate: error: argument --factor: must be a finite number >= 1 such as "
+         "1.05, got 'inf'"),
+    ],
+)  # fmt: skip
+def test_non_finite_factor_is_refused(args, message):
+    # With an infinite factor nothing could ever regress: compare would always exit 0.
+    out = _run(*args)
+    assert (out.returncode, out.stdout, out.stderr) == (2, "", message + "\n")
+
+
+# Runs the command with pandas hidden, as on a base install without the report extra.
+HIDE_PANDAS = """
+import sys
+
+class HidePandas:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "pandas":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, HidePandas())
+from jitbench.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["report", "--results", "{tmp}/results"], ["compare", "a", "b"], ["validate"]],
+    ids=["report", "compare", "validate"],
+)
+def test_commands_on_results_name_the_missing_extra(args, tmp_path):
+    out_dir = tmp_path / "out"
+    argv = [a.format(tmp=tmp_path) for a in args] + ["--out", str(out_dir)] * (args[0] != "compare")
+    out = subprocess.run(
+        [sys.executable, "-c", HIDE_PANDAS, *argv], capture_output=True, text=True, check=False
+    )
+    assert (out.returncode, out.stdout) == (2, ""), out.stderr
+    assert out.stderr == (
+        f"jitbench: error: jitbench {args[0]} needs package 'pandas', which is not installed: "
+        "pip install 'jitbench[report]'\n"
+    )
+    assert not out_dir.exists()
+
+
+def test_paths_of_the_wrong_kind_are_refused(tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    out_dir = tmp_path / "out"
+    for args in (
+        ["report", "--results", str(a_file), "--out", str(out_dir)],
+        ["compare", "a", "b", "--results", str(a_file)],
+    ):
+        out = _run(*args)
+        assert (out.returncode, out.stdout) == (2, "")
+        assert out.stderr == (
+            f"jitbench: error: results directory '{a_file}' is a file; pass asv's results_dir "
+            "(a folder with one folder per machine)\n"
+        )
+    out = _run("validate", "--phases", "fidelity", "--out", str(a_file))
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == f"jitbench: error: --out '{a_file}' exists and is not a directory\n"
+    assert not out_dir.exists() and a_file.read_text() == ""
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("import jitbench\nundefined_name\n", "NameError: name 'undefined_name' is not defined"),
+        ("raise RuntimeError('plugin\\nbroken')\n", "RuntimeError: plugin broken"),
+        ("x = = 1\n", "SyntaxError: invalid syntax (jb_broken.py, line 1)"),
+    ],
+    ids=["name-error", "two-line-error", "syntax-error"],
+)
+def test_plugin_that_raises_is_one_line_and_exit_2(tmp_path, source, error):
+    (tmp_path / "jb_broken.py").write_text(source)
+    env = {"JITBENCH_PLUGINS": "jb_broken", "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    out = _run("strategies", env=env)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert (
+        out.stderr
+        == f"jitbench: error: cannot import JITBENCH_PLUGINS module 'jb_broken': {error}\n"
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import json
 import math
 import re
@@ -14,7 +16,7 @@ import pandas as pd
 import pytest
 from test_results import CACHED, MACHINE, MEMORY, SLOWDOWN, copy_results
 
-from jitbench import compare, results
+from jitbench import asvcompat, compare, results
 from jitbench.errors import JitbenchError
 from jitbench.validate import stats
 
@@ -297,3 +299,82 @@ def test_unknown_sides_and_bad_factor(runs, tmp_path):
     shutil.copytree(runs.results, empty, ignore=shutil.ignore_patterns("*-*.json"))
     with pytest.raises(JitbenchError, match="no asv results"):
         _compare(empty, runs.c1, runs.c3)
+
+
+NOISE_HEADER = "benchmark,case,spread\n"
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (
+            f"{CACHED},{CACHED}(1),0.1\n{CACHED},{CACHED}(2),lots\n",
+            "line 3: spread 'lots' is not a number >= 0 such as 0.05 (|ratio - 1| of two runs of "
+            "unchanged code)",
+        ),
+        (
+            f"{CACHED},{CACHED}(1),-0.5\n",
+            "line 2: spread -0.5 is not a number >= 0 such as 0.05 (|ratio - 1| of two runs of "
+            "unchanged code)",
+        ),
+        (
+            f"{CACHED},{CACHED}(1),inf\n",
+            "line 2: spread inf is not a number >= 0 such as 0.05 (|ratio - 1| of two runs of "
+            "unchanged code)",
+        ),
+        (
+            f"{CACHED},{CACHED}(1),0.1\n{CACHED},{CACHED}(2),0.2\n{CACHED},{CACHED}(1),0.9\n",
+            f"has case '{CACHED}(1)' on lines 2, 4; expected one row per case, as jitbench "
+            "validate writes it",
+        ),
+    ],
+    ids=["not-a-number", "negative", "infinite", "duplicate"],
+)
+def test_bad_noise_rows_name_file_line_and_value(tmp_path, rows, message):
+    path = tmp_path / "noise.csv"
+    path.write_text(NOISE_HEADER + rows)
+    with pytest.raises(JitbenchError) as error:
+        compare.Noise.load(path)
+    assert str(error.value) == f"noise file '{path}' {message}"
+
+
+def test_a_row_without_spread_carries_no_noise(tmp_path):
+    path = tmp_path / "noise.csv"
+    path.write_text(NOISE_HEADER + f"{CACHED},{CACHED}(1),0.25\n{CACHED},{CACHED}(2),\n")
+    noise = compare.Noise.load(path)
+    assert (noise.rows, noise.benchmarks) == ({f"{CACHED}(1)": 0.25}, {CACHED: 0.25})
+
+
+@pytest.mark.parametrize("factor", [math.inf, math.nan, 0.0])
+def test_factor_must_be_finite_and_positive(tmp_path, factor, capsys):
+    # Checked before the results are read: an infinite factor would pass every regression.
+    with pytest.raises(JitbenchError) as error:
+        _compare(tmp_path / "absent", "a", "b", factor=factor)
+    assert str(error.value) == f"--factor must be a finite number > 0 such as 1.1, got {factor}"
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [("asv._stats", "is_different"), ("asv.commands.compare", "_is_result_better")],
+)
+def test_a_private_asv_function_that_moved_is_one_line(runs, monkeypatch, capsys, module, name):
+    # A later asv without the function: compare names it and the release that has it.
+    monkeypatch.delattr(importlib.import_module(module), name)
+    with pytest.raises(JitbenchError) as error:
+        _compare(runs.results, runs.c1, runs.c3)
+    installed = importlib.metadata.version("asv")
+    assert str(error.value) == (
+        f"asv 0.6.6 provides {module}.{name}; the installed asv {installed} lacks it: "
+        "install asv==0.6.6"
+    )
+    assert capsys.readouterr().out == ""
+
+
+def test_a_private_asv_module_that_moved_is_one_line():
+    with pytest.raises(JitbenchError) as error:
+        asvcompat.private("asv._no_such_module", "is_different")
+    assert str(error.value) == (
+        f"asv 0.6.6 provides asv._no_such_module.is_different; the installed asv "
+        f"{importlib.metadata.version('asv')} lacks it: install asv==0.6.6"
+    )

@@ -232,3 +232,48 @@ def test_skip_bad_reports_the_rest(runs, tmp_path):
     assert code == 0 and stdout.strip() == str(out / "index.html")
     assert f"skipping unreadable {bad}" in stderr
     assert runs.c1[:8] in _index(out) and runs.c2[:8] not in _index(out)
+
+
+AUDIT_STEP = {
+    "name": "first_call", "traces": 1, "compiles": 1, "outcome": "correct", "error": "",
+    "explanations": [], "body_runs": None,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("entry", "step", "at", "shown", "form"),
+    [
+        ({}, {"compiles": "3"}, "entry 1 step 2 field 'compiles'", '"3"', "an integer"),
+        ({}, {"traces": True}, "entry 1 step 2 field 'traces'", "true", "an integer"),
+        ({}, {"explanations": "why"}, "entry 1 step 2 field 'explanations'", '"why"',
+         "a list of strings"),
+        ({}, {"error": None}, "entry 1 step 2 field 'error'", "null", "a string"),
+        ({"size": "64"}, {}, "entry 1 field 'size'", '"64"', "an integer"),
+    ],
+    ids=["compiles", "traces", "explanations", "error", "size"],
+)  # fmt: skip
+def test_audit_json_of_wrong_types_names_file_and_field(tmp_path, entry, step, at, shown, form):
+    path = tmp_path / "audit.json"
+    result = {"strategy": "eager", "device": "cpu", "size": 8, **entry}
+    result["steps"] = [AUDIT_STEP, {**AUDIT_STEP, "name": "repeat_call", **step}]
+    path.write_text(json.dumps([result]))
+    with pytest.raises(JitbenchError) as error:
+        report.audit.load(path)
+    assert str(error.value) == (
+        f"audit JSON '{path}' {at} is {shown}, not {form}; "
+        "expected the output of 'jitbench audit --format json'"
+    )
+
+
+def test_audit_json_of_wrong_types_writes_no_report(runs, tmp_path, capsys):
+    path = tmp_path / "audit.json"
+    steps = [{**AUDIT_STEP, "compiles": "1"}]
+    path.write_text(json.dumps([{"strategy": "eager", "steps": steps}]))
+    out = tmp_path / "reports"
+    argv = ["report", "--results", str(runs.results), "--out", str(out), "--audit-json", str(path)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"jitbench: error: audit JSON '{path}' entry 1 step 1 field 'compiles' is \"1\", not an "
+        "integer; expected the output of 'jitbench audit --format json'"
+    )
+    assert not out.exists()

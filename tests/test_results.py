@@ -7,6 +7,7 @@ bodies; test_report.py and test_compare.py import it from here.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import itertools
 import json
@@ -275,6 +276,33 @@ def test_unknown_names_list_the_available_ones(runs):
         results.load(runs.results, env="nope")
     with pytest.raises(JitbenchError, match="does not exist"):
         results.load(runs.results / "missing")
+
+
+def test_a_results_path_that_is_a_file_is_named(runs):
+    a_file = runs.result_file(runs.c1)
+    with pytest.raises(JitbenchError) as error:
+        results.load(a_file)
+    assert str(error.value) == (
+        f"results directory '{a_file}' is a file; pass asv's results_dir "
+        "(a folder with one folder per machine)"
+    )
+
+
+def test_an_asv_without_the_private_requirements_is_one_line(runs, monkeypatch):
+    # An asv release whose Results keeps its requirements elsewhere: one line naming what
+    # moved, not every result file reported unreadable.
+    def init_without_requirements(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        del self._requirements
+
+    init = Results.__init__
+    monkeypatch.setattr(Results, "__init__", init_without_requirements)
+    with pytest.raises(JitbenchError) as error:
+        results.load(runs.results, skip_bad=True)
+    assert str(error.value) == (
+        "asv 0.6.6 provides asv.results.Results._requirements; the installed asv "
+        f"{importlib.metadata.version('asv')} lacks it: install asv==0.6.6"
+    )
 
 
 def test_commit_prefix_and_latest(runs, frame):

@@ -299,3 +299,47 @@ def test_load_plugins(monkeypatch, tmp_path):
         strategies.load_plugins()
     monkeypatch.delenv("JITBENCH_PLUGINS")
     assert strategies.load_plugins() == []
+
+
+@pytest.mark.parametrize(
+    ("requires", "message"),
+    [
+        ("flax", "strategy 'bad': requires must be a tuple of requirement specifiers such as "
+                 "('flax>=0.12.1',), got 'flax'"),
+        (["flax"], "strategy 'bad': requires must be a tuple of requirement specifiers such as "
+                   "('flax>=0.12.1',), got ['flax']"),
+        (("flax>>1",), "strategy 'bad' requires 'flax>>1', which is not a requirement specifier; "
+                       "expected a tuple of requirement specifiers such as ('flax>=0.12.1',)"),
+        ((3,), "strategy 'bad' requires 3, which is not a requirement specifier; expected a tuple "
+               "of requirement specifiers such as ('flax>=0.12.1',)"),
+    ],
+    ids=["string", "list", "bad-operator", "not-text"],
+)  # fmt: skip
+def test_bad_requires_is_refused_at_construction(monkeypatch, requires, message):
+    # Refused here, not later inside unavailable_reason (jitbench strategies, asv discovery).
+    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    render = get_strategy("eager").render
+    with pytest.raises(jitbench.JitbenchError) as error:
+        strategies.register_strategy(Strategy("bad", "s", "m", render, requires=requires))
+    assert str(error.value) == message
+    assert "bad" not in strategies.STRATEGIES
+
+
+def test_plugin_raising_while_imported_names_module_and_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cases = {
+        "jb_syntax": ("def f(:\n", "SyntaxError: invalid syntax (jb_syntax.py, line 1)"),
+        "jb_twice": (
+            "from jitbench import register_strategy, get_strategy\n"
+            "register_strategy(get_strategy('eager'))\n",
+            "JitbenchError: strategy 'eager' is already registered",
+        ),
+    }
+    for name, (source, error) in cases.items():
+        (tmp_path / f"{name}.py").write_text(source)
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        monkeypatch.setenv("JITBENCH_PLUGINS", name)
+        with pytest.raises(jitbench.JitbenchError) as raised:
+            strategies.load_plugins()
+        assert str(raised.value) == f"cannot import JITBENCH_PLUGINS module {name!r}: {error}"

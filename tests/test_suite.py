@@ -335,12 +335,31 @@ def test_devices_default_and_override(monkeypatch):
     monkeypatch.delenv("JITBENCH_DEVICES", raising=False)
     assert suite.devices() == host_devices()
     assert suite.unsharded_devices() == [d for d in host_devices() if "-" not in d]
-    monkeypatch.setenv("JITBENCH_DEVICES", "cpu-sharded,gpu")
-    assert suite.devices() == ["cpu-sharded", "gpu"]
-    assert suite.unsharded_devices() == ["gpu"]
+    monkeypatch.setenv("JITBENCH_DEVICES", "cpu-sharded,cpu")
+    assert suite.devices() == ["cpu-sharded", "cpu"]
+    assert suite.unsharded_devices() == ["cpu"]
     monkeypatch.setenv("JITBENCH_DEVICES", "cpu,xpu")
-    with pytest.raises(jitbench.JitbenchError, match=r"^JITBENCH_DEVICES has 'xpu'; expected"):
+    with pytest.raises(jitbench.JitbenchError) as error:
         suite.devices()
+    assert str(error.value) == (
+        "JITBENCH_DEVICES has 'xpu'; expected device specs from cpu, cpu-sharded, gpu, "
+        "gpu-sharded, tpu, tpu-sharded"
+    )
+
+
+@pytest.mark.skipif(not ABSENT, reason="this host has every device: nothing is absent")
+def test_a_device_this_host_lacks_is_refused_at_discovery(monkeypatch):
+    # Not a grid of nothing but n/a that exits 0: the spec and this host's specs, named.
+    monkeypatch.setenv("JITBENCH_DEVICES", f"cpu,{ABSENT[-1]}")
+    with pytest.raises(jitbench.JitbenchError) as error:
+        suite.devices()
+    assert str(error.value) == (
+        f"JITBENCH_DEVICES has {ABSENT[-1]!r}, which this host cannot serve; "
+        f"this host has: {', '.join(host_devices())}"
+    )
+    with pytest.raises(jitbench.JitbenchError) as error:
+        suite.check_environment({"JITBENCH_DEVICES": ABSENT[-1]})
+    assert str(error.value).startswith(f"JITBENCH_DEVICES has {ABSENT[-1]!r}, which this host")
 
 
 def test_audit_all_keeps_what_this_process_serves():
@@ -481,14 +500,52 @@ def test_plugins_join_the_grid(tmp_path):
     assert _python(code, env).stdout.splitlines() == ["my_pytree my_pytree", "MyPytree (4,)"]
 
 
-def test_a_misspelt_plugin_fails_the_suite_import():
-    env = dict(os.environ, JITBENCH_PLUGINS="no_such_module_jb")
-    out = _python("import benchmarks.bench_cached", env, check=False)
-    assert out.returncode != 0 and out.stdout == ""
-    assert out.stderr.splitlines()[-1] == (
-        "jitbench.errors.JitbenchError: cannot import JITBENCH_PLUGINS module "
-        "'no_such_module_jb': No module named 'no_such_module_jb'"
-    )
+BAD_GRIDS = {
+    "JITBENCH_PLUGINS": (
+        "no_such_module_jb",
+        "cannot import JITBENCH_PLUGINS module 'no_such_module_jb': "
+        "No module named 'no_such_module_jb'",
+    ),
+    "JITBENCH_SIZES": ("10,big", "JITBENCH_SIZES has 'big'; expected positive integers like "
+                       "'10,1000'"),
+    "JITBENCH_DEVICES": ("cpu,xpu", "JITBENCH_DEVICES has 'xpu'; expected device specs from cpu, "
+                         "cpu-sharded, gpu, gpu-sharded, tpu, tpu-sharded"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("variable", list(BAD_GRIDS))
+def test_a_bad_grid_variable_fails_the_suite_import_in_one_line(variable):
+    # What asv's discovery shows under "STDERR": one line, no traceback.
+    value, message = BAD_GRIDS[variable]
+    out = _python("import benchmarks.bench_cached", dict(os.environ, **{variable: value}), False)
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == f"jitbench: error: {message}\n"
+
+
+@pytest.mark.parametrize("variable", ["JITBENCH_SIZES", "JITBENCH_DEVICES"])
+def test_asvrun_checks_the_grid_before_asv_starts(variable, tmp_path):
+    value, message = BAD_GRIDS[variable]
+    folder = tmp_path / "asv"
+    out = subprocess.run(
+        [sys.executable, "-m", "jitbench.asvrun", f"--folder={folder}", "--", "run", "--quick"],
+        cwd=ROOT, env=dict(os.environ, **{variable: value}), capture_output=True, text=True,
+    )  # fmt: skip
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == f"jitbench.asvrun: error: {message}\n"
+    assert not folder.exists()  # not even the config copy
+
+
+@pytest.mark.slow
+def test_asv_check_shows_a_bad_grid_variable_in_one_line():
+    env = dict(os.environ, JITBENCH_SIZES="10,big")
+    out = subprocess.run(
+        [sys.executable, "-m", "asv", "check", "--python=same"],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 1
+    lines = [line.strip() for line in out.stdout.splitlines()]
+    assert f"jitbench: error: {BAD_GRIDS['JITBENCH_SIZES'][1]}" in lines
+    assert "Traceback (most recent call last):" not in out.stdout + out.stderr
 
 
 # --- On-disk compilation cache -------------------------------------------------------------------

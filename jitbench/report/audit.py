@@ -20,6 +20,16 @@ from jitbench.errors import JitbenchError
 # Longest explanation shown; the audit's own output has every word.
 MAX_CHARS = 400
 _STEP_KEYS = ("name", "traces", "compiles", "outcome", "error", "explanations")
+# The type of each field the report reads, and how an error message names it.
+_STEP_TYPES = {
+    "name": ("str", "a string"),
+    "traces": ("int", "an integer"),
+    "compiles": ("int", "an integer"),
+    "outcome": ("str", "a string"),
+    "error": ("str", "a string"),
+    "explanations": ("strs", "a list of strings"),
+}
+_RESULT_TYPES = {"device": ("str", "a string"), "size": ("int", "an integer")}
 
 
 def load(path: str | Path) -> list[dict[str, Any]]:
@@ -34,7 +44,7 @@ def load(path: str | Path) -> list[dict[str, Any]]:
     expected = "expected the output of 'jitbench audit --format json'"
     if not isinstance(data, list) or not data:
         raise JitbenchError(f"{where} is not a list of audit results; {expected}")
-    for result in data:
+    for n, result in enumerate(data, 1):
         steps = result.get("steps") if isinstance(result, dict) else None
         if (
             not isinstance(steps, list)
@@ -42,7 +52,29 @@ def load(path: str | Path) -> list[dict[str, Any]]:
             or not all(isinstance(s, dict) and set(_STEP_KEYS) <= set(s) for s in steps)
         ):
             raise JitbenchError(f"{where} holds an entry that is not an audit result; {expected}")
+        for field, (kind, form) in _RESULT_TYPES.items():
+            if field in result and not _is(result[field], kind):
+                raise _wrong(where, f"entry {n} field {field!r}", result[field], form, expected)
+        for m, step in enumerate(steps, 1):
+            for field, (kind, form) in _STEP_TYPES.items():
+                if not _is(step[field], kind):
+                    at = f"entry {n} step {m} field {field!r}"
+                    raise _wrong(where, at, step[field], form, expected)
     return data
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "strs":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, str)
+
+
+def _wrong(where: str, at: str, value: Any, form: str, expected: str) -> JitbenchError:
+    shown = " ".join(json.dumps(value).split())
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    return JitbenchError(f"{where} {at} is {shown}, not {form}; {expected}")
 
 
 def explanations(audit: list[dict[str, Any]]) -> pd.DataFrame:
