@@ -12,15 +12,20 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import nox
 
 ROOT = Path(__file__).resolve().parent
 PYTHONS = ("3.11", "3.12", "3.13")
+# The oldest Python that JAX's newest releases support: JAX 0.11 and later need
+# 3.12+, so under 3.11 pip installs JAX 0.10.2 at most.
+NEWEST_JAX_NEEDS = "3.12"
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 # The test session runs under every supported Python found here; one that is
@@ -28,17 +33,115 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
 
 
-def _newest_python() -> str:
-    """The newest supported Python that runs here (JAX's newest releases need 3.12+)."""
-    for version in reversed(PYTHONS):
-        found = shutil.which(f"python{version}")
-        # pyenv puts shims on PATH for versions it will refuse to run: try it.
-        if found and subprocess.run([found, "-c", ""], capture_output=True).returncode == 0:
-            return version
-    return PYTHONS[0]
+def _runs(exe: Path) -> bool:
+    """Whether ``exe`` starts: a pyenv shim for a version pyenv is not told to use exits 127."""
+    done = subprocess.run([exe, "-c", ""], capture_output=True, check=False)
+    return done.returncode == 0
 
 
-BENCH_PYTHON = _newest_python()
+def _pyenv_root(env: Mapping[str, str]) -> Path | None:
+    """pyenv's root (``pyenv root``; PYENV_ROOT where set, which is what it prints)."""
+    if env.get("PYENV_ROOT"):
+        return Path(env["PYENV_ROOT"])
+    pyenv = shutil.which("pyenv", path=env.get("PATH", ""))
+    if not pyenv:
+        return None
+    done = subprocess.run([pyenv, "root"], capture_output=True, text=True, check=False)
+    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+
+
+def _from_pyenv(root: Path, versions: Sequence[str]) -> dict[str, Path]:
+    """The newest patch release of each version installed under pyenv's ``versions/``.
+
+    The interpreters themselves, not the shims: those answer only for the
+    versions that PYENV_VERSION or a .python-version names.
+    """
+    newest: dict[str, tuple[int, Path]] = {}
+    entries = (root / "versions").iterdir() if (root / "versions").is_dir() else ()
+    for entry in entries:
+        release = re.fullmatch(r"(\d+\.\d+)\.(\d+)", entry.name)  # 3.12.4, not 3.13.0rc1 or 3.13t
+        exe = entry / "bin" / f"python{release[1]}" if release else None
+        if exe and release[1] in versions and os.access(exe, os.X_OK):
+            patch = int(release[2])
+            if release[1] not in newest or patch > newest[release[1]][0]:
+                newest[release[1]] = (patch, exe)
+    return {version: exe for version, (_, exe) in newest.items()}
+
+
+def _from_uv(version: str, env: Mapping[str, str]) -> Path | None:
+    """The interpreter ``uv python find --system`` reports (installed by uv or not; no venvs)."""
+    uv = shutil.which("uv", path=env.get("PATH", ""))
+    if not uv:
+        return None
+    done = subprocess.run(
+        [uv, "python", "find", "--system", version], capture_output=True, text=True, env=env,
+        check=False,
+    )  # fmt: skip
+    found = Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+    # nox and asv look the version up by the name pythonX.Y: its folder must have it.
+    exe = found.parent / f"python{version}" if found else None
+    return exe if exe and os.access(exe, os.X_OK) else None
+
+
+def _from_path(version: str, env: Mapping[str, str]) -> Path | None:
+    """The first ``pythonX.Y`` on PATH that runs (a refusing shim is passed over)."""
+    for folder in env.get("PATH", "").split(os.pathsep):
+        exe = Path(folder) / f"python{version}"
+        if folder and exe.is_file() and os.access(exe, os.X_OK) and _runs(exe):
+            return exe
+    return None
+
+
+def find_pythons(
+    versions: Sequence[str] = PYTHONS, env: Mapping[str, str] = os.environ
+) -> dict[str, Path]:
+    """{version: executable} of the supported Pythons on this machine, oldest first.
+
+    pyenv's installed versions first, then uv's, then PATH. Cheap, as the
+    noxfile is imported on every nox call: one directory listing where pyenv
+    has them all, a process per version only for those it lacks.
+    """
+    root = _pyenv_root(env)
+    found = _from_pyenv(root, versions) if root else {}
+    for version in versions:
+        if version not in found and (exe := _from_uv(version, env) or _from_path(version, env)):
+            found[version] = exe
+    return {version: found[version] for version in versions if version in found}
+
+
+def path_with(found: Mapping[str, Path], path: str) -> str:
+    """PATH with the folders of ``found`` first (newest first) where PATH would find another
+    ``pythonX.Y`` (a pyenv shim) or none: nox looks a session's Python up by that name on
+    PATH, and so does asv in the sessions' environments."""
+    ahead = []
+    for version, exe in reversed(found.items()):
+        if shutil.which(f"python{version}", path=path) != str(exe):
+            ahead.append(str(exe.parent))
+    return os.pathsep.join([*dict.fromkeys(ahead), path]) if ahead else path
+
+
+def bench_python(found: Mapping[str, Path]) -> str:
+    """The newest supported Python found here, for the sessions that measure (BENCH_PYTHON)."""
+    return next(reversed(found), PYTHONS[0])
+
+
+def old_jax_warning(python: str) -> str | None:
+    """One line for ``nox -s bench`` under a Python that JAX's newest releases do not support."""
+    if _version(python) >= _version(NEWEST_JAX_NEEDS):
+        return None
+    return (
+        f"no Python {NEWEST_JAX_NEEDS}+ found (pyenv, uv, PATH): measuring the newest JAX that "
+        f"Python {python} installs, not JAX's newest release, which needs {NEWEST_JAX_NEEDS}+"
+    )
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+FOUND = find_pythons()
+os.environ["PATH"] = path_with(FOUND, os.environ.get("PATH", ""))
+BENCH_PYTHON = bench_python(FOUND)
 # The JAX release history (`nox -s jax_history`): the last patch of every minor
 # release from the oldest the suite supports, and the patches on each side of
 # every change the audit found. flax and equinox are pinned to releases that
@@ -208,6 +311,8 @@ def bench(session: nox.Session) -> None:
     their JAX release. ``nox -s bench -- --quick`` or ``-- -b CachedCall``
     pass through to asv run, ``-- --machine NAME`` names the machine.
     """
+    if warning := old_jax_warning(session.python):
+        session.warn(warning)
     _install(session)
     args = list(session.posargs)
     _machine(session, args)

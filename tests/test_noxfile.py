@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +21,14 @@ SESSIONS = {
 
 
 def _noxfile():
+    """The noxfile as a module; the PATH its import extends for nox is this process's again."""
     spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    path = os.environ.get("PATH", "")
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        os.environ["PATH"] = path
     return module
 
 
@@ -66,6 +73,7 @@ class RecordingSession:
     def __init__(self, *posargs: str) -> None:
         self.posargs = list(posargs)
         self.commands: list[tuple[str, ...]] = []
+        self.warnings: list[str] = []
 
     def install(self, *args: str, **kwargs) -> None:
         self.commands.append(("pip", "install", *args))
@@ -81,6 +89,9 @@ class RecordingSession:
 
     def log(self, *args) -> None:
         pass
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
 
     def error(self, message: str) -> None:
         raise self.Stop(message)
@@ -133,14 +144,21 @@ def _machine_files(tmp_path, committed: dict, here: dict, with_results: bool = T
 EPYC = {"arch": "x86_64", "cpu": "AMD EPYC", "num_cpu": "2", "ram": "25276502016"}
 
 
+def _refusal(results, machines) -> str | None:
+    """The message ``_check_machine`` stops the session with for ``box``; None if it runs."""
+    try:
+        _noxfile()._check_machine(RecordingSession(), "box", results, machines)
+    except RecordingSession.Stop as stop:
+        return str(stop)
+    return None
+
+
 def test_a_machine_name_with_other_hardware_is_refused(tmp_path):
     """asv would rewrite results/box/machine.json, relabelling the results already there."""
     xeon = {**EPYC, "cpu": "Intel Xeon", "ram": "1"}
     results, machines = _machine_files(tmp_path, EPYC, xeon)
     before = (results / "box" / "machine.json").read_bytes()
-    with pytest.raises(RecordingSession.Stop) as stop:
-        _noxfile()._check_machine(RecordingSession(), "box", results, machines)
-    assert str(stop.value) == (
+    assert _refusal(results, machines) == (
         "results/box holds results of other hardware (cpu 'AMD EPYC' here 'Intel Xeon'): "
         "name this host with -- --machine NAME"
     )
@@ -152,5 +170,124 @@ def test_a_machine_name_with_other_hardware_is_refused(tmp_path):
     [({**EPYC, "ram": "25276497920"}, True), ({**EPYC, "cpu": "Intel Xeon"}, False)],
 )
 def test_the_same_hardware_or_no_results_may_reuse_a_name(tmp_path, here, with_results):
+    """Memory the kernel reports a little differently, or a name with no results yet: asv
+    may file this host's results under it."""
     results, machines = _machine_files(tmp_path, EPYC, here, with_results)
-    _noxfile()._check_machine(RecordingSession(), "box", results, machines)  # no error
+    assert _refusal(results, machines) is None
+
+
+def _script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def _pyenv_root(tmp_path, *versions: str) -> Path:
+    """A pyenv root with each version's interpreter installed (scripts that exit 0)."""
+    root = tmp_path / "pyenv"
+    for version in versions:
+        minor = ".".join(version.split(".")[:2])
+        _script(root / "versions" / version / "bin" / f"python{minor}", "exit 0")
+    (root / "versions").mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _shim(folder: Path, name: str) -> Path:
+    """A pyenv shim for a version pyenv is not told to use: it refuses, as pyenv's do."""
+    return _script(folder / name, f'echo "pyenv: {name}: command not found" >&2; exit 127')
+
+
+def test_the_newest_patch_of_each_python_under_pyenv_is_found(tmp_path):
+    """pyenv's versions/ folder, newest patch per minor by number; pre-releases left out."""
+    root = _pyenv_root(
+        tmp_path, "3.10.13", "3.11.7", "3.12.4", "3.12.10", "3.12.9", "3.13.0rc1", "3.13t"
+    )
+    found = _noxfile().find_pythons(env={"PYENV_ROOT": str(root), "PATH": ""})
+    assert found == {
+        "3.11": root / "versions/3.11.7/bin/python3.11",
+        "3.12": root / "versions/3.12.10/bin/python3.12",
+    }
+
+
+def test_pyenv_is_asked_for_its_root_where_pyenv_root_is_unset(tmp_path):
+    root = _pyenv_root(tmp_path, "3.13.0")
+    bin_dir = tmp_path / "bin"
+    _script(bin_dir / "pyenv", f'[ "$1" = root ] && echo {root}')
+    found = _noxfile().find_pythons(env={"PATH": str(bin_dir)})
+    assert found == {"3.13": root / "versions/3.13.0/bin/python3.13"}
+
+
+def test_uv_then_path_fill_in_what_pyenv_lacks(tmp_path):
+    """pyenv has 3.11, ``uv python find --system 3.12`` knows 3.12, PATH has 3.13 behind a
+    refusing shim: a shim that refuses to run is not an interpreter."""
+    root = _pyenv_root(tmp_path, "3.11.7")
+    uv_python = _script(tmp_path / "uv-python/cpython-3.12.4/bin/python3.12", "exit 0")
+    bin_dir, shims, real = tmp_path / "bin", tmp_path / "shims", tmp_path / "real"
+    _script(
+        bin_dir / "uv",
+        f'[ "$*" = "python find --system 3.12" ] && echo {uv_python} && exit 0; exit 2',
+    )
+    _shim(shims, "python3.13")
+    _shim(shims, "python3.11")
+    _script(real / "python3.13", "exit 0")
+    env = {"PYENV_ROOT": str(root), "PATH": f"{bin_dir}:{shims}:{real}"}
+    assert _noxfile().find_pythons(env=env) == {
+        "3.11": root / "versions/3.11.7/bin/python3.11",
+        "3.12": uv_python,
+        "3.13": real / "python3.13",
+    }
+
+
+def test_only_refusing_shims_find_nothing(tmp_path):
+    shims = tmp_path / "shims"
+    for name in ("python3.11", "python3.12", "python3.13"):
+        _shim(shims, name)
+    assert _noxfile().find_pythons(env={"PATH": str(shims)}) == {}
+
+
+def test_path_finds_the_found_pythons_before_the_shims(tmp_path):
+    """nox looks ``3.13`` up as python3.13 on PATH, and so does asv: the interpreter pyenv
+    installed must come before its shim; one PATH already finds stays where it is."""
+    root = _pyenv_root(tmp_path, "3.12.1", "3.13.0")
+    shims, real = tmp_path / "shims", tmp_path / "real"
+    _shim(shims, "python3.12")
+    _shim(shims, "python3.13")
+    _script(real / "python3.11", "exit 0")
+    path = f"{shims}:{real}"
+    noxfile = _noxfile()
+    found = noxfile.find_pythons(env={"PYENV_ROOT": str(root), "PATH": path})
+    new = noxfile.path_with(found, path)
+    assert new == f"{root}/versions/3.13.0/bin:{root}/versions/3.12.1/bin:{path}"
+    for version, exe in found.items():
+        assert shutil.which(f"python{version}", path=new) == str(exe)
+
+
+@pytest.mark.parametrize(
+    ("installed", "python", "warned"),
+    [(("3.11.7",), "3.11", True), (("3.11.7", "3.13.0"), "3.13", False)],
+)
+def test_bench_says_when_it_measures_an_old_jax(tmp_path, installed, python, warned):
+    """Without a Python 3.12+ bench runs under 3.11, where pip stops at JAX 0.10.2: it says so
+    in one line, and nothing where it measures JAX's newest release."""
+    noxfile = _noxfile()
+    root = _pyenv_root(tmp_path, *installed)
+    found = noxfile.find_pythons(env={"PYENV_ROOT": str(root), "PATH": ""})
+    assert noxfile.bench_python(found) == python
+    noxfile._publish = lambda session: None
+    noxfile._check_machine = lambda session, name: None
+    session = RecordingSession("--quick")
+    session.python = noxfile.bench_python(found)
+    noxfile.bench(session)
+    assert session.warnings == (
+        [
+            "no Python 3.12+ found (pyenv, uv, PATH): measuring the newest JAX that Python 3.11 "
+            "installs, not JAX's newest release, which needs 3.12+"
+        ]
+        if warned
+        else []
+    )
+
+
+def test_no_python_found_benches_under_the_oldest():
+    assert _noxfile().bench_python({}) == "3.11"
