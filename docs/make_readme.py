@@ -29,8 +29,10 @@ import pandas as pd
 
 import jitbench
 from jitbench import catalog, results
-from jitbench.report import document, write_report
+from jitbench.report import document, plots, sections, write_report
 from jitbench.report import releases as release_page
+from jitbench.report.document import Page
+from jitbench.report.run import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -93,17 +95,18 @@ class Runs:
         self.tmp = tmp
         # Generated plots to copy into docs/: {destination: source}.
         self.images: dict[Path, Path] = {}
-        self.report = write_report(
-            RESULTS, self.tmp / "full", machine=self.machine, commit=self.commit, env=self.env
-        ).parent
-        # The report's page across JAX releases, without the per-release pages around it.
+        # The parts of jitbench report's pages the blocks quote, made as the report makes
+        # them: the full run's headline tables and cached-call plot, and the page across
+        # JAX releases (the whole report, one run per release, takes minutes).
+        self.report = self.tmp / "full"
+        run = Run(_with_params(self.full).reset_index(drop=True), self.report)
+        sections.headline(run)
+        plots.plot_cached(run)
+        self.headline_md = document.markdown(Page("headline", run.blocks))
         history = results.select(frame, machine=self.history_machine, commit=self.history_commit)
-        for column in results.PARAM_ORDER:
-            if column not in history:
-                history[column] = pd.Series(pd.NA, index=history.index, dtype="object")
         self.releases = self.tmp / "history"
         self.releases_md = document.markdown(
-            release_page.page(release_page.groups(history), self.releases)
+            release_page.page(release_page.groups(_with_params(history)), self.releases)
         )
 
     @property
@@ -111,11 +114,19 @@ class Runs:
         return str(self.full["jax"].iloc[0])
 
 
+def _with_params(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every parameter column the report's tables index, as the report fills it."""
+    frame = frame.copy()
+    for column in results.PARAM_ORDER:
+        if column not in frame:
+            frame[column] = pd.Series(pd.NA, index=frame.index, dtype="object")
+    return frame
+
+
 def run_block(runs: Runs) -> str:
     machine = json.loads((RESULTS / runs.machine / "machine.json").read_text())
     date = runs.full["date"].iloc[0]
-    index = (runs.report / "index.md").read_text()
-    table = section(index, f"cpu, size {RUN_SIZE}")
+    table = section(runs.headline_md, f"cpu, size {RUN_SIZE}")
     plot = runs.report / "plots" / "cached-call-vs-size-cpu.png"
     runs.images[DOCS / plot.name] = plot
     return "\n".join(
@@ -245,7 +256,8 @@ def timing_block(runs: Runs) -> str:
         [
             "Timing settings and the seconds each benchmark took in the run the README shows "
             f"(machine **{runs.machine}**, commit `{runs.commit[:8]}`: {total / 60:.1f} minutes "
-            f"of benchmarking in all, {sum(caches.values()):.0f} s of them in `setup_cache`; asv's own start-up and environment build not included):",
+            f"of benchmarking in all, {sum(caches.values()):.0f} s of them in `setup_cache`; "
+            "asv's own start-up and environment build not included):",
             "",
             table.to_markdown(index=False, disable_numparse=True),
             "",
@@ -468,7 +480,10 @@ def screenshot(runs: Runs) -> None:
     html = runs.tmp / "html"
     config = AsvConfig(ROOT, runs.tmp / "asv", html_dir=str(html))
     config.run("publish", "--no-pull")
-    shutil.copytree(runs.report, html / "report")
+    report = write_report(
+        RESULTS, runs.tmp / "report", machine=runs.machine, commit=runs.commit, env=runs.env
+    ).parent
+    shutil.copytree(report, html / "report")
     subprocess.run([sys.executable, "-m", "jitbench.dashboard", str(html)], check=True)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html))
     handler.log_message = lambda *args: None  # type: ignore[method-assign]
