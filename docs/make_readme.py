@@ -296,19 +296,17 @@ def stages_sentence(runs: Runs) -> str:
     )
 
 
-def newest(folder: Path, machine: str, date: Callable[[dict], str]) -> dict | None:
-    """The committed record of ``machine`` in ``folder``, else the newest by ``date``."""
-    records = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
-    if machine in records:
-        return records[machine]
-    return max(records.values(), key=date, default=None)
+def newest(folder: Path, date: Callable[[dict], str]) -> dict | None:
+    """The newest committed record in ``folder`` (one file per machine), by ``date``."""
+    records = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    return max(records, key=date, default=None)
 
 
-def validation_block(runs: Runs) -> str:
+def validation_block() -> str:
     """The summary of the committed ``nox -s validate`` run (docs/validation/MACHINE.json)."""
     from jitbench.validate.writer import header, summary_markdown
 
-    record = newest(VALIDATIONS, runs.machine, lambda r: r["started"])
+    record = newest(VALIDATIONS, lambda r: r["started"])
     if record is None:
         raise SystemExit(f"no validation run in {VALIDATIONS.relative_to(ROOT)}: nox -s validate")
     return "\n".join(
@@ -335,25 +333,25 @@ def _ranges(invocations: list[dict], mode: str) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def async_dispatch_block(runs: Runs) -> str:
+def async_dispatch_block() -> str:
     """The committed ``docs/async_dispatch.py`` invocations (docs/async_dispatch/MACHINE.json)."""
-    record = newest(PROBES, runs.machine, lambda r: r["invocations"][-1]["date"])
+    record = newest(PROBES, lambda r: r["invocations"][-1]["date"])
     if record is None:
         return (
             "No probe of this kind is committed yet: `python docs/async_dispatch.py` writes "
             "`docs/async_dispatch/<machine>.json`, and `nox -s readme` quotes it here."
         )
-    runs_ = record["invocations"]
-    first = runs_[0]
-    dates = sorted({run["date"] for run in runs_})
+    found = record["invocations"]
+    first = found[0]
+    dates = sorted({run["date"] for run in found})
     count = {1: "one invocation", 2: "two invocations", 3: "three invocations"}
     return (
         f"`python docs/async_dispatch.py` on machine {record['machine']} (JAX {record['jax']}, "
         f"{', '.join(dates)}; `helper_function` at {first['size']:,} elements, the median of "
         f"one process, {first['processes']} processes per mode), "
-        f"{count.get(len(runs_), f'{len(runs_)} invocations')}: {_ranges(runs_, 'default')} μs "
-        f"with JAX's default, {_ranges(runs_, 'sync')} μs with "
-        f"`jax_cpu_enable_async_dispatch` off, and {_ranges(runs_, 'pinned')} μs pinned to one "
+        f"{count.get(len(found), f'{len(found)} invocations')}: {_ranges(found, 'default')} μs "
+        f"with JAX's default, {_ranges(found, 'sync')} μs with "
+        f"`jax_cpu_enable_async_dispatch` off, and {_ranges(found, 'pinned')} μs pinned to one "
         f"core (`docs/async_dispatch/{record['machine']}.json`)."
     )
 
@@ -540,8 +538,8 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "strategies": strategies_block,
         "history": lambda: history_block(runs),
         "timing": lambda: timing_block(runs),
-        "validation": lambda: validation_block(runs),
-        "async-dispatch": lambda: async_dispatch_block(runs),
+        "validation": validation_block,
+        "async-dispatch": async_dispatch_block,
     }
     pages = {}
     for page, names in PAGES.items():

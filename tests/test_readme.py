@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -21,12 +22,16 @@ MAKE_README = ROOT / "docs" / "make_readme.py"
 BEGIN = re.compile(r"<!-- BEGIN generated: ([\w-]+) -->")
 
 
-def _pages() -> dict[str, tuple[str, ...]]:
-    """make_readme's PAGES: each page and the generated blocks it holds."""
+def _make_readme():
     spec = importlib.util.spec_from_file_location("make_readme_under_test", MAKE_README)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.PAGES
+    return module
+
+
+def _pages() -> dict[str, tuple[str, ...]]:
+    """make_readme's PAGES: each page and the generated blocks it holds."""
+    return _make_readme().PAGES
 
 
 def _markdown_files() -> list[Path]:
@@ -111,3 +116,32 @@ def test_pages_are_what_make_readme_generates():
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
     assert done.stdout == ""
+
+
+def test_async_dispatch_sentence_quotes_the_newest_probe_file(tmp_path, monkeypatch):
+    """The sentence gives each invocation's min-max per mode, in the file's order, from the
+    newest machine's file, and names a process count that differs from the first's."""
+    module = _make_readme()
+    monkeypatch.setattr(module, "PROBES", tmp_path)
+    assert module.async_dispatch_block().startswith("No probe of this kind is committed yet")
+
+    def invocation(date: str, processes: int, scale: float) -> dict:
+        medians = {"default": [6e-6, 5e-6], "sync": [4e-6, 4.5e-6], "pinned": [12e-6, 13e-6]}
+        found = {mode: [v * scale for v in values] for mode, values in medians.items()}
+        return {"date": date, "size": 1000, "processes": processes, "medians_s": found}
+
+    old = {"machine": "old", "jax": "0.11.0", "invocations": [invocation("2026-01-01", 8, 1)]}
+    new = {
+        "machine": "box",
+        "jax": "0.12.0.1",
+        "invocations": [invocation("2026-02-01", 8, 1), invocation("2026-02-02", 16, 2)],
+    }
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "box.json").write_text(json.dumps(new))
+    assert module.async_dispatch_block() == (
+        "`python docs/async_dispatch.py` on machine box (JAX 0.12.0.1, 2026-02-01, 2026-02-02; "
+        "`helper_function` at 1,000 elements, the median of one process, 8 processes per mode), "
+        "two invocations: 5.0-6.0 and 10.0-12.0 (16 processes) μs with JAX's default, 4.0-4.5 "
+        "and 8.0-9.0 (16 processes) μs with `jax_cpu_enable_async_dispatch` off, and 12.0-13.0 "
+        "and 24.0-26.0 (16 processes) μs pinned to one core (`docs/async_dispatch/box.json`)."
+    )

@@ -480,7 +480,7 @@ def test_summary_and_report(tmp_path):
     path = writer.write_report(outcome, table, 100.0)
     text = path.read_text()
     lines = text.splitlines()
-    # noxfile's README block takes the third line and the summary's table.
+    # The report's header line and summary table, as summary.json renders them too.
     assert lines[2].startswith("Commit ffffffffffff, JAX ") and "## Summary" in lines
     assert "- Fidelity: outside 0.9-1.1: dispatch helper_function x1.20." in text
     assert "| eager           | cached call | 30.0μs" in text and "not held" in text
