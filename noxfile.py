@@ -170,12 +170,11 @@ JAX_HISTORY: dict[str, dict[str, str]] = {
 def _pinned() -> list[str]:
     """asv's --cpu-affinity for comparisons: the last CPU, where the machine has several.
 
-    Measured here (2 CPUs, JAX 0.12, README "How far to trust a difference"):
-    pinned, the run-to-run spread of cached calls at 1,000 elements fell from
-    30-57% to 4-10% (p95 over strategies, two runs each way), since a
-    pinned process no longer depends on where XLA's worker thread runs; the
-    figures are slower than unpinned (one core for both threads), so pinned
-    runs are compared with each other, never with `nox -s bench`.
+    Pinned, the run-to-run spread of cached calls at small sizes narrows, since
+    a pinned process no longer depends on where XLA's worker thread runs
+    (docs/validation.md); the figures are slower than unpinned (one core for
+    both threads), so pinned runs are compared with each other, never with
+    `nox -s bench`.
     """
     cpus = os.cpu_count() or 1
     return ["--cpu-affinity", str(cpus - 1)] if cpus > 1 else []
@@ -372,6 +371,7 @@ def jax_history(session: nox.Session) -> None:
     asv builds one virtualenv per release (Python 3.12, which every listed
     release supports) with its flax and equinox pins; results go to results/
     like any run. ``-- -b Hazards`` runs those benchmarks instead of the default set.
+    Then docs/release_audits.py keeps ``jitbench audit`` of every release in docs/history/.
     """
     _install(session)
     args = list(session.posargs)
@@ -405,6 +405,8 @@ def jax_history(session: nox.Session) -> None:
         if kept is not None:
             described.write_bytes(kept)
     session.run("jitbench", "report", "--results", "results", "--out", "reports")
+    # The audit under each release, committed for the history page (asv's envs are not).
+    session.run("python", str(ROOT / "docs" / "release_audits.py"))
 
 
 README_SIZE = "10"
@@ -421,15 +423,32 @@ def readme(session: nox.Session) -> None:
     session.run("python", str(ROOT / "docs" / "make_readme.py"))
 
 
+VALIDATION_DOCS = ROOT / "docs" / "validation"
+
+
 @nox.session(python=BENCH_PYTHON)
 def validate(session: nox.Session) -> None:
     """How far the suite's figures drift here, and the smallest slowdown it catches.
 
-    Writes reports/validation/validation.md (see ``jitbench validate --help``).
+    Writes reports/validation/ (see ``jitbench validate --help``) and files its
+    summary.json as docs/validation/<machine>.json, the run the README's
+    validation page shows (``-- --machine NAME`` names the machine; default the
+    hostname).
     """
     _install(session)
     args = list(session.posargs)
+    machine = platform.node()
+    if "--machine" in args:
+        at = args.index("--machine")
+        machine = args[at + 1]
+        del args[at : at + 2]
     if "--cpu-affinity" not in args:
         args += _pinned()  # as nox -s compare runs asv
     # Exit 1 means a target was missed; the report says which and why.
     session.run("jitbench", "validate", *args, success_codes=[0, 1])
+    out = Path(args[args.index("--out") + 1]) if "--out" in args else Path("reports/validation")
+    record = {"machine": machine, **json.loads((ROOT / out / "summary.json").read_text())}
+    target = VALIDATION_DOCS / f"{machine}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(record, indent=1) + "\n")
+    session.log(f"summary of this run: {target} (commit it: the README's validation page)")

@@ -1,33 +1,45 @@
-"""Regenerate the README's generated blocks (``nox -s readme``); never edit them by hand.
+"""Regenerate the generated blocks of the README and docs/ pages (``nox -s readme``).
 
-Each block sits between ``<!-- BEGIN generated: NAME -->`` and
-``<!-- END generated: NAME -->``. The figures come from the committed asv
-results, through ``jitbench report`` (whose Markdown tables are quoted as
-they are) and ``jitbench.results`` (asv's own reader); the audit rows of
-each JAX release come from the environments ``nox -s jax_history`` built;
-the code listings and the audit from the installed jitbench and JAX.
+Never edit a block by hand: each sits between ``<!-- BEGIN generated: NAME -->``
+and ``<!-- END generated: NAME -->`` in one of :data:`PAGES`, and every figure
+in it comes from a file a clone has: the committed asv results (through
+``jitbench report``'s own tables and ``jitbench.results``, asv's reader), the
+per-release audits in ``docs/history/`` (``docs/release_audits.py``), the
+validation summaries in ``docs/validation/`` (``nox -s validate``), the
+async-dispatch probes in ``docs/async_dispatch/`` (``docs/async_dispatch.py``);
+the code listings and the audit come from the installed jitbench and JAX.
+Nothing in a page depends on where the clone lives. ``--check`` writes
+nothing and exits 1 when a page differs from what it would write.
 """
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
+import jitbench
 from jitbench import catalog, results
-from jitbench.report import write_report
+from jitbench.report import document, plots, sections, write_report
+from jitbench.report import releases as release_page
+from jitbench.report.document import Page
+from jitbench.report.run import Run
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 RESULTS = ROOT / "results"
-ENVS = ROOT / ".asv" / "env"
+AUDITS = DOCS / "history"
+VALIDATIONS = DOCS / "validation"
+PROBES = DOCS / "async_dispatch"
 RUN_SIZE = 10
 # The releases on each side of every change the history shows, for the evidence rows.
 EDGE_STRATEGY = "static_self_value_hash"
@@ -38,7 +50,7 @@ def splice(text: str, name: str, body: str) -> str:
     begin, end = f"<!-- BEGIN generated: {name} -->", f"<!-- END generated: {name} -->"
     pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), flags=re.DOTALL)
     if not pattern.search(text):
-        raise SystemExit(f"README.md has no generated block {name!r}")
+        raise SystemExit(f"no generated block {name!r} where make_readme puts it")
     return pattern.sub(lambda _: f"{begin}\n{body.strip()}\n{end}", text)
 
 
@@ -63,7 +75,7 @@ class Runs:
     (machine, commit) with results from two JAX releases or more.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tmp: Path) -> None:
         frame = results.load(RESULTS)
         measured = frame[frame["value"].notna()]
         pair = measured["benchmark"] + " " + measured["strategy"].astype(str)
@@ -80,27 +92,43 @@ class Runs:
         if history.empty:
             raise SystemExit("the committed results hold no JAX history: run nox -s jax_history")
         self.history_machine, self.history_commit = history.index[-1]
-        self.tmp = Path(tempfile.mkdtemp(prefix="jitbench-readme-"))
-        self.report = write_report(
-            RESULTS, self.tmp / "full", machine=self.machine, commit=self.commit, env=self.env
-        ).parent
-        self.releases = write_report(
-            RESULTS, self.tmp / "history", machine=self.history_machine,
-            commit=self.history_commit,
-        ).parent  # fmt: skip
+        self.tmp = tmp
+        # Generated plots to copy into docs/: {destination: source}.
+        self.images: dict[Path, Path] = {}
+        # The parts of jitbench report's pages the blocks quote, made as the report makes
+        # them: the full run's headline tables and cached-call plot, and the page across
+        # JAX releases (the whole report, one run per release, takes minutes).
+        self.report = self.tmp / "full"
+        run = Run(_with_params(self.full).reset_index(drop=True), self.report)
+        sections.headline(run)
+        plots.plot_cached(run)
+        self.headline_md = document.markdown(Page("headline", run.blocks))
+        history = results.select(frame, machine=self.history_machine, commit=self.history_commit)
+        self.releases = self.tmp / "history"
+        self.releases_md = document.markdown(
+            release_page.page(release_page.groups(_with_params(history)), self.releases)
+        )
 
     @property
     def jax(self) -> str:
         return str(self.full["jax"].iloc[0])
 
 
+def _with_params(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every parameter column the report's tables index, as the report fills it."""
+    frame = frame.copy()
+    for column in results.PARAM_ORDER:
+        if column not in frame:
+            frame[column] = pd.Series(pd.NA, index=frame.index, dtype="object")
+    return frame
+
+
 def run_block(runs: Runs) -> str:
     machine = json.loads((RESULTS / runs.machine / "machine.json").read_text())
     date = runs.full["date"].iloc[0]
-    index = (runs.report / "index.md").read_text()
-    table = section(index, f"cpu, size {RUN_SIZE}")
+    table = section(runs.headline_md, f"cpu, size {RUN_SIZE}")
     plot = runs.report / "plots" / "cached-call-vs-size-cpu.png"
-    shutil.copyfile(plot, DOCS / plot.name)
+    runs.images[DOCS / plot.name] = plot
     return "\n".join(
         [
             f"A real run of the default grid (`nox -s bench`) on machine **{runs.machine}** "
@@ -142,11 +170,10 @@ def findings_block(runs: Runs) -> str:
 
 
 def history_block(runs: Runs) -> str:
-    text = (runs.releases / "releases.md").read_text()
-    table = section(text, "Hazards per JAX release: cpu")
-    plot = next((runs.releases / "releases" / "plots").glob("*cached_call.png"))
+    table = section(runs.releases_md, "Hazards per JAX release: cpu")
+    plot = next((runs.releases / release_page.STEM / "plots").glob("*cached_call.png"))
     target = DOCS / "cached-call-vs-jax-release.png"
-    shutil.copyfile(plot, target)
+    runs.images[target] = plot
     return "\n".join(
         [
             f"`nox -s jax_history` at commit `{runs.history_commit[:8]}` on machine "
@@ -154,41 +181,37 @@ def history_block(runs: Runs) -> str:
             "",
             table,
             "",
-            f"![cached call against JAX release, one line per strategy](docs/{target.name})",
+            f"![cached call against JAX release, one line per strategy]({target.name})",
             "",
             evidence_block(),
         ]
     )
 
 
+def release_audits() -> list[dict]:
+    """The committed ``docs/history/audit-jax*.json``, oldest release first."""
+    found = [json.loads(p.read_text()) for p in AUDITS.glob("audit-jax*.json")]
+    if not found:
+        raise SystemExit(f"no audits in {AUDITS.relative_to(ROOT)}: run docs/release_audits.py")
+    return sorted(found, key=lambda record: results.release_key(record["jax"]))
+
+
 def evidence_block() -> str:
-    """``static_self_value_hash``'s audit rows in each history environment, oldest first."""
-    rows = []
-    for python in sorted(ENVS.glob("*/bin/python")):
-        out = subprocess.run(
-            [str(python), "-m", "jitbench", "audit", "--strategy", EDGE_STRATEGY,
-             "--format", "json"],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        version = subprocess.run(
-            [str(python), "-c", "import jax; print(jax.__version__)"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()  # fmt: skip
-        if out.returncode != 0 or not version:
-            continue
-        audit = json.loads(out.stdout)[0]
+    """``static_self_value_hash``'s audit rows under each JAX release, oldest first."""
+    rows, made = [], set()
+    for record in release_audits():
+        (audit,) = [a for a in record["audit"] if a["strategy"] == EDGE_STRATEGY]
         cells = [f"{s['traces']}/{s['compiles']}" + _mark(s["outcome"]) for s in audit["steps"]]
-        rows.append((results.release_key(version), [version, *cells]))
-    if not rows:
-        raise SystemExit(f"no environments of nox -s jax_history under {ENVS}")
+        rows.append([record["jax"], *cells])
+        made.add((record["jitbench_commit"][:8], record["date"]))
     steps = [s["name"] for s in audit["steps"]]
-    # Two environments of one release (a history one and a bench one) give one row when they agree.
-    table = pd.DataFrame([r for _, r in sorted(rows)], columns=["jax", *steps]).drop_duplicates()
+    table = pd.DataFrame(rows, columns=["jax", *steps])
+    when = ", ".join(f"`{commit}` on {date}" for commit, date in sorted(made))
     return "\n".join(
         [
-            f"`{EDGE_STRATEGY}` step by step in each of those environments (`jitbench audit "
-            f"--strategy {EDGE_STRATEGY}`, run by `nox -s readme` in asv's environment of "
-            "each release; `!` = stale):",
+            f"`{EDGE_STRATEGY}` step by step under each release (`jitbench audit --format json` "
+            f"in a virtualenv of each, by `docs/release_audits.py` at jitbench commit {when}, "
+            "kept in `docs/history/audit-jax<release>.json`; `!` = stale):",
             "",
             table.to_markdown(index=False, disable_numparse=True),
         ]
@@ -231,9 +254,10 @@ def timing_block(runs: Runs) -> str:
     table = pd.DataFrame(rows, columns=["benchmark", "calls a sample", "samples", "rounds", "took"])
     return "\n".join(
         [
-            f"Timing settings and the seconds each benchmark took in the run above ("
-            f"{total / 60:.1f} minutes of benchmarking in all, {sum(caches.values()):.0f} s of "
-            "them in `setup_cache`; asv's own start-up and environment build not included):",
+            "Timing settings and the seconds each benchmark took in the run the README shows "
+            f"(machine **{runs.machine}**, commit `{runs.commit[:8]}`: {total / 60:.1f} minutes "
+            f"of benchmarking in all, {sum(caches.values()):.0f} s of them in `setup_cache`; "
+            "asv's own start-up and environment build not included):",
             "",
             table.to_markdown(index=False, disable_numparse=True),
             "",
@@ -272,14 +296,84 @@ def stages_sentence(runs: Runs) -> str:
     )
 
 
+def newest(folder: Path, date: Callable[[dict], str]) -> dict | None:
+    """The newest committed record in ``folder`` (one file per machine), by ``date``."""
+    records = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    return max(records, key=date, default=None)
+
+
 def validation_block() -> str:
-    report = ROOT / "reports" / "validation" / "validation.md"
-    if not report.is_file():
-        raise SystemExit(f"{report} is missing: run nox -s validate on this machine first")
-    lines = report.read_text().splitlines()
-    start = lines.index("## Summary") + 1
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith("## "))
-    return "\n".join([lines[2], *lines[start:end]])
+    """The summary of the committed ``nox -s validate`` run (docs/validation/MACHINE.json)."""
+    from jitbench.validate.writer import header, summary_markdown
+
+    record = newest(VALIDATIONS, lambda r: r["started"])
+    if record is None:
+        raise SystemExit(f"no validation run in {VALIDATIONS.relative_to(ROOT)}: nox -s validate")
+    return "\n".join(
+        [
+            f"`nox -s validate` on machine **{record['machine']}** "
+            f"(`docs/validation/{record['machine']}.json`):",
+            "",
+            header(record),
+            "",
+            summary_markdown(record),
+        ]
+    )
+
+
+def _ranges(invocations: list[dict], mode: str) -> str:
+    """Each invocation's min-max of the per-process medians, in μs, as a sentence part."""
+    parts = []
+    for run in invocations:
+        found = run["medians_s"][mode]
+        text = f"{min(found) * 1e6:.1f}-{max(found) * 1e6:.1f}"
+        if run["processes"] != invocations[0]["processes"]:
+            text += f" ({run['processes']} processes)"
+        parts.append(text)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def async_dispatch_block() -> str:
+    """The committed ``docs/async_dispatch.py`` invocations (docs/async_dispatch/MACHINE.json)."""
+    record = newest(PROBES, lambda r: r["invocations"][-1]["date"])
+    if record is None:
+        return (
+            "No probe of this kind is committed yet: `python docs/async_dispatch.py` writes "
+            "`docs/async_dispatch/<machine>.json`, and `nox -s readme` quotes it here."
+        )
+    found = record["invocations"]
+    first = found[0]
+    dates = sorted({run["date"] for run in found})
+    count = {1: "one invocation", 2: "two invocations", 3: "three invocations"}
+    return (
+        f"`python docs/async_dispatch.py` on machine {record['machine']} (JAX {record['jax']}, "
+        f"{', '.join(dates)}; `helper_function` at {first['size']:,} elements, the median of "
+        f"one process, {first['processes']} processes per mode), "
+        f"{count.get(len(found), f'{len(found)} invocations')}: {_ranges(found, 'default')} μs "
+        f"with JAX's default, {_ranges(found, 'sync')} μs with "
+        f"`jax_cpu_enable_async_dispatch` off, and {_ranges(found, 'pinned')} μs pinned to one "
+        f"core (`docs/async_dispatch/{record['machine']}.json`)."
+    )
+
+
+def _changed_by(strategy) -> str:
+    """How the strategy's users change an object, as the strategies table says it."""
+    style = {
+        "setattr": "`setattr`",
+        "dataclasses.replace": "`dataclasses.replace`",
+        "replace method": "`.replace`",
+        "variable": "flags `setattr`, arrays `Variable.set_value`",
+    }[strategy.update_style]
+    return f"{style} on `.{strategy.holder}`" if strategy.holder else style
+
+
+def strategies_table_block() -> str:
+    """The registry's strategies, in its order: what each is and how its objects change."""
+    from jitbench.strategies import STRATEGIES
+
+    rows = [[f"`{s.name}`", s.summary, _changed_by(s)] for s in STRATEGIES.values()]
+    table = pd.DataFrame(rows, columns=["name", "what the user writes", "changed by"])
+    return table.to_markdown(index=False, disable_numparse=True)
 
 
 def strategies_block() -> str:
@@ -333,8 +427,9 @@ def explain_block() -> str:
     out = subprocess.run(
         [sys.executable, "-m", "jitbench", *command], capture_output=True, text=True, check=True
     ).stdout
-    # Object ids change from run to run and say nothing here.
+    # Object ids change from run to run and say nothing here; paths are the checkout's.
     out = re.sub(r" id=\d+", "", out)
+    out = out.replace(str(Path(jitbench.__file__).resolve().parents[1]) + "/", "")
     return "```\n$ jitbench " + " ".join(command) + "\n" + out.strip() + "\n```"
 
 
@@ -348,7 +443,28 @@ DASHBOARD_PNG = DOCS / "dashboard.png"
 DASHBOARD_PARAMS = {"strategy": "'helper_function'", "size": "10", "device": "'cpu'"}
 
 
-def dashboard_block(runs: Runs) -> str:
+def dashboard_block(runs: Runs, shoot: bool) -> str:
+    """The dashboard of the committed results; ``shoot`` retakes its screenshot.
+
+    Without Chromium the committed screenshot stays as it is (the block's text
+    does not depend on it); CI installs Chromium.
+    """
+    text = (
+        f"![the dashboard of the committed results: {catalog.CACHED} for helper_function, "
+        f"size 10, cpu, one point per JAX release](docs/{DASHBOARD_PNG.name})"
+    )
+    if not shoot:
+        return text
+    if not CHROMIUM.is_file():
+        print(
+            f"{DASHBOARD_PNG.relative_to(ROOT)} kept as committed: no {CHROMIUM}", file=sys.stderr
+        )
+        return text
+    screenshot(runs)
+    return text
+
+
+def screenshot(runs: Runs) -> None:
     """A screenshot of the dashboard of the committed results, served with the network cut."""
     import functools
     import http.server
@@ -362,7 +478,10 @@ def dashboard_block(runs: Runs) -> str:
     html = runs.tmp / "html"
     config = AsvConfig(ROOT, runs.tmp / "asv", html_dir=str(html))
     config.run("publish", "--no-pull")
-    shutil.copytree(runs.releases, html / "report")
+    report = write_report(
+        RESULTS, runs.tmp / "report", machine=runs.machine, commit=runs.commit, env=runs.env
+    ).parent
+    shutil.copytree(report, html / "report")
     subprocess.run([sys.executable, "-m", "jitbench.dashboard", str(html)], check=True)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html))
     handler.log_message = lambda *args: None  # type: ignore[method-assign]
@@ -389,31 +508,71 @@ def dashboard_block(runs: Runs) -> str:
             browser.close()
     finally:
         server.shutdown()
-    return (
-        f"![the dashboard of the committed results: {catalog.CACHED} for helper_function, "
-        f"size 10, cpu, one point per JAX release](docs/{DASHBOARD_PNG.name})"
-    )
 
 
-def main() -> None:
-    runs = Runs()
-    blocks = {
+# Each page and the generated blocks it holds, in the order they are made.
+PAGES: dict[str, tuple[str, ...]] = {
+    "README.md": ("run", "audit", "findings", "explain", "dashboard"),
+    "docs/strategies.md": ("strategies-table", "strategies"),
+    "docs/history.md": ("history",),
+    "docs/benchmarks.md": ("timing",),
+    "docs/validation.md": ("validation", "async-dispatch"),
+}
+
+
+def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path, Path]]:
+    """Every page with its blocks regenerated, keyed by path, and the plots to copy.
+
+    Reports are written under ``tmp``, and the plots ({docs/ path: its source
+    under ``tmp``}) stay there; ``shoot`` retakes the dashboard's screenshot
+    (into docs/, as it is taken).
+    """
+    runs = Runs(tmp)
+    makers: dict[str, Callable[[], str]] = {
         "run": lambda: run_block(runs),
-        "findings": lambda: findings_block(runs),
-        "strategies": strategies_block,
         "audit": audit_block,
+        "findings": lambda: findings_block(runs),
         "explain": explain_block,
+        "dashboard": lambda: dashboard_block(runs, shoot),
+        "strategies-table": strategies_table_block,
+        "strategies": strategies_block,
         "history": lambda: history_block(runs),
         "timing": lambda: timing_block(runs),
         "validation": validation_block,
-        "dashboard": lambda: dashboard_block(runs),
+        "async-dispatch": async_dispatch_block,
     }
-    text = README.read_text()
-    for name, make in blocks.items():
-        text = splice(text, name, make())
-        print(f"README: {name} block regenerated", file=sys.stderr)
-    README.write_text(text)
-    shutil.rmtree(runs.tmp, ignore_errors=True)
+    pages = {}
+    for page, names in PAGES.items():
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for name in names:
+            text = splice(text, name, makers[name]())
+            print(f"{page}: {name} block regenerated", file=sys.stderr)
+        pages[page] = text
+    return pages, runs.images
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; 1 if a page differs")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="jitbench-readme-") as tmp:
+        pages, images = generate(Path(tmp), shoot=not args.check)
+        if args.check:
+            differ = 0
+            for page, text in pages.items():
+                committed = (ROOT / page).read_text(encoding="utf-8")
+                diff = difflib.unified_diff(
+                    committed.splitlines(keepends=True), text.splitlines(keepends=True),
+                    f"{page} (committed)", f"{page} (generated)",
+                )  # fmt: skip
+                shown = "".join(diff)
+                differ += bool(shown)
+                sys.stdout.write(shown)
+            sys.exit(1 if differ else 0)
+        for page, text in pages.items():
+            (ROOT / page).write_text(text, encoding="utf-8")
+        for dest, src in images.items():
+            shutil.copyfile(src, dest)
 
 
 if __name__ == "__main__":

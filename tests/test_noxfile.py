@@ -53,10 +53,11 @@ def test_the_test_session_covers_the_supported_pythons():
 
 
 def test_readme_history_lists_the_noxfile_releases():
-    """The releases the README's history table shows are those the session measures."""
+    """The releases the history page's table shows are those the session measures."""
     releases = list(_noxfile().JAX_HISTORY)
     assert len(releases) >= 8
-    block = (ROOT / "README.md").read_text().split("<!-- BEGIN generated: history -->")[1]
+    page = (ROOT / "docs" / "history.md").read_text()
+    block = page.split("<!-- BEGIN generated: history -->")[1]
     header = next(line for line in block.splitlines() if line.startswith("| strategy"))
     shown = re.findall(r"\d+\.\d+\.\d+(?:\.\d+)?", header)
     assert shown == releases
@@ -128,6 +129,22 @@ def test_jax_history_runs_the_benchmarks_asked_for(args, selected):
         assert len(chosen) == 1 and "Hazards" in chosen[0] and "CachedCall" in chosen[0]
     else:
         assert chosen == selected
+
+
+def test_validate_files_its_summary_under_the_machine_name(tmp_path):
+    """``nox -s validate -- --machine NAME``: jitbench validate never sees --machine, and the
+    run's summary.json lands in docs/validation/NAME.json with the name added."""
+    noxfile = _noxfile()
+    noxfile.VALIDATION_DOCS = tmp_path / "docs"
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "summary.json").write_text(json.dumps({"commit": "abc", "summary": []}))
+    session = RecordingSession("--machine", "box", "--phases", "fidelity", "--out", str(out))
+    noxfile.validate(session)
+    (run,) = [c for c in session.commands if c[:2] == ("jitbench", "validate")]
+    assert "--machine" not in run and run[2:6] == ("--phases", "fidelity", "--out", str(out))
+    filed = json.loads((tmp_path / "docs" / "box.json").read_text())
+    assert filed == {"machine": "box", "commit": "abc", "summary": []}
 
 
 def _machine_files(tmp_path, committed: dict, here: dict, with_results: bool = True):

@@ -1,17 +1,41 @@
-"""The README's examples run as written."""
+"""The README's examples run as written, and its pages are what make_readme generates."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from test_audit import observed
 
 import jitbench
 from jitbench.cache_audit import audit
 from jitbench.devices import resolve
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+MAKE_README = ROOT / "docs" / "make_readme.py"
+BEGIN = re.compile(r"<!-- BEGIN generated: ([\w-]+) -->")
+
+
+def _make_readme():
+    spec = importlib.util.spec_from_file_location("make_readme_under_test", MAKE_README)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pages() -> dict[str, tuple[str, ...]]:
+    """make_readme's PAGES: each page and the generated blocks it holds."""
+    return _make_readme().PAGES
+
+
+def _markdown_files() -> list[Path]:
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def _block(marker: str) -> str:
@@ -36,3 +60,88 @@ def test_stale_trap_example_is_stale():
     code = f"{code[:first]}first = {code[first:second]}second = {code[second:]}"
     exec(compile(code, "README", "exec"), namespace)
     assert namespace["first"] == 6.0 and namespace["second"] == 6.0
+
+
+def test_every_generated_block_is_on_its_page_once():
+    """Each page holds exactly the blocks make_readme writes there, each opened and closed once."""
+    pages = _pages()
+    assert set(pages) == {str(p.relative_to(ROOT)) for p in _markdown_files()}
+    for page, names in pages.items():
+        text = (ROOT / page).read_text()
+        assert tuple(BEGIN.findall(text)) == names, page
+        for name in names:
+            assert text.count(f"<!-- END generated: {name} -->") == 1, (page, name)
+
+
+def _anchors(text: str) -> set[str]:
+    """GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces to -."""
+    headings = re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", text, flags=re.S), flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_link_between_the_pages_resolves():
+    """Relative links and images of the README and docs pages name files and headings that exist,
+    and the README links every docs page."""
+    linked = set()
+    for page in _markdown_files():
+        text = page.read_text()
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            found = (page.parent / path).resolve() if path else page
+            assert found.is_file(), f"{page.name}: {target}"
+            if anchor:
+                assert anchor in _anchors(found.read_text()), f"{page.name}: {target}"
+            if page == README:
+                linked.add(found)
+    assert set(_markdown_files()[1:]) <= linked
+
+
+def _readme_jax() -> str:
+    return re.search(r"`jitbench audit` \(JAX ([\w.]+),", README.read_text()).group(1)
+
+
+@pytest.mark.slow
+def test_pages_are_what_make_readme_generates():
+    """``nox -s readme`` on this checkout rewrites no page: every generated block comes from
+    committed files (make_readme --check writes nothing and prints a diff of what differs)."""
+    import jax
+
+    if jax.__version__ != _readme_jax():
+        pytest.skip(f"the pages show JAX {_readme_jax()}'s audit; this is JAX {jax.__version__}")
+    done = subprocess.run(
+        [sys.executable, str(MAKE_README), "--check"], cwd=ROOT, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
+    assert done.stdout == ""
+
+
+def test_async_dispatch_sentence_quotes_the_newest_probe_file(tmp_path, monkeypatch):
+    """The sentence gives each invocation's min-max per mode, in the file's order, from the
+    newest machine's file, and names a process count that differs from the first's."""
+    module = _make_readme()
+    monkeypatch.setattr(module, "PROBES", tmp_path)
+    assert module.async_dispatch_block().startswith("No probe of this kind is committed yet")
+
+    def invocation(date: str, processes: int, scale: float) -> dict:
+        medians = {"default": [6e-6, 5e-6], "sync": [4e-6, 4.5e-6], "pinned": [12e-6, 13e-6]}
+        found = {mode: [v * scale for v in values] for mode, values in medians.items()}
+        return {"date": date, "size": 1000, "processes": processes, "medians_s": found}
+
+    old = {"machine": "old", "jax": "0.11.0", "invocations": [invocation("2026-01-01", 8, 1)]}
+    new = {
+        "machine": "box",
+        "jax": "0.12.0.1",
+        "invocations": [invocation("2026-02-01", 8, 1), invocation("2026-02-02", 16, 2)],
+    }
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "box.json").write_text(json.dumps(new))
+    assert module.async_dispatch_block() == (
+        "`python docs/async_dispatch.py` on machine box (JAX 0.12.0.1, 2026-02-01, 2026-02-02; "
+        "`helper_function` at 1,000 elements, the median of one process, 8 processes per mode), "
+        "two invocations: 5.0-6.0 and 10.0-12.0 (16 processes) μs with JAX's default, 4.0-4.5 "
+        "and 8.0-9.0 (16 processes) μs with `jax_cpu_enable_async_dispatch` off, and 12.0-13.0 "
+        "and 24.0-26.0 (16 processes) μs pinned to one core (`docs/async_dispatch/box.json`)."
+    )

@@ -5,6 +5,7 @@ errors. No timing thresholds: nothing here depends on how fast this machine is."
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import subprocess
@@ -479,7 +480,7 @@ def test_summary_and_report(tmp_path):
     path = writer.write_report(outcome, table, 100.0)
     text = path.read_text()
     lines = text.splitlines()
-    # noxfile's README block takes the third line and the summary's table.
+    # The report's header line and summary table, as summary.json renders them too.
     assert lines[2].startswith("Commit ffffffffffff, JAX ") and "## Summary" in lines
     assert "- Fidelity: outside 0.9-1.1: dispatch helper_function x1.20." in text
     assert "| eager           | cached call | 30.0μs" in text and "not held" in text
@@ -487,6 +488,7 @@ def test_summary_and_report(tmp_path):
     assert "- Noise above target: cold first call 30.0% over all rows (cpu size 10: 25%" in text
     assert {p.name for p in outcome.plan.out.iterdir()} == {
         "validation.md",
+        "summary.json",
         "summary.csv",
         "fidelity.csv",
         "noise.csv",
@@ -498,6 +500,14 @@ def test_summary_and_report(tmp_path):
     assert Noise.load(outcome.plan.out / "noise.csv").rows == dict(
         zip(outcome.noise["case"], outcome.noise["spread"], strict=True)
     )
+    # The brief summary the README's validation page is generated from: the same header
+    # line and summary table as validation.md, from the JSON alone.
+    record = json.loads((outcome.plan.out / "summary.json").read_text())
+    assert record["commit"] == "f" * 40 and record["sizes"] == [10]
+    assert record["seconds"] == {"total": 100.0, "fidelity": 1.0, "noise": 1.0, "sensitivity": 1.0}
+    assert [row["met"] for row in record["summary"]] == table["met"].tolist()
+    assert writer.header(record) == lines[2]
+    assert f"## Summary\n\n{writer.summary_markdown(record)}\n" in text
 
 
 # --- running it, and input errors -------------------------------------------------------

@@ -1,11 +1,15 @@
 """The report: ``validation.md`` (Markdown tables through pandas) and the CSVs behind it.
 
 ``noise.csv`` is the table ``jitbench compare --noise`` reads: one row per
-benchmark and parameters with the measured relative spread.
+benchmark and parameters with the measured relative spread. ``summary.json``
+is the run in brief (where and when it ran, and the summary table), small
+enough to commit: ``nox -s validate`` files it under ``docs/validation/`` and
+the README's validation page is generated from it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
@@ -238,28 +242,68 @@ def _sensitivity_section(outcome: Outcome, out: Path) -> list[str]:
     return lines
 
 
-def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) -> Path:
-    """validation.md and the CSVs behind it in ``plan.out``."""
+SUMMARY_JSON = "summary.json"
+SUMMARY_COLUMNS = ("check", "target", "reached", "met")
+
+
+def summary_record(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) -> dict:
+    """The run in brief: commit, JAX, Python, host, start, settings, durations, summary rows."""
     import jax
 
+    return {
+        "commit": outcome.commit,
+        "jax": jax.__version__,
+        "python": platform.python_version(),
+        "arch": platform.machine(),
+        "cpus": os.cpu_count(),
+        "started": time.strftime("%Y-%m-%d %H:%M", time.localtime(outcome.started)),
+        "sizes": list(outcome.plan.sizes),
+        "cpu_affinity": outcome.plan.cpu_affinity,
+        "seconds": {"total": total_seconds, **outcome.seconds},
+        "summary": [
+            {"check": r.check, "target": r.target, "reached": r.reached, "met": bool(r.met)}
+            for r in summary.itertuples()
+        ],
+    }
+
+
+def header(record: dict) -> str:
+    """The report's first line: where, when and how the run of ``record`` was made."""
+    seconds = dict(record["seconds"])
+    total = seconds.pop("total")
+    phases = ", ".join(f"{k} {minutes(v)}" for k, v in seconds.items())
+    commit = record["commit"][:12] if record["commit"] else "n/a"
+    pinned = record["cpu_affinity"]
+    return (
+        f"Commit {commit}, JAX {record['jax']}, Python {record['python']}, {record['arch']} "
+        f"with {record['cpus']} CPUs; {record['started']}. "
+        f"Sizes {', '.join(map(str, record['sizes']))}"
+        + (f"; asv pinned to CPU {pinned}" if pinned else "")
+        + f"; runtime {minutes(total)} ({phases})."
+    )
+
+
+def summary_markdown(record: dict) -> str:
+    """The summary table of ``record`` as the report shows it."""
+    table = pd.DataFrame(record["summary"], columns=list(SUMMARY_COLUMNS))
+    return markdown(table.assign(met=table["met"].map(yes)))
+
+
+def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) -> Path:
+    """validation.md, summary.json and the CSVs behind them in ``plan.out``."""
     out = outcome.plan.out
     out.mkdir(parents=True, exist_ok=True)
     summary.to_csv(out / "summary.csv", index=False)
-    phases = ", ".join(f"{k} {minutes(v)}" for k, v in outcome.seconds.items())
-    commit = outcome.commit[:12] if outcome.commit else "n/a"
+    record = summary_record(outcome, summary, total_seconds)
+    (out / SUMMARY_JSON).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     lines = [
         "# jitbench validation",
         "",
-        f"Commit {commit}, JAX {jax.__version__}, Python "
-        f"{platform.python_version()}, {platform.machine()} with {os.cpu_count()} CPUs; "
-        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(outcome.started))}. "
-        f"Sizes {', '.join(map(str, outcome.plan.sizes))}"
-        + (f"; asv pinned to CPU {outcome.plan.cpu_affinity}" if outcome.plan.cpu_affinity else "")
-        + f"; runtime {minutes(total_seconds)} ({phases}).",
+        header(record),
         "",
         "## Summary",
         "",
-        markdown(summary.assign(met=summary["met"].map(yes))),
+        summary_markdown(record),
         "",
     ]
     notes = limits(outcome)
