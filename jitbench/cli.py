@@ -226,6 +226,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_init(args: argparse.Namespace) -> int:
+    from jitbench.scaffold import init_project
+
+    for path in init_project(args.dir, args.target):
+        print(path)
+    return 0
+
+
 def _results_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results", type=Path, default=Path("results"), help="asv results dir (default results)"
@@ -287,6 +295,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="jitbench validate's noise.csv: a change within a row's measured noise is marked ~",
     )
 
+    p = sub.add_parser("init", help="write asv's config and benchmarks into another project")
+    p.add_argument("dir", nargs="?", type=Path, default=Path("."), help="its git repository")
+    p.add_argument(
+        "--target",
+        action="append",
+        metavar="MODULE:FACTORY",
+        help="a factory of an object with a jitted method (repeatable)",
+    )
+
     p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
     p.add_argument("--out", type=Path, default=Path("reports/validation"), help="report folder")
     p.add_argument("--repetitions", type=_positive_int, default=3, help="pairs per slowdown")
@@ -322,6 +339,7 @@ _COMMANDS = {
     "report": _cmd_report,
     "compare": _cmd_compare,
     "validate": _cmd_validate,
+    "init": _cmd_init,
 }
 
 
