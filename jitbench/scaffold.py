@@ -45,7 +45,9 @@ ASV_CONF = """\
     // The wheel: {wheel_source}.
     "version": 1,
     "project": {project_json},
-    "project_url": "",
+    // The dashboard's header link: the jitbench report, once copied into html/report/
+    // (jitbench report --out html/report; python -m jitbench.dashboard html).
+    "project_url": "report/index.html",
     "repo": ".",
     "branches": [{branch_json}],
     "environment_type": "virtualenv",
