@@ -156,7 +156,8 @@ class Scenario(Protocol):
     ``play`` makes each step's change, then yields the step's name and is sent
     the :class:`Step` recorded (a later change may depend on an earlier outcome);
     ``obj`` is the instance as it is now (for the leak check). ``outcome`` judges
-    the call's result, or the one-line error it raised ("" when it did not).
+    the call's result, or the one-line error it raised ("" when it did not), and
+    returns the error to record with it.
     """
 
     obj: Any
@@ -165,7 +166,7 @@ class Scenario(Protocol):
 
     def call(self) -> Any: ...
 
-    def outcome(self, result: Any, error: str) -> Outcome: ...
+    def outcome(self, result: Any, error: str) -> tuple[Outcome, str]: ...
 
 
 def _call(scenario: Scenario, name: str, probe: Probe | None) -> Step:
@@ -181,7 +182,7 @@ def _call(scenario: Scenario, name: str, probe: Probe | None) -> Step:
         with count_compiles() as stats:
             result, error = _result(scenario)
         messages = [] if error else [f"JAX's cache-miss explainer raised {failed}"]
-    outcome = scenario.outcome(result, error)
+    outcome, error = scenario.outcome(result, error)
     runs = probe.runs - runs_before if probe else None
     return Step(name, stats.traces, stats.compiles, outcome, error, tuple(messages), runs)
 
@@ -273,14 +274,14 @@ class _Generated:
     def call(self) -> Any:
         return self.subject.call()
 
-    def outcome(self, result: Any, error: str) -> Outcome:
+    def outcome(self, result: Any, error: str) -> tuple[Outcome, str]:
         if error:
-            return "error"
+            return "error", error
         obj, subject = self.subject.obj, self.subject
         expected = reference_calc(arrays_of(obj), statics_of(obj), subject.y, subject.shape.n_ops)
         got = np.asarray(result)
         same = got.shape == expected.shape and np.allclose(got, expected, rtol=RTOL, atol=ATOL)
-        return "correct" if same else "stale"
+        return ("correct" if same else "stale"), ""
 
 
 def audit(

@@ -14,14 +14,14 @@ place with ``setattr`` (plain objects, ``nnx.Module``), ``set_value`` on an
 ``nnx.Variable``, ``dataclasses.replace`` for a frozen dataclass, ``.replace``
 for a ``flax.struct`` dataclass, ``eqx.tree_at`` for an ``eqx.Module`` (and,
 for an equinox static field, which ``tree_at`` cannot reach and whose
-module's own ``__init__`` rules out ``dataclasses.replace``,
-``object.__setattr__`` on a copy). A change to a frozen object returns a new
-root; an in-place one returns the same object.
+module's own ``__init__`` rules out ``dataclasses.replace``, a new module
+with the field set, built the way equinox's own unflatten builds one). A
+change to a frozen object returns a new root; an in-place one returns the
+same object.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import enum
 import fnmatch
@@ -35,6 +35,7 @@ Kind = Literal["array", "static"]
 Key = tuple[Literal["attr", "item"], Any]
 MAX_DEPTH = 12
 DEFAULT_ARRAYS = 3
+EQX_STATIC = "a new module with the field set, as equinox's unflatten builds one"
 # Callables of these packages are functions to skip, not sub-objects to walk into.
 LIBRARY_PACKAGES = ("jax", "jaxlib", "equinox", "flax", "functools", "builtins")
 STATIC_TYPES = (bool, int, float, str, enum.Enum, type(None))
@@ -165,7 +166,9 @@ def _skip_reason(name: str, value: Any) -> str | None:
         return "random-number state: the calls change it themselves"
     if isinstance(value, type) or type(value).__name__ == "dtype":
         return f"a type ({getattr(value, '__name__', value)}): not a value to change"
-    # Modules are callable and walked into; functions (jitted ones too) are not.
+    # Modules and Variables are callable and walked into; functions (jitted ones too) are not.
+    if _is_variable(value):
+        return None
     if _is_function(value) or (callable(value) and _children(value) is None):
         return "a function: jit treats it as static; not a value a user changes between calls"
     return None
@@ -203,7 +206,7 @@ def _how(owner: Any, kind: Kind, leaf: Any, key: Key) -> str:
         static = any(
             f.name == key[1] and f.metadata.get("static") for f in dataclasses.fields(owner)
         )
-        return "object.__setattr__ on a copy" if static else "eqx.tree_at"
+        return EQX_STATIC if static else "eqx.tree_at"
     if _is_flax_struct(owner):
         return ".replace"
     if _is_frozen_dataclass(owner):
@@ -310,7 +313,12 @@ def _put(node: Any, key: Key, value: Any) -> Any:
         try:
             return eqx.tree_at(lambda n: getattr(n, name), node, value)
         except (TypeError, ValueError):
-            new = copy.copy(node)
+            # A static field: built as equinox's own unflatten builds a module. copy.copy
+            # would go through Module.__new__, which records the copy as initialising
+            # in a set that then keeps it alive for good.
+            new = object.__new__(type(node))
+            for key, item in vars(node).items():
+                object.__setattr__(new, key, item)
             object.__setattr__(new, name, value)
             return new
     if _is_flax_struct(node):
@@ -373,9 +381,13 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
         return values
     import jax
 
-    sharding = getattr(like, "sharding", None)
-    if sharding is not None and tuple(shape) != tuple(like.shape):
-        sharding = next(iter(like.devices()), None)
+    if not like.committed:  # placed as jnp.asarray places it: a committed copy keys jit apart
+        return jnp.asarray(values)
+    sharding = like.sharding
+    if tuple(shape) != tuple(like.shape) and isinstance(sharding, jax.sharding.NamedSharding):
+        # the new leading axis is not sharded; the others stay as they were
+        spec = jax.sharding.PartitionSpec(None, *sharding.spec)
+        sharding = jax.sharding.NamedSharding(sharding.mesh, spec)
     return jax.device_put(values, sharding)
 
 
