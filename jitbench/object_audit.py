@@ -109,6 +109,19 @@ class TargetScenario:
     pristine: Any = None
     rng: np.random.Generator = dataclasses.field(default_factory=lambda: np.random.default_rng(1))
 
+    @classmethod
+    def start(
+        cls,
+        target: Target,
+        walked: list[fieldlib.Field],
+        played: list[fieldlib.Field],
+        changed: list[tuple[str, str]],
+    ) -> TargetScenario:
+        """A scenario on a new instance (without a factory: a copy, and a pristine one)."""
+        obj = first_instance(target)
+        pristine = None if target.factory is not None else copy.deepcopy(obj)
+        return cls(target, obj, walked, played, changed, pristine)
+
     def call(self) -> Any:
         return self.target.function_of(self.obj)()
 
@@ -229,12 +242,7 @@ def audit_object(
     del probe
     changed: list[tuple[str, str]] = []
 
-    def build() -> TargetScenario:
-        obj = first_instance(target)
-        pristine = None if target.factory is not None else copy.deepcopy(obj)
-        return TargetScenario(target, obj, walked, played, changed, pristine)
-
-    steps, leaked = run_scenario(build)
+    steps, leaked = run_scenario(lambda: TargetScenario.start(target, walked, played, changed))
     first = steps[0]
     if first.outcome != "correct":
         raise JitbenchError(f"the first call of target {target.name!r}: {_first_failure(first)}")

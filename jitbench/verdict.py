@@ -23,6 +23,14 @@ from jitbench.strategies import STRATEGIES, get_strategy
 
 KINDS = ("repeat_call", *CHANGES)
 _WORST = {"stale": 3, "error": 2, "correct": 1}
+# How a change was made (jitbench.fields), in the verdict's words.
+HOW = {
+    "setattr": "in place",
+    "Variable.set_value": "in its nnx Variable",
+    "dataclasses.replace": "with dataclasses.replace",
+    ".replace": "with .replace",
+    "eqx.tree_at": "with eqx.tree_at",
+}
 Signature = dict[str, tuple[bool, str] | bool | None]
 
 
@@ -98,21 +106,16 @@ def _subject(step: Step, field: str, how: str) -> str:
         "same_shape_array": "given new values of the same shape",
         "new_shape_array": "given an array of a new shape",
     }[step.name]
-    return f"`{field}` {what} ({how})"
+    return f"`{field}` {what} {HOW.get(how, f'({how})')}"
 
 
-def hazards(result: AuditResult, match: str) -> list[str]:
-    """One line per hazard of the audit, in plain words, each stale one with the mechanism
-    of the strategy it matches."""
-    mechanism = get_strategy(match).mechanism
+def hazards(result: AuditResult) -> list[str]:
+    """One line per hazard of the audit, in plain words."""
     lines = []
     for step, (field, how) in zip(result.steps, result.changed, strict=True):
         subject = _subject(step, field, how) if step.name in CHANGES else ""
         if step.outcome == "stale":
-            lines.append(
-                f"{subject} is not seen: jit keeps returning results for the old values; "
-                f"as with {match}: {mechanism}"
-            )
+            lines.append(f"{subject} is not seen: jit keeps returning results for the old values")
         elif step.outcome == "error":
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
                          f"{step.error}")  # fmt: skip
@@ -142,7 +145,9 @@ def hazards(result: AuditResult, match: str) -> list[str]:
 def judge(result: AuditResult, kind: str) -> tuple[tuple[str, ...], str]:
     """The hazards in words and the matching built-in strategy's name."""
     match = closest(result, kind)
-    lines = hazards(result, match)
+    lines = hazards(result)
     strategy = get_strategy(match)
-    lines.append(f"behaves like the built-in strategy {match} ({strategy.summary})")
+    lines.append(
+        f"behaves like the built-in strategy {match} ({strategy.summary}): {strategy.mechanism}"
+    )
     return tuple(lines), match
