@@ -162,3 +162,18 @@ def load_target(spec: str, *, call: str | None = None, inputs: str | None = None
     )
     check_call(target)
     return target
+
+
+def builtin_target(strategy: Any, placement: Any, size: int = 64, shape: Any = None) -> Target:
+    """A built-in strategy's generated instance as a target: ``calc(y)``, and a factory that
+    builds an equal instance (same seed), so built-ins and users' objects are measured alike."""
+    from jitbench.codegen import DEFAULT_SHAPE
+    from jitbench.instances import make_instance
+
+    shape = DEFAULT_SHAPE if shape is None else shape
+
+    def factory() -> Any:
+        return make_instance(strategy, size, placement, shape)[0]
+
+    obj, y = make_instance(strategy, size, placement, shape)
+    return Target(obj, (y,), call="calc", name=strategy.name, factory=factory)

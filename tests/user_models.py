@@ -158,3 +158,24 @@ def missing_weights():
 
 def wrong_inputs():
     raise ValueError("batch size must be positive")
+
+
+# --- Fine without jit, raises under jit for a batch of arrays ----------------------------------
+
+
+@partial(jax.tree_util.register_dataclass, data_fields=["x"], meta_fields=["mul"])
+@dataclasses.dataclass(frozen=True)
+class BestRow:
+    x: jax.Array
+    mul: bool
+
+    @jax.jit
+    def __call__(self, y):
+        x = self.x
+        if x.ndim > 1:  # a batch of candidates: keep the best one
+            x = x[int(jnp.argmax(x.sum(axis=1)))]
+        return x * y if self.mul else y
+
+
+def best_row() -> BestRow:
+    return BestRow(_x(), True)
