@@ -42,7 +42,9 @@ TARGET_TWINS = {
     COLD_FRESH: "bench_targets.TargetFreshProcess.timeraw_first_call_fresh_process",
     CACHED: "bench_targets.TargetCachedCall.time_cached_call",
     DISPATCH: "bench_targets.TargetCachedCall.time_cached_call_dispatch",
+    AFTER_CHANGE: "bench_targets.TargetAfterChange.time_call_after_change",
     MEMORY: "bench_targets.TargetMemory.peakmem_build_and_first_call",
+    **{name: f"bench_targets.TargetHazards.track_{key}" for key, name in HAZARDS.items()},
 }
 
 ALL = (

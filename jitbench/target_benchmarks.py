@@ -16,9 +16,9 @@ The timing attributes are those of the built-in benchmark of the same family
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from jitbench import suite, target_suite
+from jitbench import changes, suite, target_suite
 from jitbench.measure import block
 from jitbench.target_suite import PreparedTarget, TargetCase
 
@@ -78,6 +78,46 @@ class TargetCachedCall(ManyCalls):
         self.cached(lambda: TargetCase.of(target, device), PreparedTarget).dispatch()
 
 
+class TargetAfterChange(OneCall):
+    """The call right after the first change of each kind the target's audit plays."""
+
+    extra_params: ClassVar[list[list[Any]]] = [list(changes.TIMED_CHANGES)]
+    param_names = [*TargetBenchmark.param_names, "change"]
+    repeat = (3, 5, 0.5)
+
+    def setup(self, target: str, device: str, change: str) -> None:
+        self.call = target_suite.after_change(TargetCase.of(target, device), change)
+
+    def time_call_after_change(self, target: str, device: str, change: str) -> None:
+        self.call()
+
+
+def _track(key: str, unit: str) -> Any:
+    def track(self: Any, totals: dict[Any, Any], target: str, device: str) -> int:
+        return target_suite.hazard_count(totals, target, device, key)
+
+    track.__name__ = f"track_{key}"
+    track.unit = unit  # type: ignore[attr-defined]
+    return track
+
+
+class TargetHazards(TargetBenchmark):
+    """Totals of the target's cache audit per device (``jitbench audit TARGET``)."""
+
+    timeout = 600
+
+    def setup_cache(self) -> dict[Any, Any]:
+        # One audit per target and device, shared by every track below.
+        return target_suite.audit_all(self.params[0], self.params[1])
+
+    track_compiles = _track("compiles", "compiles")
+    track_traces = _track("traces", "traces")
+    track_stale_results = _track("stale_results", "stale results")
+    track_errors = _track("errors", "errors")
+    track_leaked_instances = _track("leaked_instances", "instances")
+    track_repeat_call_compiles = _track("repeat_call_compiles", "compiles")
+
+
 class TargetMemory(TargetBenchmark):
     """Peak memory of building an instance from the factory and calling it once."""
 
@@ -88,7 +128,14 @@ class TargetMemory(TargetBenchmark):
         block(self.case.load().function()())
 
 
-CLASSES: tuple[type, ...] = (TargetColdCall, TargetFreshProcess, TargetCachedCall, TargetMemory)
+CLASSES: tuple[type, ...] = (
+    TargetColdCall,
+    TargetFreshProcess,
+    TargetCachedCall,
+    TargetAfterChange,
+    TargetHazards,
+    TargetMemory,
+)
 
 
 def benchmark_classes(declared: Sequence[str] = ()) -> dict[str, type]:

@@ -85,10 +85,10 @@ class TargetCase:
         A target that cannot be imported is a JitbenchError naming it: asv
         records its rows as failed, so a commit that breaks a target is seen.
         """
+        _use_device(device)
         reason = problems([spec]).get(spec)
         if reason is not None:
             raise JitbenchError(reason)
-        _use_device(device)
         return cls(spec, device)
 
     def load(self) -> Target:
@@ -140,3 +140,82 @@ def fresh_code(spec: str, device: str) -> tuple[str, str]:
         f"first_call = fresh_setup({spec!r}, {device!r})\n"
     )
     return "first_call()", text
+
+
+def after_change(case: TargetCase, change: str) -> Callable[[], Any]:
+    """State for one 'call right after a change' sample of a target; returns the call to time.
+
+    The audit's scenario (:class:`jitbench.object_audit.TargetScenario`, the
+    same fields changed the same way) is played from cold caches, each step's
+    call made, up to the first change named ``change`` (the first field of
+    that kind); the call right after it is the one timed. A target without a
+    field of that kind has no such change: n/a.
+    """
+    from jitbench import changes
+    from jitbench import fields as fieldlib
+    from jitbench.cache_audit import Step, error_text
+    from jitbench.measure import block, clear_caches
+    from jitbench.object_audit import TargetScenario, first_instance
+
+    if change not in changes.TIMED_CHANGES:
+        valid = ", ".join(changes.TIMED_CHANGES)
+        raise JitbenchError(f"unknown change {change!r}; valid: {valid}")
+    target = case.load()
+    walked, _ = fieldlib.walk(first_instance(target))
+    played, _ = fieldlib.choose(walked, None, fieldlib.DEFAULT_ARRAYS)
+    clear_caches()
+    scenario = TargetScenario.start(target, walked, played, [])
+    plan = scenario.play()
+    name = next(plan)
+    while name != change:
+        try:
+            result, error = block(scenario.call()), ""
+        except Exception as exc:
+            result, error = None, error_text(exc)
+        outcome, error = scenario.outcome(result, error)
+        try:
+            name = plan.send(Step(name, 0, 0, outcome, error))
+        except StopIteration:
+            raise NotImplementedError(
+                f"target {case.spec!r} has no {change} change: its audit plays no such step"
+            ) from None
+    return lambda: block(scenario.call())
+
+
+def audit_all(specs: Sequence[str], devices: Sequence[str]) -> dict[tuple[str, str], Any]:
+    """Per (target, device) this process can serve: the audit's totals, or why it failed.
+
+    A target whose audit raises a JitbenchError maps to that message (its rows
+    fail with it); an absent device is left out (n/a).
+    """
+    from jitbench.cache_audit import TOTALS
+    from jitbench.object_audit import audit_object
+
+    found: dict[tuple[str, str], Any] = {}
+    for device in devices:
+        for spec in specs:
+            try:
+                case = TargetCase.of(spec, device)
+                result = audit_object(case.load(), verdict=False)
+            except NotImplementedError:
+                continue
+            except JitbenchError as exc:
+                found[spec, device] = str(exc)
+                continue
+            found[spec, device] = {key: getattr(result, key) for key in TOTALS}
+    return found
+
+
+def hazard_count(totals: dict[tuple[str, str], Any], spec: str, device: str, key: str) -> int:
+    """One total of one target's audit; n/a where the device is absent or the count unknown."""
+    from jitbench.suite import skip
+
+    entry = totals.get((spec, device))
+    if entry is None:
+        raise skip(NotImplementedError(f"{spec} on {device} is not available here"))
+    if isinstance(entry, str):
+        raise JitbenchError(entry)
+    if entry[key] is None:
+        reason = f"{spec}: {key} unknown (its instances cannot be weakly referenced)"
+        raise skip(NotImplementedError(reason))
+    return entry[key]

@@ -35,3 +35,23 @@ def make_model() -> Target:
 
 
 not_a_factory = 3
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Arrays:
+    """Only array fields: no static field to change."""
+
+    weight: jax.Array
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return _double(self, x)
+
+
+@jax.jit
+def _double(model: Arrays, x: jax.Array) -> jax.Array:
+    return 2 * x * model.weight
+
+
+def make_arrays() -> Target:
+    return Target(Arrays(jnp.ones(8)), inputs=(jnp.arange(8.0),))

@@ -1,6 +1,6 @@
 import time
 
-from ._fixture import DEVICES, check_device, skip_unless_available, spin
+from ._fixture import CHANGES, DEVICES, check_device, skip_unless_available, spin
 
 # A target in the place of a user's own object: its spec is the row's parameter.
 TARGETS = ["fixture_models:make_model"]
@@ -51,3 +51,51 @@ class TargetMemory:
 
     def peakmem_build_and_first_call(self, target, device):
         return len(bytearray(3_000_000))
+
+
+class TargetAfterChange:
+    params = (*PARAMS, CHANGES)
+    param_names = [*NAMES, "change"]
+
+    def setup(self, target, device, change):
+        check_device(device)
+
+    def time_call_after_change(self, target, device, change):
+        spin(PER_CALL + (COMPILE if change in ("new_static", "new_shape_array") else 0))
+
+
+class TargetHazards:
+    params, param_names = PARAMS, NAMES
+
+    def setup(self, target, device):
+        check_device(device)
+
+    def track_compiles(self, target, device):
+        return 3
+
+    track_compiles.unit = "compiles"
+
+    def track_traces(self, target, device):
+        return 3
+
+    track_traces.unit = "traces"
+
+    def track_stale_results(self, target, device):
+        return 0
+
+    track_stale_results.unit = "stale results"
+
+    def track_errors(self, target, device):
+        return 0
+
+    track_errors.unit = "errors"
+
+    def track_leaked_instances(self, target, device):
+        return 1
+
+    track_leaked_instances.unit = "instances"
+
+    def track_repeat_call_compiles(self, target, device):
+        return 0
+
+    track_repeat_call_compiles.unit = "compiles"
