@@ -21,9 +21,11 @@ from jitbench.strategies import (
     load_plugins,
     register_strategy,
 )
+from jitbench.targets import Target, load_target
 
 if TYPE_CHECKING:
     from jitbench.cache_audit import AuditResult
+    from jitbench.timing import Timings
 
 __all__ = [
     "DEVICE_SPECS",
@@ -34,13 +36,16 @@ __all__ = [
     "Shape",
     "Strategy",
     "StrategyUnavailable",
+    "Target",
     "Template",
     "arrays_of",
     "audit",
+    "audit_object",
     "compute",
     "get_strategy",
     "host_devices",
     "load_plugins",
+    "load_target",
     "make_instance",
     "reference_calc",
     "register_strategy",
@@ -48,6 +53,7 @@ __all__ = [
     "resolve",
     "shape_of",
     "statics_of",
+    "time_object",
 ]
 
 
@@ -56,3 +62,17 @@ def audit(strategy: Strategy, placement: Placement, **kwargs: Any) -> AuditResul
     from jitbench.cache_audit import audit as run_audit
 
     return run_audit(strategy, placement, **kwargs)
+
+
+def audit_object(target: Target, **kwargs: Any) -> AuditResult:
+    """The cache audit of a user's object (imports JAX); see :mod:`jitbench.object_audit`."""
+    from jitbench.object_audit import audit_object as run_audit
+
+    return run_audit(target, **kwargs)
+
+
+def time_object(target: Target, **kwargs: Any) -> Timings:
+    """Time a user's object's call (imports JAX); see :func:`jitbench.timing.time_object`."""
+    from jitbench.timing import time_object as run_timing
+
+    return run_timing(target, **kwargs)

@@ -35,11 +35,22 @@ HAZARDS = {
     "leaked_instances": "bench_hazards.Hazards.track_leaked_instances",
     "repeat_call_compiles": "bench_hazards.Hazards.track_repeat_call_compiles",
 }
+# A target's twin of each built-in benchmark, one row per target and device
+# (``jitbench.target_benchmarks``); the report shows it in the built-in's tables.
+TARGET_TWINS = {
+    COLD: "bench_targets.TargetColdCall.time_first_call",
+    COLD_FRESH: "bench_targets.TargetFreshProcess.timeraw_first_call_fresh_process",
+    CACHED: "bench_targets.TargetCachedCall.time_cached_call",
+    DISPATCH: "bench_targets.TargetCachedCall.time_cached_call_dispatch",
+    AFTER_CHANGE: "bench_targets.TargetAfterChange.time_call_after_change",
+    MEMORY: "bench_targets.TargetMemory.peakmem_build_and_first_call",
+    **{name: f"bench_targets.TargetHazards.track_{key}" for key, name in HAZARDS.items()},
+}
 
 ALL = (
     COLD, COLD_FRESH, TRACE, LOWER, COMPILE, STAGE_CALL, CACHED, DISPATCH, AFTER_CHANGE, MEMORY,
     DISK_COLD, DISK_WARM, DISK_HITS, WIDTH, OPS_TRACE, OPS_COMPILE, DEVICE_COUNT,
-    *HAZARDS.values(),
+    *HAZARDS.values(), *TARGET_TWINS.values(),
 )  # fmt: skip
 
 

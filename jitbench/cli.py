@@ -116,6 +116,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
+    if args.target is not None:
+        return _audit_target(args)
     from jitbench import changes
     from jitbench.cache_audit import TOTALS, audit
     from jitbench.changes import SCENARIO
@@ -165,6 +167,116 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 if step.traces or step.explanations:
                     print(f"  {step.name} ({step.cell}): {changes.DESCRIPTIONS[step.name]}")
                     print(textwrap.indent(_explanation(step), "    "))
+    return 0
+
+
+def _target(args: argparse.Namespace) -> Any:
+    from jitbench.targets import load_target
+
+    return load_target(args.target, call=args.call, inputs=args.inputs)
+
+
+def _audit_target(args: argparse.Namespace) -> int:
+    """The audit of a user's object: one row per step, then what was skipped and the verdict."""
+    from jitbench import changes
+    from jitbench.object_audit import audit_object
+
+    if args.strategy:
+        raise JitbenchError(f"give a TARGET ({args.target!r}) or --strategy, not both")
+    target = _target(args)
+    result = audit_object(target, fields=args.fields)
+    if args.format == "json":
+        json.dump([result.to_dict()], sys.stdout, indent=2)
+        print()
+        return 0
+    if args.format == "csv":
+        writer = csv.writer(sys.stdout)
+        header = ["target", "device", "size", "step", "field", "how", "traces", "compiles"]
+        writer.writerow([*header, "outcome", "error", "explanation"])
+        for step, (field, how) in zip(result.steps, result.changed, strict=True):
+            row = [result.strategy, result.device, result.size, step.name, field, how]
+            row += [step.traces, step.compiles, step.outcome, step.error]
+            writer.writerow([*row, "\n\n".join(step.explanations)])
+        return 0
+    print(f"cache audit of {target.name} ({type(target.obj).__name__}, call {target.call_name})")
+    print(f"on {result.device}, first array field of {result.size} elements")
+    print(
+        "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error, "
+        "'n/a' a call that raises without jit too\n"
+    )
+    rows = [
+        [step.name, field or "-", how or "-", step.cell]
+        for step, (field, how) in zip(result.steps, result.changed, strict=True)
+    ]
+    _strategy_table(rows, ["step", "field", "change made with", "cell"])
+    leaked = result.leaked_instances
+    print(f"\nleaked instances: {'not checked (no weak references)' if leaked is None else leaked}")
+    if result.skipped:
+        print("skipped: " + "; ".join(f"{path} ({reason})" for path, reason in result.skipped))
+    print("\nverdict:")
+    for line in result.verdict:
+        print(f"  - {line}")
+    if args.explain:
+        print()
+        for step, (field, _) in zip(result.steps, result.changed, strict=True):
+            if step.traces or step.explanations:
+                where = f" {field}" if field else ""
+                print(f"  {step.name}{where} ({step.cell}): {changes.DESCRIPTIONS[step.name]}")
+                print(textwrap.indent(_explanation(step), "    "))
+    return 0
+
+
+def _spread(spread: Any) -> str:
+    return f"{spread.median * 1e6:.1f} us [{spread.q1 * 1e6:.1f}, {spread.q3 * 1e6:.1f}]"
+
+
+def _cmd_time(args: argparse.Namespace) -> int:
+    from jitbench.timing import time_object
+
+    if (args.target is None) == (args.strategy is None):
+        raise JitbenchError(
+            "give a TARGET (package.module:factory) or --strategy NAME, one of them"
+        )
+    if args.target is not None:
+        target = _target(args)
+    else:
+        from jitbench.devices import resolve
+        from jitbench.strategies import get_strategy, load_plugins
+        from jitbench.targets import builtin_target
+
+        load_plugins()
+        strategy = get_strategy(args.strategy)
+        strategy.check_available()
+        target = builtin_target(strategy, resolve(args.device), args.size)
+    result = time_object(target, repeat=args.repeat, fields=args.fields)
+    if args.format == "json":
+        json.dump(result.to_dict(), sys.stdout, indent=2)
+        print()
+        return 0
+    rows = [
+        ("cold first call", "", "", result.cold),
+        ("cached call", "", "", result.cached),
+        ("dispatch only", "", "", result.dispatch),
+        *((f"after {a.step}", a.field, a.how, a.seconds) for a in result.after_change),
+    ]
+    if args.format == "csv":
+        writer = csv.writer(sys.stdout)
+        writer.writerow(["target", "device", "measure", "field", "how", "median_s", "q1_s", "q3_s",
+                         "samples", "number"])  # fmt: skip
+        for name, field, how, s in rows:
+            writer.writerow([result.target, result.device, name, field, how, s.median, s.q1,
+                             s.q3, s.samples, s.number])  # fmt: skip
+        return 0
+    print(f"timings of {result.target} on {result.device}: seconds per call, median [q1, q3]")
+    print(f"cold calls on {result.cold_on}; cached and dispatch: {args.repeat} samples\n")
+    table = [
+        (name, field or "-", how or "-", _spread(s), s.samples * s.number)
+        for name, field, how, s in rows
+    ]
+    _strategy_table(table, ["measure", "field", "change made with", "per call", "calls"])
+    errors = [a for a in result.after_change if a.error]
+    for a in errors:
+        print(f"{a.step} {a.field}: {a.error}")
     return 0
 
 
@@ -236,6 +348,33 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_init(args: argparse.Namespace) -> int:
+    from jitbench.scaffold import init_project
+
+    for path in init_project(args.dir, args.target):
+        print(path)
+    return 0
+
+
+def _target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "target", nargs="?", metavar="TARGET",
+        help="your object: package.module:factory (a callable returning it, or a jitbench.Target)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--call",
+        help="TARGET's method to call (default __call__), or package.module:function(obj, *inputs)",
+    )
+    parser.add_argument(
+        "--inputs", help="package.module:function returning TARGET's call arguments"
+    )
+    parser.add_argument(
+        "--fields", metavar="PATTERN",
+        help="TARGET's fields to change (glob or regex over paths such as layers[0].weight; "
+        "default: every static field and the first 3 arrays)",
+    )  # fmt: skip
+
+
 def _results_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results", type=Path, default=Path("results"), help="asv results dir (default results)"
@@ -257,7 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
     for knob, what in (("arrays", "array fields"), ("static", "static fields"), ("ops", "stages")):
         p.add_argument(f"--n-{knob}", type=_positive_int, default=1, help=f"{what} (default 1)")
 
-    p = sub.add_parser("audit", help="run the cache audit scenario per strategy")
+    p = sub.add_parser("audit", help="run the cache audit scenario per strategy, or on your object")
+    _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
     p.add_argument("--size", type=_positive_int, default=64, help="array length (default 64)")
     p.add_argument(
@@ -268,6 +408,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--explain", action="store_true", help="under the table, JAX's reason for every trace"
+    )
+
+    p = sub.add_parser("time", help="time a strategy's or your object's call, as the suite does")
+    _target_options(p)
+    p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
+    p.add_argument("--size", type=_positive_int, default=64, help="--strategy's array length")
+    p.add_argument(
+        "--device", type=_choice("device", DEVICE_SPECS), default="cpu", help="--strategy's device"
+    )
+    p.add_argument("--repeat", type=_positive_int, default=7, help="samples per figure (default 7)")
+    p.add_argument(
+        "--format", type=_choice("format", FORMATS), default="table", help="output format"
     )
 
     p = sub.add_parser("report", help="tables and plots from asv results")
@@ -295,6 +447,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="NOISE_CSV",
         help="jitbench validate's noise.csv: a change within a row's measured noise is marked ~",
+    )
+
+    p = sub.add_parser("init", help="write asv's config and benchmarks into another project")
+    p.add_argument("dir", nargs="?", type=Path, default=Path("."), help="its git repository")
+    p.add_argument(
+        "--target",
+        action="append",
+        metavar="MODULE:FACTORY",
+        help="a factory of an object with a jitted method (repeatable)",
     )
 
     p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
@@ -329,9 +490,11 @@ _COMMANDS = {
     "strategies": _cmd_strategies,
     "show": _cmd_show,
     "audit": _cmd_audit,
+    "time": _cmd_time,
     "report": _cmd_report,
     "compare": _cmd_compare,
     "validate": _cmd_validate,
+    "init": _cmd_init,
 }
 
 

@@ -211,14 +211,15 @@ class Cached:
     """
 
     timer = staticmethod(clock)
-    _prepared: Prepared | None = None
+    _prepared: Any = None
 
-    def cached(self, case: Callable[[], Case]) -> Prepared:
+    def cached(self, case: Callable[[], Any], prepare: Callable[[Any], Any] = Prepared) -> Any:
+        """The state ``prepare(case())`` (a :class:`Prepared` by default), built on first use."""
         if self._prepared is None:
             global _build_seconds
             start = time.perf_counter()
             try:
-                self._prepared = Prepared(case())
+                self._prepared = prepare(case())
             except NotImplementedError as exc:
                 raise skip(exc) from None
             finally:

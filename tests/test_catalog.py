@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "benchmarks"
 FIXTURE = Path(__file__).parent / "asv_project" / "benchmarks"
 REPORT = ROOT / "jitbench" / "report"
+# A real target (tests/target_models.py), so the suite lists its target benchmarks.
+TARGET = "target_models:make_model"
 DISCOVER = (
     "import sys\n"
     "from asv_runner.discovery import list_benchmarks\n"
@@ -33,11 +36,14 @@ DISCOVER = (
 def _discover(folder: Path, tmp_path: Path) -> dict[str, dict]:
     """asv's description of every benchmark under ``folder``, by name."""
     listing = tmp_path / f"{folder.parent.name}.json"
+    paths = (str(Path(__file__).parent), os.environ.get("PYTHONPATH", ""))
+    path = os.pathsep.join(p for p in paths if p)
     subprocess.run(
         [sys.executable, "-c", DISCOVER, str(folder), str(listing)],
         check=True,
         capture_output=True,
         cwd=tmp_path,
+        env=dict(os.environ, JITBENCH_TARGETS=TARGET, PYTHONPATH=path),
     )
     return {b["name"]: b for b in json.loads(listing.read_text())}
 

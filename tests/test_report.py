@@ -149,7 +149,8 @@ def test_page_leads_with_headline_tables_then_plots(built):
     assert sections[-2:] == ["All numbers", "Notes and omissions"]
     glance = index.split("## At a glance")[1].split("## Plots")[0]
     tables = [t for t in re.findall(r"^\|.*\|$", glance, flags=re.M) if "---" in t]
-    assert len(tables) == 2 * len(SIZES)  # cpu and cpu-sharded
+    # cpu and cpu-sharded, a table per size and one of the targets (their own sizes).
+    assert len(tables) == 2 * (len(SIZES) + 1)
     header = next(line for line in glance.splitlines() if line.startswith("| strategy"))
     assert [c.strip() for c in header.strip("|").split("|")] == [
         "strategy",
@@ -163,6 +164,25 @@ def test_page_leads_with_headline_tables_then_plots(built):
     ]
     for size in SIZES:
         assert list(_summary(built[0], size, kind="headline").reset_index()) == HEADLINE
+
+
+def test_targets_are_rows_of_the_headline_tables_beside_the_strategies(runs, built):
+    """A target's benchmarks fold into the built-in columns: the target in the strategy column."""
+    out = built[0]
+    glance = _index(out).split("## At a glance")[1].split("## Plots")[0]
+    assert "### cpu, targets" in glance
+    table = pd.read_csv(out / "tables" / "headline-cpu-targets.csv")
+    assert list(table["strategy"]) == ["fixture_models:make_model"]
+    # No eager at the target's sizes: no ratio or break-even columns.
+    assert list(table) == ["strategy", "hazard", "first_call_s", "cached_call_s", "dispatch_s"]
+    result = runs.asv_result(runs.c3)
+    for benchmark, column in (
+        (catalog.COLD, "first_call_s"),
+        (catalog.CACHED, "cached_call_s"),
+        (catalog.DISPATCH, "dispatch_s"),
+    ):
+        twin = _asv(result, catalog.TARGET_TWINS[benchmark])
+        assert table[column].iloc[0] == twin["fixture_models:make_model", "cpu"], column
 
 
 def test_newest_commit_is_used_and_named(runs, built):

@@ -47,7 +47,8 @@ def line_plot(
         run.omit(f"plot {title}", *benchmarks.values())
         return
     frame = run.frame[run.frame["benchmark"].isin(present.values())]
-    frame = frame[frame["status"] == "ok"]
+    # Targets have no size (nor any other x of the suite's): no point on these axes.
+    frame = frame[(frame["status"] == "ok") & frame[x].notna()]
     hazards = hazard_of(run)
     devices = pd.unique(frame["device"].dropna()) if frame["device"].notna().any() else [None]
     for device in devices:

@@ -20,6 +20,7 @@ from jitbench.report.summary import (
     per_device,
     summary,
 )
+from jitbench.report.targets import group_slug, group_title, is_target_group
 
 BREAK_EVEN_TEXT = {
     "break_even_vs_warm_eager": (
@@ -90,10 +91,13 @@ def headline(run: Run) -> None:
             )
         )
     )
-    for (device, size), rows in table.groupby(["device", "size"], sort=False):
+    for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
         shown = [c for c in [*HEADLINE, "fastest_correct"] if c in rows]
-        run.heading(f"{device}, size {size}", 1)
-        run.blocks += run.table(f"headline-{slug(device)}-size{size}", rows[shown])
+        if is_target_group(size):
+            # Eager at the target's own sizes was not measured: no ratios, no break-even.
+            shown = [c for c in shown if c not in ("cached_x_eager", *BREAK_EVEN)]
+        run.heading(group_title(device, size), 1)
+        run.blocks += run.table(f"headline-{slug(group_slug(device, size))}", rows[shown])
 
 
 def full_tables(run: Run) -> None:
@@ -106,10 +110,10 @@ def full_tables(run: Run) -> None:
         "measured in one process for the grid; 'cold first call' comes from processes of "
         "its own, so the two calls differ by the process-to-process spread of a compile."
     )
-    for (device, size), rows in table.groupby(["device", "size"], sort=False):
+    for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
         shown = [c for c in FULL if c in rows]
-        blocks = run.table(f"summary-{slug(device)}-size{size}", rows[shown])
-        run.blocks.append(Details(f"{device}, size {size}: every column", tuple(blocks)))
+        blocks = run.table(f"summary-{slug(group_slug(device, size))}", rows[shown])
+        run.blocks.append(Details(f"{group_title(device, size)}: every column", tuple(blocks)))
     path = run.path("tables", "summary.csv")
     table.to_csv(path, index=False)
     run.blocks.append(run.csv_link(path))
@@ -123,7 +127,8 @@ def break_even(run: Run) -> None:
     run.text("Two definitions, both against eager at the same device and size:")
     run.blocks.append(Bullets(tuple((*BREAK_EVEN_TEXT[name], ".") for name in BREAK_EVEN)))
     run.text("never = not cheaper than eager per call; baseline = eager itself.")
-    for device, rows in table.groupby("device", sort=False):
+    sized = table[table["size"].notna()]
+    for device, rows in sized.groupby("device", sort=False):
         for name, short in zip(BREAK_EVEN, ("warm", "cold"), strict=True):
             wide = rows.pivot(index="strategy", columns="size", values=name)
             wide.columns = [f"size {size}" for size in wide.columns]
@@ -180,11 +185,11 @@ def after_change(run: Run) -> None:
         "The call right after a change made through the strategy's own update; a retrace "
         "shows as a call close to the cold first call."
     )
-    for (device, size), rows in table.groupby(["device", "size"], sort=False):
+    for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
         first = [c for c in ("cached_call_s",) if c in rows]
-        run.heading(f"{device}, size {size}", 1)
+        run.heading(group_title(device, size), 1)
         run.blocks += run.table(
-            f"after-change-{slug(device)}-size{size}",
+            f"after-change-{slug(group_slug(device, size))}",
             rows[["strategy", "hazard", *first, *after]],
         )
 

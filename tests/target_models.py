@@ -1,0 +1,57 @@
+"""Targets written the way their users write them, for the tests of targets in the grid.
+
+``make_model``: a ``jax.tree_util.register_dataclass`` model whose ``__call__``
+calls a module-level jitted function with the model as a pytree argument.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from jitbench.targets import Target
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Affine:
+    weight: jax.Array
+    bias: jax.Array
+    scale: float = dataclasses.field(default=2.0, metadata={"static": True})
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return _apply(self, x)
+
+
+@jax.jit
+def _apply(model: Affine, x: jax.Array) -> jax.Array:
+    return x * model.weight * model.scale + model.bias
+
+
+def make_model() -> Target:
+    return Target(Affine(jnp.ones(8), jnp.zeros(8)), inputs=(jnp.arange(8.0),))
+
+
+not_a_factory = 3
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Arrays:
+    """Only array fields: no static field to change."""
+
+    weight: jax.Array
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return _double(self, x)
+
+
+@jax.jit
+def _double(model: Arrays, x: jax.Array) -> jax.Array:
+    return 2 * x * model.weight
+
+
+def make_arrays() -> Target:
+    return Target(Arrays(jnp.ones(8)), inputs=(jnp.arange(8.0),))

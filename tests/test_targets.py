@@ -1,0 +1,83 @@
+"""Loading a user's object as a target: what it calls, and every way loading fails."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import user_models
+
+import jitbench
+from jitbench.targets import Target, load_target
+
+
+def test_a_factory_returning_the_object_with_call_and_inputs_named():
+    target = load_target("user_models:custom_class", call="calc", inputs="user_models:vector")
+    assert isinstance(target.obj, user_models.CustomClass)
+    assert target.name == "user_models:custom_class" and target.call == "calc"
+    assert target.factory is user_models.custom_class
+    np.testing.assert_allclose(target.function()(), target.obj.x * user_models.vector())
+    other = target.new_instance()
+    assert isinstance(other, user_models.CustomClass) and other is not target.obj
+
+
+def test_a_factory_returning_a_target():
+    target = load_target("user_models:value_hash_target")
+    assert (target.call, len(target.inputs)) == ("calc", 1)
+    assert target.factory is user_models.value_hash_target
+    assert isinstance(target.new_instance(), user_models.ValueHashClass)
+
+
+def test_a_function_taking_the_object():
+    target = load_target("user_models:mlp", call="user_models:forward", inputs="user_models:vector")
+    assert target.call is user_models.forward
+    assert target.call_name == "user_models.forward"
+    np.testing.assert_allclose(target.function()(), target.obj(user_models.vector()), rtol=1e-5)
+
+
+def test_single_input_is_one_argument_and_default_call_is_dunder_call():
+    target = load_target("user_models:scaled", inputs="user_models:vector")
+    assert target.call == "__call__" and len(target.inputs) == 1
+    assert Target(3).name == "int" and Target(3, [1, 2]).inputs == (1, 2)
+
+
+@pytest.mark.parametrize(
+    "spec, call, inputs, message",
+    [
+        ("user_models.custom_class", None, None,
+         "target 'user_models.custom_class' must be package.module:name, with a ':'"),
+        ("no_such_module_jb:f", None, None,
+         "target 'no_such_module_jb:f': cannot import module 'no_such_module_jb': "
+         "ModuleNotFoundError: No module named 'no_such_module_jb'"),
+        ("broken_model:make", None, None,
+         "target 'broken_model:make': cannot import module 'broken_model': "
+         "RuntimeError: CUDA is not available"),
+        ("user_models:nope", None, None,
+         "target 'user_models:nope': 'user_models' has no attribute 'nope'"),
+        ("user_models:NOT_A_FACTORY", None, None,
+         "target 'user_models:NOT_A_FACTORY' is not callable: it is a int"),
+        ("user_models:missing_weights", None, None,
+         "target factory 'user_models:missing_weights' raised "
+         "FileNotFoundError: no checkpoint at /models/mlp.eqx"),
+        ("user_models:custom_class", "calcc", None,
+         "target 'user_models:custom_class' (CustomClass) has no method 'calcc'; "
+         "its methods: calc"),
+        ("user_models:custom_class", "x", None,
+         "target 'user_models:custom_class' (CustomClass) has a non-callable attribute 'x'; "
+         "its methods: calc"),
+        ("user_models:custom_class", "user_models:nope", None,
+         "call 'user_models:nope': 'user_models' has no attribute 'nope'"),
+        ("user_models:custom_class", "calc", "user_models:wrong_inputs",
+         "inputs 'user_models:wrong_inputs' raised ValueError: batch size must be positive"),
+        ("user_models:custom_class", "calc", "user_models:NOT_A_FACTORY",
+         "inputs 'user_models:NOT_A_FACTORY' is not callable: it is a int"),
+    ],
+)  # fmt: skip
+def test_every_loading_failure_is_one_line_naming_the_value(spec, call, inputs, message):
+    with pytest.raises(jitbench.JitbenchError) as info:
+        load_target(spec, call=call, inputs=inputs)
+    assert str(info.value) == message
+
+
+def test_new_instance_without_factory_is_an_error():
+    with pytest.raises(jitbench.JitbenchError, match="has no factory"):
+        Target(user_models.custom_class()).new_instance()
