@@ -7,8 +7,8 @@ equinox pinned as ``JAX_HISTORY`` pins them) under ``.asv/audit-envs/``,
 installs jitbench from this repository into it, and writes
 ``docs/history/audit-jax<release>.json``: the release's pins, the jitbench
 commit, the date and the whole ``jitbench audit --format json`` (JAX's
-explanations without paths of the virtualenv, object ids or addresses, so that a
-rerun changes only what the audit found).
+explanations without paths of the virtualenv, object ids, addresses or trace
+times, so that a rerun changes only what the audit found).
 
 Usage: ``python docs/release_audits.py [--envs DIR] [--python PYTHON]``;
 ``nox -s jax_history`` runs it at its end. An environment whose pins match is
@@ -21,6 +21,7 @@ import argparse
 import ast
 import datetime
 import json
+import os
 import re
 import subprocess
 import sys
@@ -84,9 +85,11 @@ def audit(env: Path, jitbench: Path) -> list[dict]:
          "--force-reinstall", str(jitbench)],
         check=True, capture_output=True,
     )  # fmt: skip
+    # A fixed hash seed: explanations print sets, whose order follows string hashes.
     out = subprocess.run(
         [python, "-m", "jitbench", "audit", "--format", "json"],
         check=True, capture_output=True, text=True, cwd=env,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )  # fmt: skip
     audits = json.loads(out.stdout)
     for step in (step for strategy in audits for step in strategy["steps"]):
@@ -96,9 +99,10 @@ def audit(env: Path, jitbench: Path) -> list[dict]:
 
 def stable(explanation: str) -> str:
     """JAX's explanation without what changes between runs and checkouts: the virtualenv's
-    path (files are named from site-packages on), object ids and addresses."""
+    path (files are named from site-packages on), object ids and addresses, and the
+    milliseconds a trace cost (some releases give them)."""
     explanation = re.sub(r"/\S*?/site-packages/", "", explanation)
-    return re.sub(r" id=\d+| at 0x[0-9a-f]+", "", explanation)
+    return re.sub(r" id=\d+| at 0x[0-9a-f]+| costing [\d.]+ ms", "", explanation)
 
 
 def installed(env: Path) -> dict[str, str]:
