@@ -6,7 +6,9 @@ a clone, so this builds one virtualenv per release (jax, jaxlib, flax and
 equinox pinned as ``JAX_HISTORY`` pins them) under ``.asv/audit-envs/``,
 installs jitbench from this repository into it, and writes
 ``docs/history/audit-jax<release>.json``: the release's pins, the jitbench
-commit, the date and the whole ``jitbench audit --format json``.
+commit, the date and the whole ``jitbench audit --format json`` (JAX's
+explanations without paths of the virtualenv, object ids, addresses or trace
+times, so that a rerun changes only what the audit found).
 
 Usage: ``python docs/release_audits.py [--envs DIR] [--python PYTHON]``;
 ``nox -s jax_history`` runs it at its end. An environment whose pins match is
@@ -19,6 +21,8 @@ import argparse
 import ast
 import datetime
 import json
+import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -81,11 +85,24 @@ def audit(env: Path, jitbench: Path) -> list[dict]:
          "--force-reinstall", str(jitbench)],
         check=True, capture_output=True,
     )  # fmt: skip
+    # A fixed hash seed: explanations print sets, whose order follows string hashes.
     out = subprocess.run(
         [python, "-m", "jitbench", "audit", "--format", "json"],
         check=True, capture_output=True, text=True, cwd=env,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )  # fmt: skip
-    return json.loads(out.stdout)
+    audits = json.loads(out.stdout)
+    for step in (step for strategy in audits for step in strategy["steps"]):
+        step["explanations"] = [stable(text) for text in step["explanations"]]
+    return audits
+
+
+def stable(explanation: str) -> str:
+    """JAX's explanation without what changes between runs and checkouts: the virtualenv's
+    path (files are named from site-packages on), object ids and addresses, and the
+    milliseconds a trace cost (some releases give them)."""
+    explanation = re.sub(r"/\S*?/site-packages/", "", explanation)
+    return re.sub(r" id=\d+| at 0x[0-9a-f]+| costing [\d.]+ ms", "", explanation)
 
 
 def installed(env: Path) -> dict[str, str]:
