@@ -154,8 +154,14 @@ def _children(value: Any) -> list[tuple[Key, str, Any]] | None:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = [f.name for f in dataclasses.fields(value)]
         return [(("attr", n), f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
-    if hasattr(value, "__dict__") and not isinstance(value, type):
+    if isinstance(value, type):
+        return None
+    if hasattr(value, "__dict__"):
         return [(("attr", n), f".{n}", v) for n, v in vars(value).items()]
+    slots = [n for c in type(value).__mro__ for n in getattr(c, "__slots__", ())]
+    if slots and type(value).__module__.split(".")[0] not in LIBRARY_PACKAGES:
+        names = [n for n in slots if n != "__weakref__" and hasattr(value, n)]
+        return [(("attr", n), f".{n}", getattr(value, n)) for n in names]
     return None
 
 
@@ -171,7 +177,18 @@ def _skip_reason(name: str, value: Any) -> str | None:
         return None
     if _is_function(value) or (callable(value) and _children(value) is None):
         return "a function: jit treats it as static; not a value a user changes between calls"
+    if _is_library_internal(value):
+        return f"{type(value).__module__}.{type(value).__name__}: the library's own bookkeeping"
     return None
+
+
+def _is_library_internal(value: Any) -> bool:
+    """An object of JAX's or a library's own that is no model part (nnx's GraphDef, State)."""
+    package = type(value).__module__.split(".")[0]
+    if package not in LIBRARY_PACKAGES or package in ("builtins", "functools"):
+        return False
+    part = _is_eqx_module(value) or _is_nnx_module(value) or _is_variable(value)
+    return not (part or is_array(value))
 
 
 def _is_function(value: Any) -> bool:
@@ -219,6 +236,7 @@ def walk(obj: Any) -> tuple[list[Field], list[Skipped]]:
     fields: list[Field] = []
     skipped: list[Skipped] = []
     seen: set[int] = set()
+    leaves: dict[int, str] = {}  # id of a Variable or array -> the path it was found at
 
     def visit(node: Any, keys: tuple[Key, ...], path: str) -> None:
         if id(node) in seen or len(keys) > MAX_DEPTH:
@@ -230,6 +248,10 @@ def walk(obj: Any) -> tuple[list[Field], list[Skipped]]:
             if reason:
                 skipped.append(Skipped(where, reason))
                 continue
+            if (_is_variable(child) or is_array(child)) and id(child) in leaves:
+                skipped.append(Skipped(where, f"the same object as {leaves[id(child)]}"))
+                continue
+            leaves[id(child)] = where
             leaf = (
                 child.get_value() if _is_variable(child) and hasattr(child, "get_value") else child
             )

@@ -127,18 +127,18 @@ def hazards(result: AuditResult) -> list[str]:
             lines.append("the same call again, nothing changed, compiles again: at every call")
         if step.name in ("seen_static", "equal_instance") and step.compiles and step.correct:
             lines.append(f"{subject} compiles again: nothing compiled before is reused for it")
-    if result.leaked_instances is None:
-        lines.append("leaks not checked: the object cannot be weakly referenced")
-    elif result.leaked_instances:
+    if result.leaked_instances:
         lines.append(
             f"{result.leaked_instances} instances stay alive after the scenario dropped them: "
             "jit's cache holds them, and memory grows with every instance"
         )
     if not any(not line.startswith("not applicable") for line in lines):
         lines.append(
-            "no hazard: every change was seen, every result matched the call without jit, "
-            "nothing leaked"
+            "no hazard: every change was seen, every result matched the call without jit"
+            + (", nothing leaked" if result.leaked_instances == 0 else "")
         )
+    if result.leaked_instances is None:
+        lines.append("leaks not checked: the object cannot be weakly referenced")
     return lines
 
 
