@@ -202,3 +202,7 @@ class Slotted:
 
 def slotted() -> Slotted:
     return Slotted(_x(), True)
+
+
+def scalar() -> float:
+    return 1.5
