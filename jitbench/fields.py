@@ -35,7 +35,7 @@ Kind = Literal["array", "static"]
 Key = tuple[Literal["attr", "item"], Any]
 MAX_DEPTH = 12
 DEFAULT_ARRAYS = 3
-EQX_STATIC = "a new module with the field set, as equinox's unflatten builds one"
+EQX_STATIC = "a new module, built as equinox unflattens one"
 # Callables of these packages are functions to skip, not sub-objects to walk into.
 LIBRARY_PACKAGES = ("jax", "jaxlib", "equinox", "flax", "functools", "builtins")
 STATIC_TYPES = (bool, int, float, str, enum.Enum, type(None))
@@ -281,14 +281,21 @@ def walk(obj: Any) -> tuple[list[Field], list[Skipped]]:
 def choose(
     fields: Sequence[Field], pattern: str | None = None, arrays: int = DEFAULT_ARRAYS
 ) -> tuple[list[Field], list[Skipped]]:
-    """The fields to play: those whose path matches ``pattern`` (a glob, else a regular
-    expression searched in the path), or by default every static field and the first
-    ``arrays`` array fields; the others come back as skipped."""
+    """The fields to play, and the others as skipped.
+
+    With ``pattern``: every field whose path starts with it (``layers[0].``), matches it
+    as a glob (``*.weight``) or as a regular expression searched in it (``^(depth|scan)$``);
+    by default every static field and the first ``arrays`` array fields.
+    """
     chosen, left = [], []
     if pattern is not None:
-        regex = re.compile(fnmatch.translate(pattern)) if any(c in pattern for c in "*?[") else None
+        try:
+            regex: re.Pattern[str] | None = re.compile(pattern)
+        except re.error:
+            regex = None
         for f in fields:
-            hit = regex.match(f.path) if regex else re.search(pattern, f.path)
+            hit = f.path.startswith(pattern) or fnmatch.fnmatchcase(f.path, pattern)
+            hit = hit or bool(regex and regex.search(f.path))
             (chosen if hit else left).append(f)
         return chosen, [Skipped(f.path, f"not matched by --fields {pattern!r}") for f in left]
     n = 0

@@ -19,6 +19,7 @@ import functools
 from jitbench.cache_audit import AuditResult, Step, audit
 from jitbench.changes import CHANGES, DESCRIPTIONS
 from jitbench.devices import DEVICE_SPECS, resolve
+from jitbench.fields import EQX_STATIC
 from jitbench.strategies import STRATEGIES, get_strategy
 
 KINDS = ("repeat_call", *CHANGES)
@@ -30,6 +31,7 @@ HOW = {
     "dataclasses.replace": "with dataclasses.replace",
     ".replace": "with .replace",
     "eqx.tree_at": "with eqx.tree_at",
+    EQX_STATIC: "in a new module (eqx.tree_at cannot reach a static field)",
 }
 Signature = dict[str, tuple[bool, str] | bool | None]
 

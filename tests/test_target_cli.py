@@ -144,3 +144,24 @@ def test_time_object_counts_what_it_was_asked():
 def test_spread_quartiles():
     assert Spread.of([4.0, 1.0, 3.0, 2.0, 5.0]) == Spread(3.0, 2.0, 4.0, 5, 1)
     assert Spread.of([2.0], 10) == Spread(2.0, 2.0, 2.0, 1, 10)
+
+
+def test_the_documented_example_runs_as_a_user_runs_it(bare_env):
+    """docs/examples/equinox_mlp.py, found through PYTHONPATH as its docstring says."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**bare_env, "PYTHONPATH": f"{root / 'docs' / 'examples'}:{root}"}
+    args = ["equinox_mlp:mlp", "--call", "equinox_mlp:forward", "--inputs", "equinox_mlp:batch"]
+    args += ["--fields", "layers[0].", "--format", "json"]
+    command = [sys.executable, "-m", "jitbench", "audit", *args]
+    out = subprocess.run(command, capture_output=True, text=True, env=env, cwd=root)
+    assert out.returncode == 0, out.stderr
+    (data,) = json.loads(out.stdout)
+    assert data["matches"] == "equinox_filter_jit" and data["stale_results"] == 0
+    assert {s["field"] for s in data["steps"]} == {
+        "", "layers[0].weight", "layers[0].bias", "layers[0].in_features",
+        "layers[0].out_features", "layers[0].use_bias",
+    }  # fmt: skip
