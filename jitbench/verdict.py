@@ -116,7 +116,9 @@ def hazards(result: AuditResult) -> list[str]:
     lines = []
     for step, (field, how) in zip(result.steps, result.changed, strict=True):
         subject = _subject(step, field, how) if step.name in CHANGES else ""
-        if step.outcome == "stale":
+        if step.outcome == "stale" and step.name.endswith("_instance"):
+            lines.append(f"{subject}: jit returns a result computed for other values")
+        elif step.outcome == "stale":
             lines.append(f"{subject} is not seen: jit keeps returning results for the old values")
         elif step.outcome == "error":
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
