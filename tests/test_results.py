@@ -42,7 +42,7 @@ PER_CALL = {
 SLOWDOWN = 3
 # Benchmarks that only the newest commit, c3, ran.
 LATER = (catalog.DISK_COLD, catalog.DISK_WARM, catalog.DISK_HITS, catalog.DEVICE_COUNT)
-LATER += (catalog.HAZARDS["errors"],)
+LATER += (catalog.HAZARDS["errors"], *catalog.TARGET_TWINS.values())
 # The device grid of commit c3 (c1 and c2 have cpu and gpu only).
 C3_DEVICES = ["cpu", "cpu-sharded", "gpu"]
 
@@ -167,6 +167,7 @@ def test_columns_and_types(frame):
         "n_arrays",
         "n_ops",
         "n_devices",
+        "target",
     ]
     assert set(frame["strategy"].dropna()) == set(STRATEGIES)
     assert set(frame["machine"]) == {MACHINE}
