@@ -118,7 +118,8 @@ def _build(root: Path) -> AsvRuns:
 
     # Five samples a run of the cpu combinations (asv keeps the others' results);
     # the first run replaces the quick run's single sample.
-    precise = ("--bench", r"CachedCall\.time_cached_call\(.*'cpu'\)", "--record-samples")
+    precise = ("--bench", r"^bench_cached\.CachedCall\.time_cached_call\(.*'cpu'\)")
+    precise += ("--record-samples",)
     precise += ("-a", "repeat=5", "-a", "rounds=1")
     more = (*precise, "--append-samples")
     call("git", "init", "-q", "-b", "main")
