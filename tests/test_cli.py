@@ -20,7 +20,7 @@ from jitbench.cli import main
 
 NAMES = list(jitbench.STRATEGIES)
 ALL_NAMES = ", ".join(NAMES)
-COMMANDS = ("strategies", "show", "audit", "time", "report", "compare", "validate")
+COMMANDS = ("strategies", "show", "audit", "time", "report", "compare", "init", "validate")
 # What the audit runs by default: the strategies the installed packages serve.
 AVAILABLE = [name for name in NAMES if below_minimum(name) is None]
 AOT_DIFFER = (
