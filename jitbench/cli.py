@@ -226,7 +226,10 @@ def _audit_target(args: argparse.Namespace) -> int:
 
 
 def _spread(spread: Any) -> str:
-    return f"{spread.median * 1e6:.1f} us [{spread.q1 * 1e6:.1f}, {spread.q3 * 1e6:.1f}]"
+    """Median [q1, q3] in microseconds, or milliseconds from 1 ms on."""
+    scale, unit = (1e3, "ms") if spread.median >= 1e-3 else (1e6, "us")
+    q1, median, q3 = (value * scale for value in (spread.q1, spread.median, spread.q3))
+    return f"{median:.1f} {unit} [{q1:.1f}, {q3:.1f}]"
 
 
 def _cmd_time(args: argparse.Namespace) -> int:
@@ -360,8 +363,8 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--fields", metavar="PATTERN",
-        help="TARGET's fields to change (glob or regex over paths such as layers[0].weight; "
-        "default: every static field and the first 3 arrays)",
+        help="TARGET's fields to change: a path prefix (layers[0].), glob (*.weight) or regex; "
+        "default: every static field and the first 3 arrays",
     )  # fmt: skip
 
 

@@ -35,7 +35,7 @@ Kind = Literal["array", "static"]
 Key = tuple[Literal["attr", "item"], Any]
 MAX_DEPTH = 12
 DEFAULT_ARRAYS = 3
-EQX_STATIC = "a new module with the field set, as equinox's unflatten builds one"
+EQX_STATIC = "a new module, built as equinox unflattens one"
 # Callables of these packages are functions to skip, not sub-objects to walk into.
 LIBRARY_PACKAGES = ("jax", "jaxlib", "equinox", "flax", "functools", "builtins")
 STATIC_TYPES = (bool, int, float, str, enum.Enum, type(None))
@@ -154,8 +154,14 @@ def _children(value: Any) -> list[tuple[Key, str, Any]] | None:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = [f.name for f in dataclasses.fields(value)]
         return [(("attr", n), f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
-    if hasattr(value, "__dict__") and not isinstance(value, type):
+    if isinstance(value, type):
+        return None
+    if hasattr(value, "__dict__"):
         return [(("attr", n), f".{n}", v) for n, v in vars(value).items()]
+    slots = [n for c in type(value).__mro__ for n in getattr(c, "__slots__", ())]
+    if slots and type(value).__module__.split(".")[0] not in LIBRARY_PACKAGES:
+        names = [n for n in slots if n != "__weakref__" and hasattr(value, n)]
+        return [(("attr", n), f".{n}", getattr(value, n)) for n in names]
     return None
 
 
@@ -171,7 +177,18 @@ def _skip_reason(name: str, value: Any) -> str | None:
         return None
     if _is_function(value) or (callable(value) and _children(value) is None):
         return "a function: jit treats it as static; not a value a user changes between calls"
+    if _is_library_internal(value):
+        return f"{type(value).__module__}.{type(value).__name__}: the library's own bookkeeping"
     return None
+
+
+def _is_library_internal(value: Any) -> bool:
+    """An object of JAX's or a library's own that is no model part (nnx's GraphDef, State)."""
+    package = type(value).__module__.split(".")[0]
+    if package not in LIBRARY_PACKAGES or package in ("builtins", "functools"):
+        return False
+    part = _is_eqx_module(value) or _is_nnx_module(value) or _is_variable(value)
+    return not (part or is_array(value))
 
 
 def _is_function(value: Any) -> bool:
@@ -219,6 +236,7 @@ def walk(obj: Any) -> tuple[list[Field], list[Skipped]]:
     fields: list[Field] = []
     skipped: list[Skipped] = []
     seen: set[int] = set()
+    leaves: dict[int, str] = {}  # id of a Variable or array -> the path it was found at
 
     def visit(node: Any, keys: tuple[Key, ...], path: str) -> None:
         if id(node) in seen or len(keys) > MAX_DEPTH:
@@ -230,6 +248,10 @@ def walk(obj: Any) -> tuple[list[Field], list[Skipped]]:
             if reason:
                 skipped.append(Skipped(where, reason))
                 continue
+            if (_is_variable(child) or is_array(child)) and id(child) in leaves:
+                skipped.append(Skipped(where, f"the same object as {leaves[id(child)]}"))
+                continue
+            leaves[id(child)] = where
             leaf = (
                 child.get_value() if _is_variable(child) and hasattr(child, "get_value") else child
             )
@@ -259,14 +281,21 @@ def walk(obj: Any) -> tuple[list[Field], list[Skipped]]:
 def choose(
     fields: Sequence[Field], pattern: str | None = None, arrays: int = DEFAULT_ARRAYS
 ) -> tuple[list[Field], list[Skipped]]:
-    """The fields to play: those whose path matches ``pattern`` (a glob, else a regular
-    expression searched in the path), or by default every static field and the first
-    ``arrays`` array fields; the others come back as skipped."""
+    """The fields to play, and the others as skipped.
+
+    With ``pattern``: every field whose path starts with it (``layers[0].``), matches it
+    as a glob (``*.weight``) or as a regular expression searched in it (``^(depth|scan)$``);
+    by default every static field and the first ``arrays`` array fields.
+    """
     chosen, left = [], []
     if pattern is not None:
-        regex = re.compile(fnmatch.translate(pattern)) if any(c in pattern for c in "*?[") else None
+        try:
+            regex: re.Pattern[str] | None = re.compile(pattern)
+        except re.error:
+            regex = None
         for f in fields:
-            hit = regex.match(f.path) if regex else re.search(pattern, f.path)
+            hit = f.path.startswith(pattern) or fnmatch.fnmatchcase(f.path, pattern)
+            hit = hit or bool(regex and regex.search(f.path))
             (chosen if hit else left).append(f)
         return chosen, [Skipped(f.path, f"not matched by --fields {pattern!r}") for f in left]
     n = 0

@@ -19,6 +19,7 @@ import functools
 from jitbench.cache_audit import AuditResult, Step, audit
 from jitbench.changes import CHANGES, DESCRIPTIONS
 from jitbench.devices import DEVICE_SPECS, resolve
+from jitbench.fields import EQX_STATIC
 from jitbench.strategies import STRATEGIES, get_strategy
 
 KINDS = ("repeat_call", *CHANGES)
@@ -30,6 +31,7 @@ HOW = {
     "dataclasses.replace": "with dataclasses.replace",
     ".replace": "with .replace",
     "eqx.tree_at": "with eqx.tree_at",
+    EQX_STATIC: "in a new module (eqx.tree_at cannot reach a static field)",
 }
 Signature = dict[str, tuple[bool, str] | bool | None]
 
@@ -114,7 +116,9 @@ def hazards(result: AuditResult) -> list[str]:
     lines = []
     for step, (field, how) in zip(result.steps, result.changed, strict=True):
         subject = _subject(step, field, how) if step.name in CHANGES else ""
-        if step.outcome == "stale":
+        if step.outcome == "stale" and step.name.endswith("_instance"):
+            lines.append(f"{subject}: jit returns a result computed for other values")
+        elif step.outcome == "stale":
             lines.append(f"{subject} is not seen: jit keeps returning results for the old values")
         elif step.outcome == "error":
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
@@ -127,18 +131,18 @@ def hazards(result: AuditResult) -> list[str]:
             lines.append("the same call again, nothing changed, compiles again: at every call")
         if step.name in ("seen_static", "equal_instance") and step.compiles and step.correct:
             lines.append(f"{subject} compiles again: nothing compiled before is reused for it")
-    if result.leaked_instances is None:
-        lines.append("leaks not checked: the object cannot be weakly referenced")
-    elif result.leaked_instances:
+    if result.leaked_instances:
         lines.append(
             f"{result.leaked_instances} instances stay alive after the scenario dropped them: "
             "jit's cache holds them, and memory grows with every instance"
         )
     if not any(not line.startswith("not applicable") for line in lines):
         lines.append(
-            "no hazard: every change was seen, every result matched the call without jit, "
-            "nothing leaked"
+            "no hazard: every change was seen, every result matched the call without jit"
+            + (", nothing leaked" if result.leaked_instances == 0 else "")
         )
+    if result.leaked_instances is None:
+        lines.append("leaks not checked: the object cannot be weakly referenced")
     return lines
 
 

@@ -179,3 +179,30 @@ class BestRow:
 
 def best_row() -> BestRow:
     return BestRow(_x(), True)
+
+
+# --- Slots and no weak references: a helper function jitted with the flag static -------------
+
+
+@partial(jax.jit, static_argnums=0)
+def _times(mul, x, y):
+    return x * y if mul else y
+
+
+class Slotted:
+    __slots__ = ("mul", "x")
+
+    def __init__(self, x, mul):
+        self.x = x
+        self.mul = mul
+
+    def __call__(self, y):
+        return _times(self.mul, self.x, y)
+
+
+def slotted() -> Slotted:
+    return Slotted(_x(), True)
+
+
+def scalar() -> float:
+    return 1.5
