@@ -80,8 +80,9 @@ BENCH_TARGETS = '''\
 A target is ``package.module:factory``: a callable returning the object, or a
 ``jitbench.Target(obj, inputs, call=...)`` saying which call to measure with
 which arguments. Each target gets jitbench's rows per device: cold first
-call, first call in a fresh process, cached call and dispatch, peak memory
-(``jitbench.target_benchmarks``). ``JITBENCH_TARGETS`` adds more.
+call, first call in a fresh process, cached call and dispatch, the call
+after each kind of change its audit plays, the audit's hazard counts and
+peak memory (``jitbench.target_benchmarks``). ``JITBENCH_TARGETS`` adds more.
 """
 
 from jitbench.target_benchmarks import benchmark_classes

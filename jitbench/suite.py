@@ -213,13 +213,13 @@ class Cached:
     timer = staticmethod(clock)
     _prepared: Any = None
 
-    def cached(self, case: Callable[[], Any], prepare: Callable[[Any], Any] = Prepared) -> Any:
+    def cached(self, case: Callable[[], Any], prepare: Callable[[Any], Any] | None = None) -> Any:
         """The state ``prepare(case())`` (a :class:`Prepared` by default), built on first use."""
         if self._prepared is None:
             global _build_seconds
             start = time.perf_counter()
             try:
-                self._prepared = prepare(case())
+                self._prepared = (prepare or Prepared)(case())
             except NotImplementedError as exc:
                 raise skip(exc) from None
             finally:

@@ -52,7 +52,7 @@ PER_CALL: dict[str, float] = _FIXTURE_TABLES.PER_CALL
 SLOWDOWN = 20
 # Benchmarks that only the newest commit, c3, ran.
 LATER = (catalog.DISK_COLD, catalog.DISK_WARM, catalog.DISK_HITS, catalog.DEVICE_COUNT)
-LATER += (catalog.HAZARDS["errors"],)
+LATER += (catalog.HAZARDS["errors"], *catalog.TARGET_TWINS.values())
 # The device grid of commit c3 (c1 and c2 have cpu and gpu only).
 C3_DEVICES = ["cpu", "cpu-sharded", "gpu"]
 
@@ -128,7 +128,8 @@ def _build(root: Path) -> AsvRuns:
 
     # Five samples a run of the cpu combinations (asv keeps the others' results);
     # the first run replaces the quick run's single sample.
-    precise = ("--bench", r"CachedCall\.time_cached_call\(.*'cpu'\)", "--record-samples")
+    precise = ("--bench", r"^bench_cached\.CachedCall\.time_cached_call\(.*'cpu'\)")
+    precise += ("--record-samples",)
     precise += ("-a", "repeat=5", "-a", "rounds=1")
     more = (*precise, "--append-samples")
     call("git", "init", "-q", "-b", "main")
@@ -177,6 +178,7 @@ def test_columns_and_types(frame):
         "n_arrays",
         "n_ops",
         "n_devices",
+        "target",
     ]
     assert set(frame["strategy"].dropna()) == set(STRATEGIES)
     assert set(frame["machine"]) == {MACHINE}

@@ -13,8 +13,9 @@ commit 3; ``jitbench report`` shows the target in its headline table; ``asv
 publish`` renders the target's graph in the dashboard.
 
 Only the target's cached-call benchmarks run, one round of ten samples
-each (samples recorded, so compare uses asv's Mann-Whitney test): about a
-minute and a half in all here. The compare factor is 5: the planted slowdown
+each (samples recorded, so compare uses asv's Mann-Whitney test): 65 to 130
+seconds in all on this two-core machine, as busy as other jobs made it
+(most of it asv's runs and init's wheel build). The compare factor is 5: the planted slowdown
 is ten times beyond it, and the busiest minutes of this two-core machine,
 shared by other jobs, moved a median of unchanged code by 2.7 times at most.
 """

@@ -94,8 +94,10 @@ def headline(run: Run) -> None:
     for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
         shown = [c for c in [*HEADLINE, "fastest_correct"] if c in rows]
         if is_target_group(size):
-            # Eager at the target's own sizes was not measured: no ratios, no break-even.
-            shown = [c for c in shown if c not in ("cached_x_eager", *BREAK_EVEN)]
+            # Eager at the target's own sizes was not measured: no ratios, no break-even,
+            # and no "fastest" among objects that compute different things.
+            dropped = ("cached_x_eager", *BREAK_EVEN, "fastest_correct")
+            shown = [c for c in shown if c not in dropped]
         run.heading(group_title(device, size), 1)
         run.blocks += run.table(f"headline-{slug(group_slug(device, size))}", rows[shown])
 
@@ -124,10 +126,12 @@ def break_even(run: Run) -> None:
     if not set(BREAK_EVEN) <= set(table):
         run.omit("break-even tables", catalog.COLD, catalog.CACHED)
         return
+    sized = table[table["size"].notna()]  # targets have no eager at their own sizes
+    if sized.empty:
+        return
     run.text("Two definitions, both against eager at the same device and size:")
     run.blocks.append(Bullets(tuple((*BREAK_EVEN_TEXT[name], ".") for name in BREAK_EVEN)))
     run.text("never = not cheaper than eager per call; baseline = eager itself.")
-    sized = table[table["size"].notna()]
     for device, rows in sized.groupby("device", sort=False):
         for name, short in zip(BREAK_EVEN, ("warm", "cold"), strict=True):
             wide = rows.pivot(index="strategy", columns="size", values=name)
