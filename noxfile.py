@@ -180,8 +180,15 @@ def _pinned() -> list[str]:
     return ["--cpu-affinity", str(cpus - 1)] if cpus > 1 else []
 
 
-def _install(session: nox.Session) -> None:
+def _install(session: nox.Session) -> bool:
+    """Install jitbench into the session; False under ``--install-only`` (stop there).
+
+    nox has no public flag for ``--install-only``; ``session.run`` returning None
+    is its documented way of skipping commands then, and the session's later steps
+    read what those commands would have written.
+    """
     session.install("-e", f"{ROOT}[all]")
+    return session.run("python", "-c", "", silent=True) is not None
 
 
 def _git(*args: str) -> str:
@@ -279,7 +286,8 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest, ``asv check``, and a quick asv run of a subset feeding a report."""
-    _install(session)
+    if not _install(session):
+        return
     code = session.run("pytest", *session.posargs, success_codes=[0, 5])
     if code == 5:
         session.error("pytest collected no tests: the test suite is missing or misconfigured")
@@ -312,7 +320,8 @@ def bench(session: nox.Session) -> None:
     """
     if warning := old_jax_warning(session.python):
         session.warn(warning)
-    _install(session)
+    if not _install(session):
+        return
     args = list(session.posargs)
     _machine(session, args)
     _asv(
@@ -337,7 +346,8 @@ def _publish(session: nox.Session) -> None:
 @nox.session(python=BENCH_PYTHON)
 def publish(session: nox.Session) -> None:
     """``asv publish`` into html/ (offline-ready, report linked); view with ``asv preview``."""
-    _install(session)
+    if not _install(session):
+        return
     session.run("jitbench", "report", "--results", "results", "--out", "reports")
     _publish(session)
     session.log("dashboard in html/: run `asv preview` and open the address it prints")
@@ -352,7 +362,8 @@ def compare(session: nox.Session) -> None:
     both, each process pinned to one CPU (see _pinned). ``nox -s compare --
     BASE -b CachedCall`` picks another base (default main) and a subset.
     """
-    _install(session)
+    if not _install(session):
+        return
     args = list(session.posargs)
     base = args.pop(0) if args and not args[0].startswith("-") else "main"
     _machine(session, args)
@@ -373,7 +384,8 @@ def jax_history(session: nox.Session) -> None:
     like any run. ``-- -b Hazards`` runs those benchmarks instead of the default set.
     Then docs/release_audits.py keeps ``jitbench audit`` of every release in docs/history/.
     """
-    _install(session)
+    if not _install(session):
+        return
     args = list(session.posargs)
     _machine(session, args)
     # Build tools first, JAX last: asv installs in this order, so nothing moves JAX.
@@ -419,7 +431,8 @@ def readme(session: nox.Session) -> None:
 
     Every number in the README's generated blocks comes from here, never by hand.
     """
-    _install(session)
+    if not _install(session):
+        return
     session.run("python", str(ROOT / "docs" / "make_readme.py"))
 
 
@@ -435,7 +448,8 @@ def validate(session: nox.Session) -> None:
     validation page shows (``-- --machine NAME`` names the machine; default the
     hostname).
     """
-    _install(session)
+    if not _install(session):
+        return
     args = list(session.posargs)
     machine = platform.node()
     if "--machine" in args:
