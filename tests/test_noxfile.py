@@ -98,6 +98,24 @@ class RecordingSession:
         raise self.Stop(message)
 
 
+class InstallOnlySession(RecordingSession):
+    """nox under ``--install-only``: ``run`` skips every command and returns None."""
+
+    def run(self, *args: str, **kwargs) -> None:
+        self.commands.append(args)
+
+
+@pytest.mark.parametrize(
+    "name", ["tests", "bench", "publish", "compare", "jax_history", "readme", "validate"]
+)
+def test_install_only_stops_after_the_install(name):
+    """``nox -s bench --install-only`` (the GPU recipe's first step) installs and stops:
+    the steps after a skipped command would read what it did not write."""
+    session = InstallOnlySession("--machine", "myhost-h100")
+    getattr(_noxfile(), name)(session)
+    assert session.commands == [("pip", "install", "-e", f"{ROOT}[all]"), ("python", "-c", "")]
+
+
 def test_bench_files_results_under_the_machine_name_given():
     """The GPU recipe's ``nox -s bench -R -- --machine NAME``: both asv calls get the name."""
     noxfile = _noxfile()
