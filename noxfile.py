@@ -421,10 +421,6 @@ def jax_history(session: nox.Session) -> None:
     session.run("python", str(ROOT / "docs" / "release_audits.py"))
 
 
-README_SIZE = "10"
-README_PLOT = "docs/cached-call-vs-size-cpu.png"
-
-
 @nox.session(python=BENCH_PYTHON)
 def readme(session: nox.Session) -> None:
     """Regenerate the README's figures and generated code from committed results.
