@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -16,12 +17,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = {
     "lint", "tests-3.11", "tests-3.12", "tests-3.13", "bench", "publish", "compare",
-    "jax_history", "readme", "validate",
+    "jax_history", "readme", "validate", "instructions",
 }  # fmt: skip
 
 
+@functools.cache
 def _noxfile():
-    """The noxfile as a module; the PATH its import extends for nox is this process's again."""
+    """The noxfile as a module, imported once (nox refuses to register a session twice);
+    the PATH its import extends for nox is this process's again. Tests that replace a
+    function of it do so through monkeypatch, which puts it back."""
     spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
     module = importlib.util.module_from_spec(spec)
     path = os.environ.get("PATH", "")
@@ -42,7 +46,9 @@ def test_every_documented_session_is_defined():
     }
     assert listed == SESSIONS
     readme = (ROOT / "README.md").read_text()
-    for name in ("bench", "tests", "compare", "jax_history", "publish", "validate", "readme"):
+    for name in (
+        "bench", "tests", "compare", "jax_history", "publish", "validate", "readme", "instructions",
+    ):  # fmt: skip
         assert f"nox -s {name}" in readme, name
 
 
@@ -50,6 +56,16 @@ def test_the_test_session_covers_the_supported_pythons():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'requires-python = ">=3.11"' in pyproject
     assert _noxfile().PYTHONS == ("3.11", "3.12", "3.13")
+
+
+def test_slow_tests_run_under_the_newest_python_unless_told():
+    noxfile = _noxfile()
+    assert noxfile.pytest_args("3.13", [], newest="3.13") == []
+    assert noxfile.pytest_args("3.11", [], newest="3.13") == ["-m", "not slow"]
+    assert noxfile.pytest_args("3.11", ["-m", "slow"], newest="3.13") == ["-m", "slow"]
+    assert noxfile.pytest_args("3.11", ["tests/test_cli.py"], newest="3.11") == [
+        "tests/test_cli.py"
+    ]
 
 
 def test_readme_history_lists_the_noxfile_releases():
@@ -106,7 +122,8 @@ class InstallOnlySession(RecordingSession):
 
 
 @pytest.mark.parametrize(
-    "name", ["tests", "bench", "publish", "compare", "jax_history", "readme", "validate"]
+    "name",
+    ["tests", "bench", "publish", "compare", "jax_history", "readme", "validate", "instructions"],
 )
 def test_install_only_stops_after_the_install(name):
     """``nox -s bench --install-only`` (the GPU recipe's first step) installs and stops:
@@ -116,11 +133,12 @@ def test_install_only_stops_after_the_install(name):
     assert session.commands == [("pip", "install", "-e", f"{ROOT}[all]"), ("python", "-c", "")]
 
 
-def test_bench_files_results_under_the_machine_name_given():
+def test_bench_files_results_under_the_machine_name_given(monkeypatch):
     """The GPU recipe's ``nox -s bench -R -- --machine NAME``: both asv calls get the name."""
     noxfile = _noxfile()
-    noxfile._publish = lambda session: None
-    noxfile._check_machine = lambda session, name: None  # tested on its own below
+    monkeypatch.setattr(noxfile, "_publish", lambda session: None)
+    # _check_machine is tested on its own below.
+    monkeypatch.setattr(noxfile, "_check_machine", lambda session, name: None)
     session = RecordingSession("--machine", "myhost-h100", "--quick")
     noxfile.bench(session)
     machine = [c for c in session.commands if c[:2] == ("asv", "machine")]
@@ -135,10 +153,11 @@ def test_bench_files_results_under_the_machine_name_given():
     ("args", "selected"),
     [([], None), (["-b", "Hazards"], ["Hazards"]), (["--bench=Cached"], []), (["-bCold"], [])],
 )
-def test_jax_history_runs_the_benchmarks_asked_for(args, selected):
+def test_jax_history_runs_the_benchmarks_asked_for(args, selected, monkeypatch):
     """asv runs every benchmark any ``-b`` matches: a user's ``-b`` must replace the default."""
     noxfile = _noxfile()
-    noxfile._check_machine = lambda session, name: None  # tested on its own below
+    # _check_machine is tested on its own below.
+    monkeypatch.setattr(noxfile, "_check_machine", lambda session, name: None)
     session = RecordingSession(*args)
     noxfile.jax_history(session)
     (run,) = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.asvrun" in c]
@@ -149,11 +168,11 @@ def test_jax_history_runs_the_benchmarks_asked_for(args, selected):
         assert chosen == selected
 
 
-def test_validate_files_its_summary_under_the_machine_name(tmp_path):
+def test_validate_files_its_summary_under_the_machine_name(tmp_path, monkeypatch):
     """``nox -s validate -- --machine NAME``: jitbench validate never sees --machine, and the
     run's summary.json lands in docs/validation/NAME.json with the name added."""
     noxfile = _noxfile()
-    noxfile.VALIDATION_DOCS = tmp_path / "docs"
+    monkeypatch.setattr(noxfile, "VALIDATION_DOCS", tmp_path / "docs")
     out = tmp_path / "report"
     out.mkdir()
     (out / "summary.json").write_text(json.dumps({"commit": "abc", "summary": []}))
@@ -163,6 +182,11 @@ def test_validate_files_its_summary_under_the_machine_name(tmp_path):
     assert "--machine" not in run and run[2:6] == ("--phases", "fidelity", "--out", str(out))
     filed = json.loads((tmp_path / "docs" / "box.json").read_text())
     assert filed == {"machine": "box", "commit": "abc", "summary": []}
+    # The counts phase alone is filed apart, leaving the full validation's record as it is.
+    monkeypatch.setattr(noxfile, "COUNTS_DOCS", tmp_path / "counts")
+    noxfile.validate(RecordingSession("--machine", "box", "--phases", "counts", "--out", str(out)))
+    assert json.loads((tmp_path / "counts" / "box.json").read_text())["machine"] == "box"
+    assert json.loads((tmp_path / "docs" / "box.json").read_text()) == filed
 
 
 def _machine_files(tmp_path, committed: dict, here: dict, with_results: bool = True):
@@ -302,15 +326,15 @@ def test_path_finds_the_found_pythons_before_the_shims(tmp_path):
     ("installed", "python", "warned"),
     [(("3.11.7",), "3.11", True), (("3.11.7", "3.13.0"), "3.13", False)],
 )
-def test_bench_says_when_it_measures_an_old_jax(tmp_path, installed, python, warned):
+def test_bench_says_when_it_measures_an_old_jax(tmp_path, installed, python, warned, monkeypatch):
     """Without a Python 3.12+ bench runs under 3.11, where pip stops at JAX 0.10.2: it says so
     in one line, and nothing where it measures JAX's newest release."""
     noxfile = _noxfile()
     root = _pyenv_root(tmp_path, *installed)
     found = noxfile.find_pythons(env={"PYENV_ROOT": str(root), "PATH": ""})
     assert noxfile.bench_python(found) == python
-    noxfile._publish = lambda session: None
-    noxfile._check_machine = lambda session, name: None
+    monkeypatch.setattr(noxfile, "_publish", lambda session: None)
+    monkeypatch.setattr(noxfile, "_check_machine", lambda session, name: None)
     session = RecordingSession("--quick")
     session.python = noxfile.bench_python(found)
     noxfile.bench(session)
