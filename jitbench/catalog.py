@@ -35,6 +35,11 @@ HAZARDS = {
     "leaked_instances": "bench_hazards.Hazards.track_leaked_instances",
     "repeat_call_compiles": "bench_hazards.Hazards.track_repeat_call_compiles",
 }
+# Instructions per call, counted by Valgrind (opt-in: nox -s instructions).
+INSTRUCTIONS = {
+    "call": "bench_instructions.Instructions.track_cached_call_instructions",
+    "dispatch": "bench_instructions.Instructions.track_dispatch_instructions",
+}
 # A target's twin of each built-in benchmark, one row per target and device
 # (``jitbench.target_benchmarks``); the report shows it in the built-in's tables.
 TARGET_TWINS = {
@@ -44,18 +49,24 @@ TARGET_TWINS = {
     DISPATCH: "bench_targets.TargetCachedCall.time_cached_call_dispatch",
     AFTER_CHANGE: "bench_targets.TargetAfterChange.time_call_after_change",
     MEMORY: "bench_targets.TargetMemory.peakmem_build_and_first_call",
+    INSTRUCTIONS["call"]: "bench_targets.TargetInstructions.track_cached_call_instructions",
+    INSTRUCTIONS["dispatch"]: "bench_targets.TargetInstructions.track_dispatch_instructions",
     **{name: f"bench_targets.TargetHazards.track_{key}" for key, name in HAZARDS.items()},
 }
 
 ALL = (
     COLD, COLD_FRESH, TRACE, LOWER, COMPILE, STAGE_CALL, CACHED, DISPATCH, AFTER_CHANGE, MEMORY,
     DISK_COLD, DISK_WARM, DISK_HITS, WIDTH, OPS_TRACE, OPS_COMPILE, DEVICE_COUNT,
-    *HAZARDS.values(), *TARGET_TWINS.values(),
+    *HAZARDS.values(), *INSTRUCTIONS.values(), *TARGET_TWINS.values(),
 )  # fmt: skip
 
 
 # The quick smoke run of the test session: one benchmark of each timing discipline.
 SMOKE = (CACHED, DISPATCH, HAZARDS["stale_results"], COLD)
+# What nox -s instructions runs: the counts of the strategies and of any target.
+COUNTED = (
+    *INSTRUCTIONS.values(), *(TARGET_TWINS[name] for name in INSTRUCTIONS.values()),
+)  # fmt: skip
 # The JAX release history: hazards, cold first call, cached call and dispatch.
 HISTORY = (COLD, CACHED, DISPATCH, *HAZARDS.values())
 

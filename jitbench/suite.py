@@ -185,6 +185,14 @@ class Prepared:
         self.obj, self.y = case.instance()
         block(self.obj.calc(self.y))
 
+    @classmethod
+    def around(cls, obj: Any, y: Any) -> Prepared:
+        """Another object (a hand-written twin), prepared the same way."""
+        prepared = cls.__new__(cls)
+        prepared.obj, prepared.y = obj, y
+        block(obj.calc(y))
+        return prepared
+
     def call(self) -> Any:
         """One call, waiting for the result."""
         return block(self.obj.calc(self.y))

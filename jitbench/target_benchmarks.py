@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from jitbench import changes, suite, target_suite
+from jitbench import changes, instructions, suite, target_suite
 from jitbench.measure import block
 from jitbench.target_suite import PreparedTarget, TargetCase
 
@@ -128,6 +128,27 @@ class TargetMemory(TargetBenchmark):
         block(self.case.load().function()())
 
 
+class TargetInstructions(TargetBenchmark):
+    """The calling thread's instructions per call on ``cpu``, counted by Valgrind (opt-in)."""
+
+    devices: ClassVar[list[str]] = ["cpu"]
+    unit = instructions.COUNT_UNIT
+    timeout = instructions.TIMEOUT_S
+
+    def setup_cache(self) -> instructions.Table:
+        return instructions.table([instructions.Row(s, d) for s in self.params[0]
+                                   for d in self.params[1]])  # fmt: skip
+
+    def setup(self, table: instructions.Table, target: str, device: str) -> None:
+        self.counts = instructions.lookup(table, instructions.Row(target, device))
+
+    def track_cached_call_instructions(self, table: Any, target: str, device: str) -> float:
+        return self.counts.call
+
+    def track_dispatch_instructions(self, table: Any, target: str, device: str) -> float:
+        return self.counts.dispatch
+
+
 CLASSES: tuple[type, ...] = (
     TargetColdCall,
     TargetFreshProcess,
@@ -135,6 +156,7 @@ CLASSES: tuple[type, ...] = (
     TargetAfterChange,
     TargetHazards,
     TargetMemory,
+    TargetInstructions,
 )
 
 
@@ -152,5 +174,6 @@ def benchmark_classes(declared: Sequence[str] = ()) -> dict[str, type]:
     made: dict[str, type] = {}
     for base in CLASSES:
         extra: list[list[Any]] = getattr(base, "extra_params", [])
-        made[base.__name__] = type(base.__name__, (base,), {"params": [specs, devices, *extra]})
+        where = getattr(base, "devices", devices)
+        made[base.__name__] = type(base.__name__, (base,), {"params": [specs, where, *extra]})
     return made

@@ -100,3 +100,17 @@ class TargetHazards:
         return 0
 
     track_repeat_call_compiles.unit = "compiles"
+
+
+class TargetInstructions:
+    params, param_names = (TARGETS, ["cpu"]), NAMES
+    unit = "instructions"
+
+    def setup(self, target, device):
+        check_device(device)
+
+    def track_cached_call_instructions(self, target, device):
+        return PER_CALL * 1000
+
+    def track_dispatch_instructions(self, target, device):
+        return PER_CALL * 500

@@ -1,0 +1,173 @@
+"""Instructions executed by chosen stretches of a Python process, counted by Valgrind's callgrind.
+
+Why callgrind, started and stopped by client requests:
+
+* A time drifts with the machine's load; the instructions a call executes do
+  not. cachegrind counts whole processes, and two identical JAX processes
+  differ by millions of instructions (imports, compiles, XLA's threads),
+  more than the calls measured. Callgrind's client requests
+  (``CALLGRIND_ZERO_STATS``, ``START``/``STOP_INSTRUMENTATION``,
+  ``DUMP_STATS_AT``) count between two points of the program only, and with
+  ``--instr-atstart=no`` the rest of the process (JAX's import, every
+  compile) runs uninstrumented, several times faster. This is how CodSpeed
+  measures (its open-source instrument hooks).
+* ``--toggle-collect=FUNCTION``, the other way to limit what is counted,
+  needs a C function that only the measured stretch enters, and keeps the
+  whole process instrumented (JAX's import under full instrumentation is
+  most of a run's minutes).
+* ``--separate-threads=yes`` writes one count per thread: the thread that
+  calls (Python and JAX's C++ dispatch) is read apart from XLA's worker
+  threads, so what is counted is what a change of the dispatch path moves.
+
+A client request is a machine-code sequence that a C compiler emits from
+``valgrind.h``; jitbench ships no C, so it issues them through CodSpeed's
+compiled hooks in ``pytest-codspeed`` (wheels for CPython 3.9+ on Linux).
+That module is private to pytest-codspeed: it is used here and nowhere else,
+and a release that moves it is one clear error, not a traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from jitbench.errors import JitbenchError
+
+HOOKS_MODULE = "pytest_codspeed.instruments.hooks.dist_instrument_hooks"
+HOOKS_PACKAGE = "pytest-codspeed>=5,<6"
+OUT_NAME = "callgrind.out"
+# The options every counting process runs with (see the module docstring):
+# nothing instrumented until the first request, one file per thread and dump,
+# instruction counts only (no per-instruction or jump data to write).
+OPTIONS = (
+    "--tool=callgrind",
+    "--instr-atstart=no",
+    "--separate-threads=yes",
+    "--dump-instr=no",
+    "--collect-jumps=no",
+)
+# The thread Valgrind numbers 1 is the process's main thread: the one that calls.
+CALLING_THREAD = 1
+
+
+def valgrind() -> str | None:
+    """The ``valgrind`` executable on PATH, or None."""
+    return shutil.which("valgrind")
+
+
+def unavailable_reason() -> str | None:
+    """Why this interpreter cannot be counted (not Linux, no Valgrind, no hooks), or None."""
+    if not sys.platform.startswith("linux"):
+        return f"instruction counts need Valgrind on Linux; this is {sys.platform}"
+    if valgrind() is None:
+        return "valgrind is not on PATH (Debian/Ubuntu: apt-get install valgrind)"
+    try:
+        _hooks()
+    except JitbenchError as exc:
+        return str(exc)
+    return None
+
+
+def _hooks() -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(HOOKS_MODULE)
+    except ImportError:
+        pass
+    try:
+        importlib.import_module("pytest_codspeed")
+    except ImportError:
+        raise JitbenchError(
+            "instruction counts need CodSpeed's instrument hooks: "
+            f"pip install '{HOOKS_PACKAGE}' (or jitbench[instructions])"
+        ) from None
+    raise JitbenchError(
+        f"this pytest-codspeed has no {HOOKS_MODULE} (moved in a new release?); "
+        f"install {HOOKS_PACKAGE!r}"
+    )
+
+
+def command(out_dir: Path, argv: Sequence[str]) -> list[str]:
+    """The command line that runs ``argv`` under callgrind, its files written to ``out_dir``."""
+    exe = valgrind()
+    if exe is None:
+        raise JitbenchError(unavailable_reason() or "valgrind is not on PATH")
+    return [exe, *OPTIONS, f"--callgrind-out-file={out_dir / OUT_NAME}.%p", *argv]
+
+
+class Counter:
+    """Counted stretches of this process; inside callgrind only (:func:`command`).
+
+    Each :meth:`stretch` zeroes the counts, instruments what runs inside it,
+    and dumps the counts under its label: :func:`read_dumps` reads them back.
+    """
+
+    def __init__(self) -> None:
+        self._module = _hooks()
+        self._hooks = self._module.instrument_hooks_init()
+        if self._hooks is None or not self._module.instrument_hooks_is_instrumented(self._hooks):
+            raise JitbenchError("this process is not running under Valgrind: nothing to count")
+
+    def start(self) -> None:
+        """Zero the counts and instrument from here on."""
+        self._module.instrument_hooks_start_benchmark(self._hooks)
+
+    def stop(self, label: str) -> None:
+        """Stop instrumenting and dump the counts since :meth:`start` under ``label``."""
+        self._module.instrument_hooks_stop_benchmark(self._hooks)
+        self._module.instrument_hooks_set_executed_benchmark(
+            self._hooks, os.getpid(), label.encode("ascii")
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Dump:
+    """One dump of one thread: its label (the client request's) and instructions executed."""
+
+    label: str
+    thread: int
+    instructions: int
+
+
+_TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.*)$", re.M)
+_THREAD = re.compile(r"^thread: (\d+)$", re.M)
+_TOTALS = re.compile(r"^totals: (\d+)", re.M)
+
+
+def read_dumps(out_dir: Path) -> Iterator[Dump]:
+    """Every labelled dump callgrind wrote to ``out_dir`` (a dump at exit has no label).
+
+    A dump with no instruction counted (``totals`` absent) counts zero; a file
+    callgrind wrote that this cannot read is a JitbenchError naming it.
+    """
+    for path in sorted(out_dir.glob(f"{OUT_NAME}.*")):
+        text = path.read_text(errors="replace")
+        trigger = _TRIGGER.search(text)
+        if trigger is None:
+            continue
+        thread = _THREAD.search(text)
+        if thread is None:
+            raise JitbenchError(f"{path} has no 'thread:' line: not written with {OPTIONS[2]}")
+        totals = _TOTALS.search(text)
+        yield Dump(trigger[1], int(thread[1]), int(totals[1]) if totals else 0)
+
+
+def main() -> int:
+    """``python -m jitbench.callgrind``: whether counting can run here, in one line; 2 if not."""
+    reason = unavailable_reason()
+    if reason is not None:
+        print(f"jitbench: error: {reason}", file=sys.stderr)
+        return 2
+    print(f"instruction counts: {valgrind()} with {HOOKS_MODULE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

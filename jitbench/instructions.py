@@ -1,0 +1,339 @@
+"""Instructions per cached call and per dispatch, counted in one Valgrind process for many rows.
+
+A row is a built-in strategy (or plugin) at a size and device, or a target
+(``package.module:factory``) on a device: the objects the timed benchmarks
+build (:class:`jitbench.suite.Prepared`, :class:`jitbench.target_suite.
+PreparedTarget`), called the same two ways, ``call()`` (waits for the result)
+and ``dispatch()`` (does not). :func:`count_rows` starts one Python under
+callgrind (:mod:`jitbench.callgrind`) that runs this module's worker over
+every row: the interpreter's start and JAX's import under Valgrind are most
+of a run's cost, so they are paid once.
+
+Per row and kind of call, uncounted calls come first (compile, then enough
+calls that CPython's adaptive interpreter has specialised the loop), then
+two counted stretches of ``SHORT`` and ``LONG`` calls (fewer for a call that
+compiles every time: :func:`stretch_calls`); the count per call is their
+difference over the difference of calls, so what starting and stopping a
+stretch costs cancels out. The calling thread is counted (Python and JAX's
+C++ dispatch); XLA's worker threads are counted apart (``other_threads``).
+Python's cyclic garbage collector is off inside a stretch: what a collection
+costs depends on everything else the process holds, not on the call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jitbench import callgrind
+from jitbench.errors import JitbenchError
+
+OPT_IN_ENV = "JITBENCH_INSTRUCTIONS"
+# The unit of the counts in asv's results: jitbench compare judges these without samples.
+COUNT_UNIT = "instructions"
+# The change of a count that jitbench compare calls a change: above the run-to-run
+# spread of counts that validation measures, below the 2% it must catch.
+COUNT_TOLERANCE = 0.01
+KINDS = ("call", "dispatch")
+WARM_UP = 200
+SHORT = 100
+LONG = 300
+# Seconds (uninstrumented, under Valgrind) that a warm-up or a stretch may take at most.
+STRETCH_S = 2.0
+# Seconds one counting process may take (JAX's import alone is ~20 s under Valgrind).
+TIMEOUT_S = 1800
+NOT_AVAILABLE = "n/a: "
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """What to count: a strategy at a size, or a target (``size`` None), on a device.
+
+    ``slowdown`` (a fraction) is the ``canary`` strategy's, sized by counts
+    in the counting process (:func:`_calibrate`), not by times. ``twin``
+    counts the strategy's hand-written twin (:mod:`jitbench.twins`) on the
+    generated instance's own arrays, as ``jitbench validate``'s fidelity does.
+    """
+
+    subject: str
+    device: str = "cpu"
+    size: int | None = None
+    slowdown: float = 0.0
+    twin: bool = False
+
+    @property
+    def is_target(self) -> bool:
+        return ":" in self.subject
+
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    """Instructions per call of one row: the calling thread's, and the other threads'."""
+
+    call: float
+    dispatch: float
+    other_threads: dict[str, float]
+
+
+def opted_in(environ: dict[str, str] | None = None) -> bool:
+    """Whether ``JITBENCH_INSTRUCTIONS=1``: the asv family counts only when asked (minutes)."""
+    return (os.environ if environ is None else environ).get(OPT_IN_ENV, "").strip() == "1"
+
+
+def opt_in_reason() -> str:
+    return (
+        f"instruction counts are opt-in (Valgrind, minutes): nox -s instructions, "
+        f"or {OPT_IN_ENV}=1 asv run -b Instructions"
+    )
+
+
+def strategy_rows(
+    strategies: Sequence[str], sizes: Sequence[int], devices: Sequence[str]
+) -> list[Row]:
+    """Every strategy x size x device row (the built-in family's grid).
+
+    The canary (``JITBENCH_PLUGINS=jitbench.canary``) gets this process's
+    ``JITBENCH_CANARY_SLOWDOWN``, which the counting process sizes by counts.
+    """
+    canary = sys.modules.get("jitbench.canary")  # imported only where it is registered
+    slowdown = canary.slowdown_from_env() if canary else 0.0
+    return [
+        Row(s, d, z, slowdown=slowdown if canary and s == canary.NAME else 0.0)
+        for s in strategies
+        for z in sizes
+        for d in devices
+    ]
+
+
+Table = dict[Row, Counts | str] | str
+
+
+def table(rows: Sequence[Row]) -> Table:
+    """The counts of ``rows`` for an asv ``setup_cache``, or the one reason none are counted.
+
+    Counting only when opted in (:func:`opted_in`); where it cannot run here
+    the reason is printed once, as one line, and each row is n/a with it.
+    """
+    if not opted_in():
+        return opt_in_reason()
+    try:
+        return count_rows(rows)
+    except NotImplementedError as exc:
+        print(f"jitbench: {exc}", file=sys.stderr, flush=True)
+        return str(exc)
+
+
+def lookup(counted: Table, row: Row) -> Counts:
+    """One row's counts from :func:`table`; NotImplementedError (asv: n/a) with the reason."""
+    if isinstance(counted, str):
+        raise NotImplementedError(counted)
+    entry = counted.get(row)
+    if entry is None:
+        raise NotImplementedError(f"{row.subject} on {row.device} was not counted")
+    if isinstance(entry, str):
+        if entry.startswith(NOT_AVAILABLE):
+            raise NotImplementedError(entry.removeprefix(NOT_AVAILABLE))
+        raise JitbenchError(entry)
+    return entry
+
+
+def count_rows(
+    rows: Sequence[Row], *, timeout: float = TIMEOUT_S, env: Mapping[str, str] | None = None
+) -> dict[Row, Counts | str]:
+    """Per row its :class:`Counts`, or why it has none (n/a on this host, or its error).
+
+    One Valgrind process counts every row. Raises NotImplementedError with the
+    reason where counting cannot run here (no Valgrind, no hooks), and
+    JitbenchError when the process fails. ``env`` adds to this process's
+    environment (e.g. ``JITBENCH_PLUGINS`` for a plugin's rows).
+    """
+    reason = callgrind.unavailable_reason()
+    if reason is not None:
+        raise NotImplementedError(reason)
+    with tempfile.TemporaryDirectory(prefix="jitbench-callgrind-") as tmp:
+        folder = Path(tmp)
+        plan = folder / "plan.json"
+        plan.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
+        argv = [sys.executable, "-m", "jitbench.instructions", str(plan), str(folder / "out.json")]
+        # A fixed hash seed: set and dict operations execute the same instructions each run.
+        env = {**os.environ, **(env or {}), "PYTHONHASHSEED": "0"}
+        # The canary's slowdown is the rows' (sized by counts), not a timed calibration's.
+        for name in (OPT_IN_ENV, "JITBENCH_CANARY_SLOWDOWN"):
+            env.pop(name, None)
+        try:
+            done = subprocess.run(
+                callgrind.command(folder, argv), env=env, capture_output=True, text=True,
+                timeout=timeout, check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise JitbenchError(
+                f"counting {len(rows)} rows under Valgrind took over {timeout} s"
+            ) from None
+        if done.returncode != 0:
+            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+            raise JitbenchError(f"the counting process exited {done.returncode}: {tail}")
+        outcomes = json.loads((folder / "out.json").read_text())
+        dumps = list(callgrind.read_dumps(folder))
+    return {row: _counts(i, outcomes[i], dumps) for i, row in enumerate(rows)}
+
+
+def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | str:
+    """A row's counts per call from its dumps; ``outcome`` is the worker's (calls or why not)."""
+    if isinstance(outcome, str):
+        return outcome
+    per_call: dict[str, dict[int, float]] = {}
+    for kind in KINDS:
+        few, many = outcome[kind]
+        by_thread: dict[int, dict[int, int]] = {}
+        for dump in dumps:
+            row, dump_kind, calls = dump.label.split(":")
+            if row == str(index) and dump_kind == kind:
+                by_thread.setdefault(dump.thread, {})[int(calls)] = dump.instructions
+        if callgrind.CALLING_THREAD not in by_thread:
+            raise JitbenchError(f"callgrind wrote no count of row {index} ({kind})")
+        # A thread that ran in one stretch only (an XLA worker) counted 0 in the other.
+        per_call[kind] = {
+            thread: (by.get(many, 0) - by.get(few, 0)) / (many - few)
+            for thread, by in by_thread.items()
+        }
+    main = {kind: per_call[kind].pop(callgrind.CALLING_THREAD) for kind in KINDS}
+    others = {kind: sum(per_call[kind].values()) for kind in KINDS}
+    return Counts(main["call"], main["dispatch"], others)
+
+
+def stretch_calls(seconds_per_call: float) -> tuple[int, int]:
+    """The calls of the two counted stretches: ``SHORT`` and ``LONG``, fewer for a dear call.
+
+    A call that compiles every time (``jit_per_call``) costs milliseconds even
+    uninstrumented; its stretches are cut to about ``STRETCH_S`` seconds
+    (at least 1 and 2 calls). The count per call does not depend on them.
+    """
+    if seconds_per_call * LONG <= STRETCH_S:
+        return SHORT, LONG
+    many = max(2, int(STRETCH_S / seconds_per_call))
+    return max(1, many // 3), many
+
+
+def _prepare(row: Row) -> Any:
+    """The row's object, built and called once (compiled), as the timed benchmarks build it."""
+    if row.is_target:
+        from jitbench.target_suite import PreparedTarget, TargetCase
+
+        return PreparedTarget(TargetCase.of(row.subject, row.device))
+    from jitbench.suite import Case, Prepared
+
+    prepared = Prepared(Case.of(row.subject, row.size or 0, row.device))
+    if row.twin:
+        from jitbench.codegen import arrays_of, statics_of
+        from jitbench.twins import twin
+
+        (x,), (mul,) = arrays_of(prepared.obj), statics_of(prepared.obj)
+        return Prepared.around(twin(row.subject)(x, mul), prepared.y)
+    if row.slowdown and not hasattr(prepared.obj, "units"):
+        raise JitbenchError(f"a slowdown applies to the canary strategy, not {row.subject!r}")
+    return prepared
+
+
+def _stretches(counter: callgrind.Counter, label: str, func: Any, after: Any) -> tuple[int, int]:
+    """Warm ``func`` up, then count its two stretches under ``label``; returns their calls."""
+    func()  # the first call of this kind may still do one-time work
+    start, warmed = time.perf_counter(), 0
+    while warmed < WARM_UP and (warmed < 3 or time.perf_counter() - start < STRETCH_S):
+        func()
+        warmed += 1
+    after()
+    used = stretch_calls((time.perf_counter() - start) / warmed)
+    gc.collect()
+    gc.disable()
+    try:
+        for calls in used:
+            counter.start()
+            for _ in range(calls):
+                func()
+            counter.stop(f"{label}:{calls}")
+            after()
+    finally:
+        gc.enable()
+    return used
+
+
+def _calibrate(counter: callgrind.Counter, folder: Path, prepared: Any, slowdown: float) -> int:
+    """The canary's units of work that add ``slowdown`` of its call's count, by counts.
+
+    The call without work and :func:`jitbench.canary.spin` are counted here,
+    then :func:`jitbench.canary.units_for` does the canary's own arithmetic
+    with instructions in place of seconds.
+    """
+    from jitbench.canary import UNIT_BATCH, spin, units_for
+
+    prepared.obj.units = 0
+    plain = _stretches(counter, "calibrate:call", prepared.call, lambda: None)
+    empty = _stretches(counter, "calibrate:spin0", lambda: spin(0), lambda: None)
+    batch = _stretches(counter, "calibrate:spin", lambda: spin(UNIT_BATCH), lambda: None)
+    dumps = [d for d in callgrind.read_dumps(folder) if d.thread == callgrind.CALLING_THREAD]
+
+    def per_call(name: str, used: tuple[int, int]) -> float:
+        by = {int(d.label.rsplit(":", 1)[1]): d.instructions for d in dumps
+              if d.label.rsplit(":", 1)[0] == f"calibrate:{name}"}  # fmt: skip
+        return (by[used[1]] - by[used[0]]) / (used[1] - used[0])
+
+    spin0 = per_call("spin0", empty)
+    unit = (per_call("spin", batch) - spin0) / UNIT_BATCH
+    return units_for(slowdown, per_call("call", plain), unit, spin0)
+
+
+def _count(
+    counter: callgrind.Counter, folder: Path, index: int, row: Row, prepared: Any
+) -> dict[str, tuple[int, int]]:
+    """Count the row's stretches of each kind of call; returns their numbers of calls."""
+    from jitbench.measure import block
+
+    if row.slowdown:
+        prepared.obj.units = _calibrate(counter, folder, prepared, row.slowdown)
+    return {
+        kind: _stretches(
+            counter, f"{index}:{kind}", getattr(prepared, kind), lambda: block(prepared.call())
+        )
+        for kind in KINDS
+    }
+
+
+def work(plan: Path, out: Path) -> None:
+    """The worker, under callgrind: count every row of ``plan``, outcomes to ``out``.
+
+    Callgrind writes its dumps beside ``plan`` (the canary's calibration reads them).
+    Per row its stretches' numbers of calls per kind, or why it has none.
+    """
+    counter = callgrind.Counter()
+    outcomes: list[Any] = []
+    for index, fields in enumerate(json.loads(plan.read_text())):
+        row = Row(**fields)
+        try:
+            outcomes.append(_count(counter, plan.parent, index, row, _prepare(row)))
+        except NotImplementedError as exc:
+            outcomes.append(f"{NOT_AVAILABLE}{exc}")
+        except Exception as exc:  # one row's failure is its own, not the whole run's
+            outcomes.append(f"error: {type(exc).__name__}: {exc}")
+    out.write_text(json.dumps(outcomes))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m jitbench.instructions")
+    parser.add_argument("plan", type=Path)
+    parser.add_argument("out", type=Path)
+    args = parser.parse_args(argv)
+    work(args.plan, args.out)
+
+
+if __name__ == "__main__":
+    main()

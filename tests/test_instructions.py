@@ -1,0 +1,141 @@
+"""Instruction counts: what Valgrind counts, how a row's count is read, and when none is.
+
+The counting tests run a real Valgrind process (``valgrind`` on PATH and
+pytest-codspeed's hooks installed; CI installs both): counts are compared
+with counts, never with times, so they do not depend on the machine's load.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitbench import callgrind, instructions
+from jitbench.errors import JitbenchError
+from jitbench.instructions import Counts, Row
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_valgrind = pytest.mark.skipif(
+    callgrind.unavailable_reason() is not None,
+    reason=f"counting cannot run here: {callgrind.unavailable_reason()}",
+)
+
+
+def test_the_family_is_opt_in(monkeypatch):
+    monkeypatch.delenv(instructions.OPT_IN_ENV, raising=False)
+    counted = instructions.table([Row("helper_function", "cpu", 10)])
+    assert counted == instructions.opt_in_reason()
+    with pytest.raises(NotImplementedError, match=r"opt-in .*nox -s instructions"):
+        instructions.lookup(counted, Row("helper_function", "cpu", 10))
+
+
+def test_lookup_gives_counts_na_or_the_rows_error():
+    ok, na, bad = Row("a", "cpu", 10), Row("b", "cpu", 10), Row("c", "cpu", 10)
+    counts = Counts(10.0, 5.0, {"call": 0.0, "dispatch": 0.0})
+    counted = {ok: counts, na: "n/a: flax is not installed", bad: "error: ValueError: boom"}
+    assert instructions.lookup(counted, ok) is counts
+    with pytest.raises(NotImplementedError, match=r"^flax is not installed$"):
+        instructions.lookup(counted, na)
+    with pytest.raises(JitbenchError, match=r"^error: ValueError: boom$"):
+        instructions.lookup(counted, bad)
+    with pytest.raises(NotImplementedError, match="d on cpu was not counted"):
+        instructions.lookup(counted, Row("d", "cpu", 10))
+
+
+def test_without_valgrind_the_reason_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    reason = callgrind.unavailable_reason()
+    assert reason == "valgrind is not on PATH (Debian/Ubuntu: apt-get install valgrind)"
+    with pytest.raises(NotImplementedError, match="apt-get install valgrind"):
+        instructions.count_rows([Row("helper_function", "cpu", 10)])
+    monkeypatch.setenv(instructions.OPT_IN_ENV, "1")
+    assert instructions.table([Row("helper_function", "cpu", 10)]) == reason
+
+
+def test_the_check_command_is_one_line_and_exit_2_without_valgrind(tmp_path):
+    env = {**os.environ, "PATH": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "jitbench.callgrind"], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "jitbench: error: valgrind is not on PATH (Debian/Ubuntu: apt-get install valgrind)\n"
+    )
+    assert done.stdout == ""
+
+
+def test_a_process_outside_valgrind_refuses_to_count():
+    pytest.importorskip("pytest_codspeed")
+    with pytest.raises(JitbenchError, match="not running under Valgrind"):
+        callgrind.Counter()
+
+
+@pytest.fixture(scope="module")
+def counted():
+    """One Valgrind process: a strategy twice, its hand-written twin, the canary without
+    and with a 2% and a 4% slowdown (sized by counts), a target and a bad row."""
+    rows = [
+        Row("helper_function", "cpu", 10),
+        Row("helper_function", "cpu", 10),
+        Row("helper_function", "cpu", 10, twin=True),
+        Row("canary", "cpu", 10),
+        Row("canary", "cpu", 10, slowdown=0.02),
+        Row("canary", "cpu", 10, slowdown=0.04),
+        Row("target_models:make_model", "cpu"),
+        Row("no_such_strategy", "cpu", 10),
+    ]
+    env = {"JITBENCH_PLUGINS": "jitbench.canary"}
+    path = os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {**env, "PYTHONPATH": path}.items():
+            patch.setenv(name, value)
+        return rows, instructions.count_rows(rows)
+
+
+@pytest.mark.slow
+@needs_valgrind
+def test_the_same_call_counts_the_same(counted):
+    rows, found = counted
+    first, again = found[rows[0]], found[rows[1]]
+    for kind in instructions.KINDS:
+        a, b = getattr(first, kind), getattr(again, kind)
+        assert a > 1000
+        assert abs(a / b - 1) <= instructions.COUNT_TOLERANCE, (kind, a, b)
+    # The calling thread waits for its own result: a blocking call counts more.
+    assert first.call > first.dispatch
+
+
+@pytest.mark.slow
+@needs_valgrind
+def test_a_generated_class_counts_what_its_twin_counts(counted):
+    rows, found = counted
+    generated, twin = found[rows[0]], found[rows[2]]
+    for kind in instructions.KINDS:
+        a, b = getattr(generated, kind), getattr(twin, kind)
+        assert abs(a / b - 1) <= instructions.COUNT_TOLERANCE, (kind, a, b)
+
+
+@pytest.mark.slow
+@needs_valgrind
+def test_the_canary_is_slower_by_the_planted_fraction_of_instructions(counted):
+    rows, found = counted
+    plain, two, four = (found[row].call for row in rows[3:6])
+    # Whole units of work: the planted fraction is met to within one unit (a few
+    # instructions of a call of tens of thousands).
+    assert two / plain - 1 == pytest.approx(0.02, abs=0.002)
+    assert four / plain - 1 == pytest.approx(0.04, abs=0.002)
+    assert found[rows[0]].call == pytest.approx(plain, rel=instructions.COUNT_TOLERANCE)
+
+
+@pytest.mark.slow
+@needs_valgrind
+def test_a_target_is_counted_and_a_bad_row_is_its_own_error(counted):
+    rows, found = counted
+    target = found[rows[6]]
+    assert target.call > target.dispatch > 1000
+    assert set(target.other_threads) == set(instructions.KINDS)
+    assert found[rows[7]].startswith("error: JitbenchError: unknown strategy 'no_such_strategy'")
