@@ -20,10 +20,11 @@ from typing import Any
 
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
+from jitbench.instructions import COUNT_TOLERANCE
 
 FORMATS = ("table", "json", "csv")
 COMPARE_BY = ("commit", "env", "machine")
-VALIDATE_PHASES = ("fidelity", "accuracy", "noise", "sensitivity")
+VALIDATE_PHASES = ("fidelity", "accuracy", "noise", "sensitivity", "counts")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,6 +51,18 @@ def _factor(text: str) -> float:
         value = 0.0
     if not (math.isfinite(value) and value >= 1):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 1 such as 1.05, got {text!r}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite fraction >= 0 such as 0.01, got {text!r}"
+        )
     return value
 
 
@@ -331,6 +344,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         skip_bad=args.skip_bad,
         only_changed=args.only_changed,
         noise=args.noise,
+        count_tolerance=args.count_tolerance,
     )
 
 
@@ -444,6 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--by", type=_choice("comparison", COMPARE_BY), default="commit", help="what BASE/HEAD name"
     )
     p.add_argument("--factor", type=_factor, default=1.1, help="ratio that counts (default 1.1)")
+    p.add_argument(
+        "--count-tolerance",
+        type=_fraction,
+        default=COUNT_TOLERANCE,
+        help=f"instruction counts: the change that counts (default {COUNT_TOLERANCE:g})",
+    )
     p.add_argument("--only-changed", action="store_true", help="list significant changes only")
     p.add_argument(
         "--noise",
@@ -474,8 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--phases",
         type=_items(_choice("phase", VALIDATE_PHASES)),
-        default=list(VALIDATE_PHASES),
-        help=f"checks to run (default {','.join(VALIDATE_PHASES)})",
+        default=list(VALIDATE_PHASES[:4]),
+        help=f"checks to run (default {','.join(VALIDATE_PHASES[:4])}; counts needs Valgrind)",
     )
     # sched_getaffinity is Linux's; elsewhere every CPU the OS counts may be named.
     allowed = getattr(os, "sched_getaffinity", lambda pid: range(os.cpu_count() or 1))(0)

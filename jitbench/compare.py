@@ -9,6 +9,11 @@ within the factor, ``!`` newly failing, ``*`` fixed, ``x`` benchmark code
 changed (not comparable). Combinations skipped on either side show as n/a and
 do not count.
 
+Instruction counts (unit ``instructions``, ``nox -s instructions``) are
+judged apart: a count has no samples to test and does not move with the
+machine's load, so a change beyond ``count_tolerance`` (either way) is a
+change, ``+`` or ``-``, whatever ``factor`` is.
+
 With ``noise`` (the ``noise.csv`` that ``jitbench validate`` writes), a
 difference within the run-to-run noise measured on this suite is never called
 a regression or an improvement: see :func:`run_compare`.
@@ -28,6 +33,7 @@ from asv_runner.statistics import get_err
 
 from jitbench import asvcompat, results
 from jitbench.errors import JitbenchError
+from jitbench.instructions import COUNT_TOLERANCE, COUNT_UNIT
 from jitbench.results import load
 
 BY = ("commit", "env", "machine")
@@ -53,6 +59,7 @@ def run_compare(
     skip_bad: bool = False,
     only_changed: bool = False,
     noise: str | Path | None = None,
+    count_tolerance: float = COUNT_TOLERANCE,
 ) -> int:
     """Print the comparison; 1 when something regressed beyond the factor, else 0.
 
@@ -66,9 +73,14 @@ def run_compare(
     lacks the row; benchmarks absent from the file keep asv's rule. The output
     says that noise was applied, from which file, and how many marks it
     changed. Measure the noise on the machine that produced the results.
+    Instruction counts are marked by ``count_tolerance`` (:func:`count_mark`).
     """
     if not (math.isfinite(factor) and factor > 0):
         raise JitbenchError(f"--factor must be a finite number > 0 such as 1.1, got {factor}")
+    if not (math.isfinite(count_tolerance) and count_tolerance >= 0):
+        raise JitbenchError(
+            f"--count-tolerance must be a finite fraction >= 0 such as 0.01, got {count_tolerance}"
+        )
     if by not in BY:
         raise JitbenchError(f"unknown comparison {by!r}; valid: {', '.join(BY)}")
     filters = {"machine": machine, "commit": commit, "env": env}
@@ -77,7 +89,7 @@ def run_compare(
     measured = Noise.load(noise) if noise is not None else None
     frame = load(results, skip_bad=skip_bad)
     base_rows, head_rows = _sides(frame, base, head, by, filters)
-    table = compare_frames(base_rows, head_rows, factor, noise=measured)
+    table = compare_frames(base_rows, head_rows, factor, noise=measured, tolerance=count_tolerance)
     print(f"BASE {_describe(base_rows)}")
     print(f"HEAD {_describe(head_rows)}")
     only_one = len(set(base_rows["case"]) ^ set(head_rows["case"]))
@@ -89,7 +101,10 @@ def run_compare(
     print(_format(shown, noise=measured is not None))
     counts = table["mark"].replace("", "n/a").value_counts()
     applied = ", noise applied" if measured is not None else ""
-    print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" (factor {factor}{applied})")
+    rule = f"factor {factor}"
+    if (table["unit"] == COUNT_UNIT).any():
+        rule += f"; instruction counts by --count-tolerance {count_tolerance:g}"
+    print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" ({rule}{applied})")
     return 1 if table["mark"].isin(REGRESSION_MARKS).any() else 0
 
 
@@ -180,6 +195,7 @@ def compare_frames(
     head_df: pd.DataFrame,
     factor: float,
     noise: Noise | None = None,
+    tolerance: float = COUNT_TOLERANCE,
 ) -> pd.DataFrame:
     """Pair up the rows of two :func:`jitbench.results.load` frames and judge each pair.
 
@@ -208,7 +224,7 @@ def compare_frames(
     left = base_df[[*keys, "kind", *params, "unit", *columns]]
     right = head_df[[*keys, *columns]]
     pairs = left.merge(right, on=keys, suffixes=("_base", "_head"))
-    judged = [_judge(row, factor) for row in pairs.to_dict("records")]
+    judged = [_judge(row, factor, tolerance) for row in pairs.to_dict("records")]
     out = pairs[[*keys, "kind", *params, "unit"]].copy()
     for side in ("base", "head"):
         out[side] = pairs[f"value_{side}"]
@@ -226,8 +242,21 @@ def compare_frames(
     return out.loc[order.index].reset_index(drop=True)
 
 
-def _judge(row: dict[str, Any], factor: float) -> dict[str, Any]:
-    """asv compare's decision for one pair of results."""
+def count_mark(base: float, head: float, tolerance: float) -> str:
+    """``+``/``-`` where HEAD's count differs from BASE's by more than ``tolerance``, else ``~``.
+
+    Deterministic: two counts of unchanged code agree within their measured
+    noise, so no significance test stands between the ratio and the mark.
+    """
+    if head > base * (1 + tolerance):
+        return "+"
+    if base > head * (1 + tolerance):
+        return "-"
+    return "~"
+
+
+def _judge(row: dict[str, Any], factor: float, tolerance: float) -> dict[str, Any]:
+    """asv compare's decision for one pair of results (a count's: :func:`count_mark`)."""
     base, head = row["value_base"], row["value_head"]
     ss_base, ss_head = _stats(row, "_base"), _stats(row, "_head")
     judged = {
@@ -250,6 +279,10 @@ def _judge(row: dict[str, Any], factor: float) -> dict[str, Any]:
     judged["ratio"] = (
         head / base if base else (1.0 if head == base else math.copysign(math.inf, head))
     )
+    if row["unit"] == COUNT_UNIT:
+        judged["mark"] = judged["mark"] or count_mark(base, head, tolerance)
+        judged["significant"] = judged["mark"] in ("+", "-")
+        return judged
     if ss_base[0] and ss_head[0] and 1 not in (ss_base[0]["repeat"], ss_head[0]["repeat"]):
         judged["significant"] = asvcompat.is_different(
             ss_base[1], ss_head[1], ss_base[0], ss_head[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.metadata
 import json
@@ -16,7 +17,7 @@ import pandas as pd
 import pytest
 from test_results import CACHED, MACHINE, MEMORY, SLOWDOWN, copy_results
 
-from jitbench import asvcompat, compare, results
+from jitbench import asvcompat, catalog, compare, results
 from jitbench.errors import JitbenchError
 from jitbench.validate import stats
 
@@ -378,3 +379,63 @@ def test_a_private_asv_module_that_moved_is_one_line():
         f"asv 0.6.6 provides asv._no_such_module.is_different; the installed asv "
         f"{importlib.metadata.version('asv')} lacks it: install asv==0.6.6"
     )
+
+
+# Planted changes of each strategy's count per cached call (fixture strategies).
+COUNT_CHANGES = {
+    "eager": 1.02,
+    "bound_method_jit": 0.98,
+    "static_self_id_hash": 1.005,
+    "pytree_class": 1.0,
+    "jit_per_call": 1.011,
+}
+
+
+def _counted_copy(runs, tmp_path):
+    """c1's results filed as c2 (every time identical), its counts per cached call changed."""
+    copy = copy_results(runs, tmp_path)
+    source = next((copy / MACHINE).glob(f"{runs.c1[:8]}-*.json"))
+    data = json.loads(source.read_text())
+    name = catalog.INSTRUCTIONS["call"]
+    columns, row = data["result_columns"], data["results"][name]
+    strategies = row[columns.index("params")][0]
+    values = row[columns.index("result")]
+    scales = [COUNT_CHANGES[ast.literal_eval(s)] for s in strategies]
+    row[columns.index("result")] = [v * k for v, k in zip(values, scales, strict=True)]
+    data["commit_hash"] = runs.c2
+    head = next((copy / MACHINE).glob(f"{runs.c2[:8]}-*.json"))
+    head.write_text(json.dumps(data))
+    return copy
+
+
+def test_counts_are_judged_by_the_tolerance_not_by_samples(runs, tmp_path, capsys):
+    """A count has no samples: beyond --count-tolerance (default 1%) either way is a change,
+    whatever --factor is; within it, or unchanged, it is not."""
+    copy = _counted_copy(runs, tmp_path)
+    assert _compare(copy, runs.c1[:8], runs.c2[:8], factor=1.5) == 1
+    out = capsys.readouterr().out
+    counted = {
+        case: (mark, ratio)
+        for mark, ratio, case in _cells(out)
+        if case.startswith(catalog.INSTRUCTIONS["call"] + "(")
+    }
+    marks = {case.split("'")[1]: mark for case, (mark, _) in counted.items()}
+    assert marks == {
+        "eager": "+",
+        "bound_method_jit": "-",
+        "static_self_id_hash": "~",
+        "pytree_class": "~",
+        "jit_per_call": "+",
+    }
+    assert "instruction counts by --count-tolerance 0.01" in out
+    # Every other row is c1's own result: only the planted counts changed.
+    others = [mark for mark, _, case in _cells(out) if not case.startswith("bench_instr")]
+    assert set(others) <= {"~", ""}
+    assert _compare(copy, runs.c1[:8], runs.c2[:8], count_tolerance=0.025) == 0
+    out = capsys.readouterr().out
+    assert "+" not in {mark for mark, _, _ in _cells(out)}
+
+
+def test_a_bad_count_tolerance_is_refused(runs):
+    with pytest.raises(JitbenchError, match="--count-tolerance must be a finite fraction"):
+        _compare(runs.results, runs.c1[:8], runs.c2[:8], count_tolerance=math.inf)
