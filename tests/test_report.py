@@ -432,3 +432,22 @@ def test_results_older_than_the_new_benchmarks_still_report(runs, tmp_path):
     hazards = pd.read_csv(out / "tables" / "hazards.csv")
     assert "sizes_without_disk_hit" not in hazards and "errors" not in hazards
     assert "stale_results" in hazards
+
+
+def test_counts_stand_beside_the_times_of_the_same_calls(runs, built):
+    out = built[0]
+    part = _index(out).split("## Instructions per call")[1].split("\n## ")[0]
+    assert "nox -s instructions" in part and "### cpu, size 10" in part
+    result = runs.asv_result(runs.c3)
+    table = pd.read_csv(out / "tables" / "instructions-cpu-size10.csv").set_index("strategy")
+    assert list(table.index) == STRATEGIES
+    calls, dispatches = (_asv(result, catalog.INSTRUCTIONS[k]) for k in ("call", "dispatch"))
+    times = _asv(result, CACHED)
+    for strategy in STRATEGIES:
+        assert table.loc[strategy, "cached_call_instructions"] == calls[strategy, 10, "cpu"]
+        assert table.loc[strategy, "dispatch_instructions"] == dispatches[strategy, 10, "cpu"]
+        assert table.loc[strategy, "cached_call_s"] == times[strategy, 10, "cpu"]
+    target = pd.read_csv(out / "tables" / "instructions-cpu-targets.csv")
+    twin = _asv(result, catalog.TARGET_TWINS[catalog.INSTRUCTIONS["call"]])
+    assert list(target["strategy"]) == ["fixture_models:make_model"]
+    assert target["cached_call_instructions"].iloc[0] == twin["fixture_models:make_model", "cpu"]

@@ -55,6 +55,7 @@ SECTIONS: list[tuple[str, list[Step]]] = [
             ("plots: trace and compile vs program size", plots.plot_ops),
         ],
     ),
+    ("Instructions per call", [("tables: instructions per call", sections.instructions)]),
     ("All numbers", [("tables: every column per device and size", sections.full_tables)]),
 ]
 STEPS = [step for _, steps in SECTIONS for step in steps]

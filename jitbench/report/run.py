@@ -33,6 +33,8 @@ LABELS = {
     "cached_call_q75_s": "cached call, 75th pct",
     "dispatch_s": "dispatch only",
     "dispatch_q75_s": "dispatch, 75th pct",
+    "cached_call_instructions": "instructions per cached call",
+    "dispatch_instructions": "instructions per dispatch",
     "cached_x_eager": "cached / eager",
     "cached_x_best": "cached / best",
     "first_call_x_eager": "first call / eager",
@@ -171,6 +173,8 @@ def cell(column: str, value: Any) -> str:
         return f"-{text}" if value < 0 else text
     if "_x_" in column or column.endswith(("_slope", "_speedup")):
         return f"{value:.2f}"
+    if column.endswith("_instructions"):
+        return f"{value:,.0f}"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

@@ -12,6 +12,7 @@ from jitbench.report.document import Bold, Bullets, Code, Details
 from jitbench.report.run import BEST_MARK, HAZARD_MARK, Run, order, slug
 from jitbench.report.summary import (
     BREAK_EVEN,
+    COUNTED,
     DISK_MISSES,
     FULL,
     HAZARD_WORDS,
@@ -100,6 +101,30 @@ def headline(run: Run) -> None:
             shown = [c for c in shown if c not in dropped]
         run.heading(group_title(device, size), 1)
         run.blocks += run.table(f"headline-{slug(group_slug(device, size))}", rows[shown])
+
+
+COUNTS_TEXT = (
+    "Instructions the calling thread executes per call (Python and JAX's C++ dispatch; "
+    "XLA's worker threads and the device are not counted), counted by Valgrind with ",
+    Code("nox -s instructions"),
+    ", beside the times of the same calls. A count does not move with the machine's load, "
+    "so a change of a few percent between two commits shows where times cannot show it; "
+    "it does not see memory stalls, device time or waiting.",
+)
+
+
+def instructions(run: Run) -> None:
+    table = summary(run)
+    counted = [c for c in COUNTED if c in table]
+    if not counted:
+        return  # opt-in: a run without counts has nothing to say here
+    rows = table.dropna(subset=counted, how="all")
+    run.text(*COUNTS_TEXT)
+    wanted = ["strategy", "hazard", "cached_call_s", counted[0], "dispatch_s", *counted[1:]]
+    for (device, size), part in rows.groupby(["device", "size"], sort=False, dropna=False):
+        run.heading(group_title(device, size), 1)
+        shown = part[[c for c in wanted if c in part]]
+        run.blocks += run.table(f"instructions-{slug(group_slug(device, size))}", shown)
 
 
 def full_tables(run: Run) -> None:

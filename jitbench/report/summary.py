@@ -43,6 +43,11 @@ SIZED = {
 # Their samples' 75th percentile beside the median: with asynchronous CPU dispatch a
 # process can run slower than most for its whole life, and users get such processes too.
 PERCENTILES = {"cached_call_q75_s": catalog.CACHED, "dispatch_q75_s": catalog.DISPATCH}
+# Instructions per call (Valgrind, opt-in): columns only where a run counted them.
+COUNTED = {
+    "cached_call_instructions": catalog.INSTRUCTIONS["call"],
+    "dispatch_instructions": catalog.INSTRUCTIONS["dispatch"],
+}
 # Per (device, strategy): sizes whose first call found nothing in a filled disk cache.
 DISK_MISSES = "sizes_without_disk_hit"
 # Hazard words in the order they are listed; stale is the one that bars "fastest".
@@ -81,6 +86,7 @@ FULL = [
     "cached_call_q75_s",
     "dispatch_s",
     "dispatch_q75_s",
+    *COUNTED,
     "cached_x_eager",
     "cached_x_best",
     "first_call_x_eager",
@@ -163,6 +169,9 @@ def _summary(run: Run) -> pd.DataFrame:
     for name, benchmark in PERCENTILES.items():
         if run.has(benchmark):
             columns[name] = run.rows(benchmark).set_index(keys)["q_75"]
+    for name, benchmark in COUNTED.items():
+        if run.has(benchmark):
+            columns[name] = run.rows(benchmark).set_index(keys)["value"]
     after = run.rows(catalog.AFTER_CHANGE)
     if after.empty:
         run.omit("after-change columns", catalog.AFTER_CHANGE)
