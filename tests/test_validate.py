@@ -18,7 +18,7 @@ import pytest
 from jax_releases import below_minimum
 
 import jitbench
-from jitbench import validate
+from jitbench import cli, validate
 from jitbench.codegen import Shape
 from jitbench.compare import Noise
 from jitbench.errors import JitbenchError
@@ -588,14 +588,18 @@ def test_suite_phases_need_a_checkout(tmp_path, monkeypatch):
 
 
 def test_plan_knows_the_phases():
-    assert PHASES == validate.PHASES == ("fidelity", "accuracy", "noise", "sensitivity")
+    assert PHASES == validate.PHASES == ("fidelity", "accuracy", "noise", "sensitivity", "counts")
+    assert PHASES == cli.VALIDATE_PHASES
     plan = Plan(Path("r"), 1, (5.0,), 1.05, (10,), ("fidelity",))
     assert not plan.needs_suite and dataclasses.replace(plan, phases=("noise",)).needs_suite
 
 
 CLI_BAD = [
     (["--repetitions", "0"], "--repetitions: must be a positive integer, got '0'"),
-    (["--phases", "speed"], "unknown phase 'speed'; valid: fidelity, accuracy, noise, sensitivity"),
+    (
+        ["--phases", "speed"],
+        "unknown phase 'speed'; valid: fidelity, accuracy, noise, sensitivity, counts",
+    ),
     (["--slowdowns", "5,abc"], "a slowdown in percent such as 10, got 'abc'"),
     (["--sizes", "10,7"], "size 7 is not in the suite's grid; valid: 10, 1000, 100000, 1000000"),
     (["--cpu-affinity", "4096"], "unknown CPU '4096'; valid: 0"),

@@ -84,19 +84,20 @@ def run_validation(
 
 
 def _run(plan: Plan, root: Path | None, commit: str | None) -> int:
-    from jitbench.validate import asvphases, inprocess
+    from jitbench.validate import asvphases, counts, inprocess
 
     started = time.time()
     clock = time.perf_counter()
     outcome = Outcome(plan, commit, started)
     accuracy = inprocess.accuracy_strategies() if "accuracy" in plan.phases else []
-    counts = {
+    steps = {
         "fidelity": len(inprocess.fidelity_strategies()),
         "accuracy": len(accuracy) * len(plan.sizes),
         "noise": 3,
         "sensitivity": plan.repetitions * (1 + len(plan.slowdowns)),
+        "counts": counts.PROCESSES,
     }
-    progress = Progress(1 + sum(counts[p] for p in plan.phases))
+    progress = Progress(1 + sum(steps[p] for p in plan.phases))
     with tempfile.TemporaryDirectory(prefix="jitbench-validate-") as tmp:
         asv = None
         if root is not None and commit is not None:
@@ -108,6 +109,10 @@ def _run(plan: Plan, root: Path | None, commit: str | None) -> int:
             elif phase == "accuracy":
                 assert root is not None
                 outcome.accuracy = inprocess.measure_accuracy(root, accuracy, plan.sizes, progress)
+            elif phase == "counts":
+                outcome.counts, outcome.count_figures = counts.measure_counts(
+                    min(plan.sizes), progress
+                )
             elif phase == "noise":
                 assert asv is not None
                 outcome.noise, outcome.noise_summary, outcome.parallelism = asvphases.measure_noise(

@@ -13,7 +13,9 @@ import pandas as pd
 
 from jitbench.errors import JitbenchError
 
-PHASES = ("fidelity", "accuracy", "noise", "sensitivity")
+PHASES = ("fidelity", "accuracy", "noise", "sensitivity", "counts")
+# What runs unless phases are named: counts need Valgrind and minutes (jitbench.validate.counts).
+DEFAULT_PHASES = PHASES[:4]
 # Phases that run the asv suite of a source checkout (fidelity needs only the package).
 SUITE_PHASES = ("accuracy", "noise", "sensitivity")
 
@@ -82,6 +84,8 @@ class Outcome:
     sensitivity_summary: pd.DataFrame | None = None
     canary_zero: pd.DataFrame | None = None
     parallelism: dict[str, Any] | None = None
+    counts: pd.DataFrame | None = None
+    count_figures: dict[str, Any] | None = None
     loads: dict[str, tuple[float, float] | None] = dataclasses.field(default_factory=dict)
 
 

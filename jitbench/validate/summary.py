@@ -7,7 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from jitbench.validate.plan import PHASES, Outcome
+from jitbench.validate import counts
+from jitbench.validate.plan import DEFAULT_PHASES, Outcome
 from jitbench.validate.stats import (
     ACCURACY_RANGE,
     CACHED,
@@ -49,7 +50,9 @@ def summary_table(outcome: Outcome, total_seconds: float) -> pd.DataFrame:
         rows += _noise_rows(outcome.noise_summary)
     if outcome.sensitivity_summary is not None:
         rows.append(_sensitivity_row(outcome.sensitivity_summary, outcome.plan.factor))
-    if set(outcome.plan.phases) == set(PHASES):
+    if outcome.count_figures is not None:
+        rows += counts.summary_rows(outcome.count_figures)
+    if set(outcome.plan.phases) == set(DEFAULT_PHASES):
         rows.append(
             {
                 "check": "runtime of jitbench validate",

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from jitbench.validate import counts
 from jitbench.validate.asvphases import NOISE_DEVICES, SENSITIVITY_DEVICE
 from jitbench.validate.inprocess import (
     ACCURACY_ROUNDS,
@@ -242,6 +243,28 @@ def _sensitivity_section(outcome: Outcome, out: Path) -> list[str]:
     return lines
 
 
+def _counts_section(outcome: Outcome, out: Path) -> list[str]:
+    table, found = outcome.counts, outcome.count_figures
+    assert table is not None and found is not None
+    table.to_csv(out / "counts.csv", index=False)
+    processes = int(table["process"].max())
+    per_call = pd.DataFrame(found["per_call"]).rename(
+        columns={"call": "instructions per cached call", "dispatch": "instructions per dispatch"}
+    )
+    return [
+        "## Counts: instructions per call under Valgrind",
+        "",
+        f"{processes} Valgrind processes (`jitbench.instructions`) count every strategy with "
+        "a hand-written twin at the smallest size on cpu, and the canary slowed by "
+        f"{counts.SLOWDOWN:.0%} of its call's instructions; the first process counts the twins "
+        "too. The calling thread's instructions per call, median over the processes "
+        "(every count: `counts.csv`):",
+        "",
+        markdown(per_call.round(0)),
+        "",
+    ]
+
+
 SUMMARY_JSON = "summary.json"
 SUMMARY_COLUMNS = ("check", "target", "reached", "met")
 
@@ -264,6 +287,7 @@ def summary_record(outcome: Outcome, summary: pd.DataFrame, total_seconds: float
             {"check": r.check, "target": r.target, "reached": r.reached, "met": bool(r.met)}
             for r in summary.itertuples()
         ],
+        **({"counts": outcome.count_figures} if outcome.count_figures is not None else {}),
     }
 
 
@@ -315,6 +339,7 @@ def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) 
         (outcome.accuracy, _accuracy_section),
         (outcome.noise, _noise_section),
         (outcome.sensitivity, _sensitivity_section),
+        (outcome.counts, _counts_section),
     )
     for measured, section in sections:
         if measured is not None:
