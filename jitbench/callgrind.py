@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import platform
 import re
 import shutil
 import sys
@@ -99,7 +100,12 @@ def command(out_dir: Path, argv: Sequence[str]) -> list[str]:
     exe = valgrind()
     if exe is None:
         raise JitbenchError(unavailable_reason() or "valgrind is not on PATH")
-    return [exe, *OPTIONS, f"--callgrind-out-file={out_dir / OUT_NAME}.%p", *argv]
+    counted = [exe, *OPTIONS, f"--callgrind-out-file={out_dir / OUT_NAME}.%p", *argv]
+    # Address-space randomisation off where util-linux's setarch can: an object's default
+    # hash is its address, so with addresses that differ per process, dict and set
+    # probes, and with them the counts, would differ between two runs of the same code.
+    setarch = shutil.which("setarch")
+    return [setarch, platform.machine(), "-R", *counted] if setarch else counted
 
 
 class Counter:

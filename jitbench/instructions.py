@@ -18,6 +18,15 @@ stretch costs cancels out. The calling thread is counted (Python and JAX's
 C++ dispatch); XLA's worker threads are counted apart (``other_threads``).
 Python's cyclic garbage collector is off inside a stretch: what a collection
 costs depends on everything else the process holds, not on the call.
+
+JAX's asynchronous CPU dispatch is off in the counting process
+(``jax_cpu_enable_async_dispatch``). Under Valgrind one thread runs at a
+time, and with it on, whether the calling thread finds XLA's worker done
+and runs a program itself depends on Valgrind's scheduler: the same
+dispatch counted up to 10% apart in two processes. With it off the calling
+thread runs every program itself, the same way each time; what is counted
+is the dispatch path plus the program's own run on that thread (small at
+the sizes counted), and ``dispatch`` differs from ``call`` by the wait.
 """
 
 from __future__ import annotations
@@ -31,11 +40,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from jitbench import callgrind
+from jitbench.callgrind import Counter
 from jitbench.errors import JitbenchError
 
 OPT_IN_ENV = "JITBENCH_INSTRUCTIONS"
@@ -59,8 +69,10 @@ NOT_AVAILABLE = "n/a: "
 class Row:
     """What to count: a strategy at a size, or a target (``size`` None), on a device.
 
-    ``slowdown`` (a fraction) is the ``canary`` strategy's, sized by counts
-    in the counting process (:func:`_calibrate`), not by times. ``twin``
+    ``slowdown`` (a fraction) plants work in each call, sized by counts in the
+    counting process so that the call's count grows by that fraction
+    (:func:`_calibrate`): the canary of counts, a regression of known size. The
+    ``canary`` strategy gets ``JITBENCH_CANARY_SLOWDOWN`` this way. ``twin``
     counts the strategy's hand-written twin (:mod:`jitbench.twins`) on the
     generated instance's own arrays, as ``jitbench validate``'s fidelity does.
     """
@@ -127,7 +139,7 @@ def table(rows: Sequence[Row]) -> Table:
     if not opted_in():
         return opt_in_reason()
     try:
-        return count_rows(rows)
+        return dict(zip(rows, count_rows(rows), strict=True))
     except NotImplementedError as exc:
         print(f"jitbench: {exc}", file=sys.stderr, flush=True)
         return str(exc)
@@ -149,8 +161,8 @@ def lookup(counted: Table, row: Row) -> Counts:
 
 def count_rows(
     rows: Sequence[Row], *, timeout: float = TIMEOUT_S, env: Mapping[str, str] | None = None
-) -> dict[Row, Counts | str]:
-    """Per row its :class:`Counts`, or why it has none (n/a on this host, or its error).
+) -> list[Counts | str]:
+    """For each row (in order) its :class:`Counts`, or why it has none (n/a here, or its error).
 
     One Valgrind process counts every row. Raises NotImplementedError with the
     reason where counting cannot run here (no Valgrind, no hooks), and
@@ -184,7 +196,7 @@ def count_rows(
             raise JitbenchError(f"the counting process exited {done.returncode}: {tail}")
         outcomes = json.loads((folder / "out.json").read_text())
         dumps = list(callgrind.read_dumps(folder))
-    return {row: _counts(i, outcomes[i], dumps) for i, row in enumerate(rows)}
+    return [_counts(i, outcomes[i], dumps) for i in range(len(rows))]
 
 
 def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | str:
@@ -239,17 +251,53 @@ def _prepare(row: Row) -> Any:
 
         (x,), (mul,) = arrays_of(prepared.obj), statics_of(prepared.obj)
         return Prepared.around(twin(row.subject)(x, mul), prepared.y)
-    if row.slowdown and not hasattr(prepared.obj, "units"):
-        raise JitbenchError(f"a slowdown applies to the canary strategy, not {row.subject!r}")
     return prepared
 
 
-def _stretches(counter: callgrind.Counter, label: str, func: Any, after: Any) -> tuple[int, int]:
-    """Warm ``func`` up, then count its two stretches under ``label``; returns their calls."""
-    func()  # the first call of this kind may still do one-time work
+# The loop each stretch runs, compiled anew for every row and kind of call (see _loop).
+# A slowdown's planted work is that many additions written out in the loop: no call and
+# no loop of its own, so it costs nothing but its units (tens of instructions each), and
+# a slowdown of 2% of a call of 50,000 instructions is met to within one unit.
+_LOOP = "def loop(calls):\n    n = 0\n    for _ in range(calls):\n        {call}\n        {work}\n"
+_UNIT = "n += 1"
+# The units of work whose count gives the count of one unit.
+UNIT_BATCH = 1000
+
+
+def _loop(prepared: Any, kind: str, units: int = 0) -> Callable[[int], None]:
+    """``loop(n)``: the row's call made ``n`` times (``units`` of work planted), in code of its own.
+
+    CPython specialises each bytecode to the types it meets; a loop shared by
+    every row would carry the previous row's specialisations into the next,
+    and a row's count would depend on the rows before it. A fresh code object
+    per row and kind starts unspecialised, as the row's own code would.
+    ``prepared`` None: no call, the planted work alone.
+    """
+    from jitbench.measure import block
+
+    if prepared is None:
+        call, names = "pass", {}
+    elif hasattr(prepared, "function"):  # a target: its call, arguments bound
+        call, names = "function()", {"function": prepared.function}
+    else:
+        call, names = "obj.calc(y)", {"obj": prepared.obj, "y": prepared.y}
+    namespace = {**names, "block": block}
+    source = _LOOP.format(
+        call=f"block({call})" if kind == "call" and prepared is not None else call,
+        work="\n        ".join([_UNIT] * units) if units else "pass",
+    )
+    exec(compile(source, f"<jitbench {kind} loop>", "exec"), namespace)
+    return namespace["loop"]
+
+
+def _stretches(
+    counter: Counter, label: str, loop: Callable[[int], None], after: Callable[[], Any]
+) -> tuple[int, int]:
+    """Warm ``loop`` up, then count its two stretches under ``label``; returns their calls."""
+    loop(1)  # the first call of this kind may still do one-time work
     start, warmed = time.perf_counter(), 0
     while warmed < WARM_UP and (warmed < 3 or time.perf_counter() - start < STRETCH_S):
-        func()
+        loop(1)
         warmed += 1
     after()
     used = stretch_calls((time.perf_counter() - start) / warmed)
@@ -258,8 +306,7 @@ def _stretches(counter: callgrind.Counter, label: str, func: Any, after: Any) ->
     try:
         for calls in used:
             counter.start()
-            for _ in range(calls):
-                func()
+            loop(calls)
             counter.stop(f"{label}:{calls}")
             after()
     finally:
@@ -267,42 +314,49 @@ def _stretches(counter: callgrind.Counter, label: str, func: Any, after: Any) ->
     return used
 
 
-def _calibrate(counter: callgrind.Counter, folder: Path, prepared: Any, slowdown: float) -> int:
-    """The canary's units of work that add ``slowdown`` of its call's count, by counts.
+def _calibrate(counter: Counter, folder: Path, prepared: Any, slowdown: float) -> int:
+    """The units of planted work that add ``slowdown`` of the row's call count, by counts.
 
-    The call without work and :func:`jitbench.canary.spin` are counted here,
-    then :func:`jitbench.canary.units_for` does the canary's own arithmetic
+    The call without work, an empty loop and ``UNIT_BATCH`` units are counted
+    here; :func:`jitbench.canary.units_for` does the canary's own arithmetic
     with instructions in place of seconds.
     """
-    from jitbench.canary import UNIT_BATCH, spin, units_for
+    from jitbench.canary import units_for
 
-    prepared.obj.units = 0
-    plain = _stretches(counter, "calibrate:call", prepared.call, lambda: None)
-    empty = _stretches(counter, "calibrate:spin0", lambda: spin(0), lambda: None)
-    batch = _stretches(counter, "calibrate:spin", lambda: spin(UNIT_BATCH), lambda: None)
+    stretches = {
+        "call": _loop(prepared, "call"),
+        "empty": _loop(None, "call"),
+        "work": _loop(None, "call", UNIT_BATCH),
+    }
+    used = {
+        name: _stretches(counter, f"calibrate:{name}", loop, lambda: None)
+        for name, loop in stretches.items()
+    }
     dumps = [d for d in callgrind.read_dumps(folder) if d.thread == callgrind.CALLING_THREAD]
 
-    def per_call(name: str, used: tuple[int, int]) -> float:
+    def per_call(name: str) -> float:
+        few, many = used[name]
         by = {int(d.label.rsplit(":", 1)[1]): d.instructions for d in dumps
               if d.label.rsplit(":", 1)[0] == f"calibrate:{name}"}  # fmt: skip
-        return (by[used[1]] - by[used[0]]) / (used[1] - used[0])
+        return (by[many] - by[few]) / (many - few)
 
-    spin0 = per_call("spin0", empty)
-    unit = (per_call("spin", batch) - spin0) / UNIT_BATCH
-    return units_for(slowdown, per_call("call", plain), unit, spin0)
+    unit = (per_call("work") - per_call("empty")) / UNIT_BATCH
+    return units_for(slowdown, per_call("call"), unit)
 
 
 def _count(
-    counter: callgrind.Counter, folder: Path, index: int, row: Row, prepared: Any
+    counter: Counter, folder: Path, index: int, row: Row, prepared: Any
 ) -> dict[str, tuple[int, int]]:
     """Count the row's stretches of each kind of call; returns their numbers of calls."""
     from jitbench.measure import block
 
-    if row.slowdown:
-        prepared.obj.units = _calibrate(counter, folder, prepared, row.slowdown)
+    units = _calibrate(counter, folder, prepared, row.slowdown) if row.slowdown else 0
     return {
         kind: _stretches(
-            counter, f"{index}:{kind}", getattr(prepared, kind), lambda: block(prepared.call())
+            counter,
+            f"{index}:{kind}",
+            _loop(prepared, kind, units),
+            lambda: block(prepared.call()),
         )
         for kind in KINDS
     }
@@ -314,6 +368,12 @@ def work(plan: Path, out: Path) -> None:
     Callgrind writes its dumps beside ``plan`` (the canary's calibration reads them).
     Per row its stretches' numbers of calls per kind, or why it has none.
     """
+    import jax
+
+    from jitbench.strategies import load_plugins
+
+    load_plugins()  # JITBENCH_PLUGINS' strategies (the canary) are rows too
+    jax.config.update("jax_cpu_enable_async_dispatch", False)  # see the module docstring
     counter = callgrind.Counter()
     outcomes: list[Any] = []
     for index, fields in enumerate(json.loads(plan.read_text())):

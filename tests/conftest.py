@@ -14,6 +14,15 @@ _HOST_FLAG = re.compile(r"\s*--xla_force_host_platform_device_count=\S+")
 ensure_host_devices()
 
 
+def without_host_devices(environ) -> dict[str, str]:
+    """``environ`` without the host-device flag conftest added (XLA_FLAGS dropped if empty)."""
+    env = dict(environ)
+    flags = _HOST_FLAG.sub("", env.pop("XLA_FLAGS", "")).strip()
+    if flags:
+        env["XLA_FLAGS"] = flags
+    return env
+
+
 @pytest.fixture
 def bare_env():
     """This process's environment without the host-device flag conftest added.
@@ -21,11 +30,7 @@ def bare_env():
     What an asv benchmark process starts with: nothing has asked for host devices yet,
     so the CPU has its default configuration unless the process resolves cpu-sharded.
     """
-    env = dict(os.environ)
-    flags = _HOST_FLAG.sub("", env.pop("XLA_FLAGS", "")).strip()
-    if flags:
-        env["XLA_FLAGS"] = flags
-    return env
+    return without_host_devices(os.environ)
 
 
 @pytest.fixture(scope="session")
