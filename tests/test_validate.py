@@ -620,3 +620,47 @@ def test_cli_bad_input(tmp_path, argv, message):
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
     assert not out.exists()
+
+
+def _counts_table(base: dict, slowed: list[dict], twin: dict) -> pd.DataFrame:
+    """Counts in measure_counts' layout: place i holds strategy i, the last the canary's."""
+    rows = []
+    plans = {"base": base, **{f"slowed {i + 1}": s for i, s in enumerate(slowed)}, "twin": twin}
+    for process, found in plans.items():
+        for place, (strategy, count) in enumerate(found.items()):
+            for kind, factor in (("call", 1.0), ("dispatch", 0.8)):
+                rows.append(
+                    {
+                        "process": process, "place": place, "strategy": strategy.strip("*"),
+                        "slowdown": 0.02 if process.startswith("slowed") and strategy == "*" else 0,
+                        "kind": kind, "instructions": count * factor, "outcome": "ok",
+                    }
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_counts_figures_judge_same_places_of_different_processes():
+    from jitbench.validate import counts
+
+    base = {"eager": 200_000, "helper_function": 50_000, "*": 50_500}
+    slowed = [
+        {"eager": 200_100, "helper_function": 50_050, "*": 51_510},  # +2.0%: flagged
+        {"eager": 203_000, "helper_function": 50_000, "*": 50_700},  # eager +1.5%: false flag
+    ]
+    twin = {"eager": 200_500, "helper_function": 52_000}  # helper's twin 4% off
+    found = counts.figures(_counts_table(base, slowed, twin), [100.0, 120.0, 110.0])
+    assert found["noise_rows"] == 4  # two strategies x two kinds, the canary's place apart
+    assert found["noise_max"] == pytest.approx(0.015)
+    assert found["canary_judged"] == 4 and found["canary_flagged"] == 2  # +0.4% is not
+    assert found["canary_ratios"] == pytest.approx([1.02, 1.02, 50_700 / 50_500, 50_700 / 50_500])
+    # eager's +1.5% (second to third process), both kinds; nothing else moved beyond 1%.
+    assert found["false_flags"] == 2 and found["unchanged_pairs"] == 8
+    assert found["fidelity_outside"] == [
+        "helper_function call x0.962",
+        "helper_function dispatch x0.962",
+    ]
+    assert [r["strategy"] for r in found["per_call"]] == ["eager", "helper_function"]
+    rows = {r["check"].split(":")[1].strip()[:12]: r["met"] for r in counts.summary_rows(found)}
+    assert rows == {
+        "spread of a ": False, "+2% planted,": False, "fidelity, ge": False, "one process ": True
+    }  # fmt: skip

@@ -95,7 +95,7 @@ def _run(plan: Plan, root: Path | None, commit: str | None) -> int:
         "accuracy": len(accuracy) * len(plan.sizes),
         "noise": 3,
         "sensitivity": plan.repetitions * (1 + len(plan.slowdowns)),
-        "counts": counts.PROCESSES,
+        "counts": counts.SLOWED + 2,
     }
     progress = Progress(1 + sum(steps[p] for p in plan.phases))
     with tempfile.TemporaryDirectory(prefix="jitbench-validate-") as tmp:

@@ -1,20 +1,24 @@
 """The counts phase of ``jitbench validate``: Valgrind's instruction counts, checked three ways.
 
-Several Valgrind processes (:func:`jitbench.instructions.count_rows`) count
-every built-in strategy that has a hand-written twin, and the canary slowed
-by ``SLOWDOWN`` of its call's instructions (sized by counts):
+A row's count depends a little (about 1%) on what its process counted
+before it: the interpreter's and the libraries' caches are shared. So every
+check compares rows at the same place of the same plan, in different
+Valgrind processes (:func:`jitbench.instructions.count_rows`):
 
-* **noise**: the spread of each strategy's count per call over the processes;
-* **sensitivity**: in every process the canary against ``helper_function``
-  (whose code it is, plus the planted work) is a ``+`` of
-  :func:`jitbench.compare.count_mark`, and no strategy is one between two
-  processes of unchanged code;
-* **fidelity**: the first process counts the twins too; a generated class
-  and its twin make the same call, so their counts must agree.
+* the **base** process counts every built-in strategy that has a
+  hand-written twin, then ``helper_function`` again, as the canary's place;
+* ``SLOWED`` processes count the same, the last row slowed by ``SLOWDOWN``
+  of its call's instructions (work planted and sized by counts);
+* the **twin** process counts the twins in the same order.
 
-Counts do not move with the machine's load, so the processes run two at a
-time where there are two CPUs. Only ``jitbench validate --phases counts``
-runs this phase: it needs Valgrind and minutes.
+**Noise** is each strategy's spread over the base and slowed processes;
+**sensitivity**: in every slowed process the last row against the base's is
+a ``+`` of :func:`jitbench.compare.count_mark`, and no strategy is one
+between two processes; **fidelity**: each generated class against its twin
+(the same call: the counts must agree). Counts do not move with the
+machine's load, so the processes run two at a time where there are two
+CPUs. Only ``jitbench validate --phases counts`` runs this phase: it needs
+Valgrind and minutes.
 """
 
 from __future__ import annotations
@@ -32,40 +36,40 @@ from jitbench.compare import count_mark
 from jitbench.instructions import COUNT_TOLERANCE, KINDS, Counts, Row, count_rows
 from jitbench.validate.plan import Progress
 
-PROCESSES = 3
-# The canary's planted work, a fraction of its call's instructions.
+SLOWED = 2
+# The planted work, a fraction of the call's instructions.
 SLOWDOWN = 0.02
 BASELINE = "helper_function"
 # Targets: the spread of counts per call (p95 over strategies and kinds of call), and the
 # seconds of one process counting the whole family (every strategy, no twins).
 NOISE_TARGET = 0.005
 FAMILY_TARGET_S = 600.0
-PLUGINS = {"JITBENCH_PLUGINS": "jitbench.canary"}
 
 
 def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Per process, strategy, twin and kind its count per call; and the phase's figures."""
+    """Per process, strategy and kind of call its count per call; and the phase's figures."""
     from jitbench.validate.inprocess import fidelity_strategies
 
     names = fidelity_strategies()
     family = [Row(name, "cpu", size) for name in names]
-    canary = Row("canary", "cpu", size, slowdown=SLOWDOWN)
-    plans = [[*family, *(Row(n, "cpu", size, twin=True) for n in names), canary]]
-    plans += [[*family, canary] for _ in range(PROCESSES - 1)]
+    plans = {"base": [*family, Row(BASELINE, "cpu", size)]}
+    for number in range(1, SLOWED + 1):
+        plans[f"slowed {number}"] = [*family, Row(BASELINE, "cpu", size, slowdown=SLOWDOWN)]
+    plans["twin"] = [Row(name, "cpu", size, twin=True) for name in names]
     workers = min(2, os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        runs = list(pool.map(_timed, plans))
-    for number in range(len(plans)):
-        progress.step("counts", f"process {number + 1} of {len(plans)}")
+        runs = dict(zip(plans, pool.map(_timed, plans.values()), strict=True))
+    for name in plans:
+        progress.step("counts", f"process {name}")
     rows = []
-    for number, (found, _) in enumerate(runs):
-        for row, counts in found.items():
+    for process, (found, _) in runs.items():
+        for place, (row, counts) in enumerate(found):
             for kind in KINDS:
                 rows.append(
                     {
-                        "process": number + 1,
+                        "process": process,
+                        "place": place,
                         "strategy": row.subject,
-                        "twin": row.twin,
                         "slowdown": row.slowdown,
                         "kind": kind,
                         "instructions": getattr(counts, kind) if isinstance(counts, Counts)
@@ -73,60 +77,61 @@ def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[st
                         "outcome": counts if isinstance(counts, str) else "ok",
                     }
                 )  # fmt: skip
-    table = pd.DataFrame(rows)
-    return table, figures(table, [seconds for _, seconds in runs[1:]])
+    seconds = [runs[name][1] for name in plans if name != "twin"]
+    return pd.DataFrame(rows), figures(pd.DataFrame(rows), seconds)
 
 
-def _timed(rows: list[Row]) -> tuple[dict[Row, Counts | str], float]:
+def _timed(rows: list[Row]) -> tuple[list[tuple[Row, Counts | str]], float]:
     start = time.perf_counter()
-    found = count_rows(rows, env=PLUGINS)
-    return found, time.perf_counter() - start
+    found = count_rows(rows)
+    return list(zip(rows, found, strict=True)), time.perf_counter() - start
 
 
 def figures(table: pd.DataFrame, family_seconds: list[float]) -> dict[str, Any]:
     """Noise, sensitivity, fidelity and runtime from the counts of :func:`measure_counts`."""
     counted = table[table["outcome"] == "ok"]
-    plain = counted[~counted["twin"] & (counted["slowdown"] == 0)]
-    wide = plain.pivot_table(
-        index=["strategy", "kind"], columns="process", values="instructions"
-    ).dropna()
-    spread = wide.max(axis=1) / wide.min(axis=1) - 1
-    processes = list(wide.columns)
+    wide = counted.pivot_table(
+        index=["place", "strategy", "kind"], columns="process", values="instructions"
+    )
+    slowed = [c for c in wide.columns if c.startswith("slowed")]
+    last = wide.index.get_level_values("place").max()
+    family = wide.drop(index=last, level="place")[["base", *slowed]].dropna()
+    spread = family.max(axis=1) / family.min(axis=1) - 1
     false_flags = sum(
         count_mark(a, b, COUNT_TOLERANCE) != "~"
-        for first, second in itertools.pairwise(processes)
-        for a, b in zip(wide[first], wide[second], strict=True)
+        for first, second in itertools.pairwise(family.columns)
+        for a, b in zip(family[first], family[second], strict=True)
     )
-    slowed = counted[counted["slowdown"] > 0].set_index(["process", "kind"])["instructions"]
-    base = plain[plain["strategy"] == BASELINE].set_index(["process", "kind"])["instructions"]
-    ratios = (slowed / base).dropna()
-    marks = [count_mark(base[key], slowed[key], COUNT_TOLERANCE) for key in ratios.index]
-    twins = counted[counted["twin"]].set_index(["strategy", "kind"])["instructions"]
-    first = plain[plain["process"] == 1].set_index(["strategy", "kind"])["instructions"]
-    fidelity = (first / twins).dropna()
+    canary = wide.xs(last, level="place")
+    ratios = [canary[name] / canary["base"] for name in slowed]
+    marks = [count_mark(b, s, COUNT_TOLERANCE) for name in slowed
+             for b, s in zip(canary["base"], canary[name], strict=True)]  # fmt: skip
+    fidelity = (family["base"] / wide.drop(index=last, level="place")["twin"]).dropna()
     return {
         "noise_p95": float(np.percentile(spread, 95)) if len(spread) else None,
         "noise_max": float(spread.max()) if len(spread) else None,
         "noise_rows": len(spread),
-        "noise_worst": spread.idxmax()[0] if len(spread) else None,
-        "canary_ratios": [float(r) for r in ratios],
+        "noise_worst": spread.idxmax()[1] if len(spread) else None,
+        "canary_ratios": [float(r) for part in ratios for r in part],
         "canary_flagged": sum(m == "+" for m in marks),
         "canary_judged": len(marks),
         "false_flags": int(false_flags),
-        "unchanged_pairs": len(wide) * max(0, len(processes) - 1),
+        "unchanged_pairs": len(family) * max(0, len(family.columns) - 1),
         "fidelity_min": float(fidelity.min()) if len(fidelity) else None,
         "fidelity_max": float(fidelity.max()) if len(fidelity) else None,
         "fidelity_rows": len(fidelity),
         "fidelity_outside": sorted(
-            f"{s} {k} x{r:.3f}" for (s, k), r in fidelity.items() if abs(r - 1) > COUNT_TOLERANCE
+            f"{s} {k} x{r:.3f}" for (_, s, k), r in fidelity.items() if abs(r - 1) > COUNT_TOLERANCE
         ),
         "family_seconds": [float(s) for s in family_seconds],
-        "per_call": median_counts(plain),
+        "per_call": median_counts(counted[counted["process"] != "twin"], last),
     }
 
 
-def median_counts(plain: pd.DataFrame) -> list[dict[str, Any]]:
-    """Each strategy's median count per call and per dispatch over the processes."""
+def median_counts(counted: pd.DataFrame, last: int) -> list[dict[str, Any]]:
+    """Each strategy's median count per call and per dispatch over the base and slowed
+    processes (the canary's place left out)."""
+    plain = counted[counted["place"] != last]
     medians = plain.groupby(["strategy", "kind"], sort=False)["instructions"].median()
     order = list(dict.fromkeys(plain["strategy"]))
     return [
@@ -149,7 +154,7 @@ def summary_rows(found: dict[str, Any]) -> list[dict[str, Any]]:
             "met": noise is not None and noise <= NOISE_TARGET,
         },
         {
-            "check": f"counts: canary +{SLOWDOWN:.0%} flagged every process, no false flag",
+            "check": f"counts: +{SLOWDOWN:.0%} planted, flagged every process, no false flag",
             "target": f"flagged {found['canary_judged']}/{found['canary_judged']} at "
             f"tolerance {tolerance}",
             "reached": f"flagged {found['canary_flagged']}/{found['canary_judged']} (ratios "

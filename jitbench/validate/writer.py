@@ -247,18 +247,18 @@ def _counts_section(outcome: Outcome, out: Path) -> list[str]:
     table, found = outcome.counts, outcome.count_figures
     assert table is not None and found is not None
     table.to_csv(out / "counts.csv", index=False)
-    processes = int(table["process"].max())
     per_call = pd.DataFrame(found["per_call"]).rename(
         columns={"call": "instructions per cached call", "dispatch": "instructions per dispatch"}
     )
     return [
         "## Counts: instructions per call under Valgrind",
         "",
-        f"{processes} Valgrind processes (`jitbench.instructions`) count every strategy with "
-        "a hand-written twin at the smallest size on cpu, and the canary slowed by "
-        f"{counts.SLOWDOWN:.0%} of its call's instructions; the first process counts the twins "
-        "too. The calling thread's instructions per call, median over the processes "
-        "(every count: `counts.csv`):",
+        f"{table['process'].nunique()} Valgrind processes (`jitbench.instructions`): a base "
+        "one counts every strategy with a hand-written twin at the smallest size on cpu and "
+        f"then {counts.BASELINE} again, {counts.SLOWED} more the same with that last row slowed "
+        f"by {counts.SLOWDOWN:.0%} of its instructions (planted work sized by counts), and one "
+        "the twins in the same order. The calling thread's instructions per call, median over "
+        "the base and slowed processes (every count: `counts.csv`):",
         "",
         markdown(per_call.round(0)),
         "",
