@@ -285,10 +285,17 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """pytest, ``asv check``, and a quick asv run of a subset feeding a report."""
+    """pytest, ``asv check``, and a quick asv run of a subset feeding a report.
+
+    The tests marked slow (they run asv, a browser or Valgrind) run under the
+    newest Python found only (see :func:`pytest_args`), unless arguments are given.
+    """
     if not _install(session):
         return
-    code = session.run("pytest", *session.posargs, success_codes=[0, 5])
+    args = pytest_args(session.python, list(session.posargs))
+    if args != session.posargs:
+        session.log(f"slow tests run under Python {BENCH_PYTHON} only: -- -m slow runs them here")
+    code = session.run("pytest", *args, success_codes=[0, 5])
     if code == 5:
         session.error("pytest collected no tests: the test suite is missing or misconfigured")
     session.run("asv", "check", "--python=same")
@@ -307,6 +314,19 @@ def tests(session: nox.Session) -> None:
             "jitbench", "report", "--results", str(folder / "results"), "--out",
             str(folder / "report"),
         )  # fmt: skip
+
+
+def pytest_args(python: str, posargs: list[str], newest: str | None = None) -> list[str]:
+    """pytest's arguments for the test session under ``python``.
+
+    The slow tests check asv, the dashboard and Valgrind, which work alike under
+    every Python; under all three they would take CI past 20 minutes on two
+    cores. So a Python older than the newest found (``newest``, default
+    BENCH_PYTHON) runs the rest, unless the arguments choose for themselves.
+    """
+    if posargs or python == (newest or BENCH_PYTHON):
+        return posargs
+    return ["-m", "not slow"]
 
 
 @nox.session(python=BENCH_PYTHON)
@@ -332,6 +352,35 @@ def bench(session: nox.Session) -> None:
     session.run("jitbench", "report", "--results", "results", "--out", "reports")
     _publish(session)
     session.log("results: results/  report: reports/index.html  dashboard: html/ (asv preview)")
+    session.log("instructions per call (Valgrind, minutes): add them with nox -s instructions")
+
+
+@nox.session(python=BENCH_PYTHON)
+def instructions(session: nox.Session) -> None:
+    """Count each strategy's (and target's) instructions per call with Valgrind, at HEAD.
+
+    The opt-in family of ``benchmarks/bench_instructions.py``: results go to
+    results/ beside the times, under their own asv environment (it adds
+    pytest-codspeed, whose compiled hooks start and stop the counting);
+    ``jitbench compare`` judges them by ``--count-tolerance``, not by samples.
+    """
+    if not _install(session):
+        return
+    session.run("python", "-m", "jitbench.callgrind")  # one line and exit 2 without Valgrind
+    args = list(session.posargs)
+    _machine(session, args)
+    # The hooks' release installed here joins asv's environment, before JAX's pins.
+    code = "import importlib.metadata as m; print(m.version('pytest-codspeed'))"
+    hooks = session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
+    pins = {"pytest-codspeed": hooks, **_jax_pins(session)}
+    chosen = [] if _selects(args) else ["-b", _regex(session, "COUNTED")]
+    _asv(
+        session, ROOT / ".asv" / "instructions", {"pythons": [session.python]}, "run", "HEAD^!",
+        "--show-stderr", *chosen, *args, pins=pins, env={"JITBENCH_INSTRUCTIONS": "1"},
+        success_codes=[0, 2],
+    )  # fmt: skip
+    session.run("jitbench", "report", "--results", "results", "--out", "reports")
+    session.log("results: results/  report: reports/index.html (instructions per call)")
 
 
 def _publish(session: nox.Session) -> None:
@@ -433,6 +482,7 @@ def readme(session: nox.Session) -> None:
 
 
 VALIDATION_DOCS = ROOT / "docs" / "validation"
+COUNTS_DOCS = ROOT / "docs" / "counts"
 
 
 @nox.session(python=BENCH_PYTHON)
@@ -442,7 +492,8 @@ def validate(session: nox.Session) -> None:
     Writes reports/validation/ (see ``jitbench validate --help``) and files its
     summary.json as docs/validation/<machine>.json, the run the README's
     validation page shows (``-- --machine NAME`` names the machine; default the
-    hostname).
+    hostname). ``-- --phases counts`` checks Valgrind's instruction counts
+    instead, filed as docs/counts/<machine>.json (the README's counts table).
     """
     if not _install(session):
         return
@@ -458,7 +509,9 @@ def validate(session: nox.Session) -> None:
     session.run("jitbench", "validate", *args, success_codes=[0, 1])
     out = Path(args[args.index("--out") + 1]) if "--out" in args else Path("reports/validation")
     record = {"machine": machine, **json.loads((ROOT / out / "summary.json").read_text())}
-    target = VALIDATION_DOCS / f"{machine}.json"
+    # The counts phase runs on its own (Valgrind, minutes): its record is filed apart.
+    phases = args[args.index("--phases") + 1].split(",") if "--phases" in args else []
+    target = (COUNTS_DOCS if phases == ["counts"] else VALIDATION_DOCS) / f"{machine}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(record, indent=1) + "\n")
-    session.log(f"summary of this run: {target} (commit it: the README's validation page)")
+    session.log(f"summary of this run: {target} (commit it: nox -s readme quotes it)")
