@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import http.server
 import json
 import os
 import re
@@ -41,6 +42,7 @@ RESULTS = ROOT / "results"
 AUDITS = DOCS / "history"
 VALIDATIONS = DOCS / "validation"
 PROBES = DOCS / "async_dispatch"
+COUNTS = DOCS / "counts"
 RUN_SIZE = 10
 # The releases on each side of every change the history shows, for the evidence rows.
 EDGE_STRATEGY = "static_self_value_hash"
@@ -322,6 +324,35 @@ def validation_block() -> str:
     )
 
 
+def counts_block() -> str:
+    """Instructions per call from the committed counts phase (docs/counts/MACHINE.json)."""
+    from jitbench.validate.writer import header, summary_markdown
+
+    record = newest(COUNTS, lambda r: r["started"])
+    if record is None:
+        raise SystemExit(
+            f"no counts phase in {COUNTS.relative_to(ROOT)}: nox -s validate -- --phases counts"
+        )
+    found = record["counts"]
+    table = pd.DataFrame(found["per_call"]).rename(
+        columns={"call": "instructions per cached call", "dispatch": "instructions per dispatch"}
+    )
+    for column in table.columns[1:]:
+        table[column] = [f"{v:,.0f}" for v in table[column]]
+    return "\n".join(
+        [
+            f"`nox -s validate -- --phases counts` on machine **{record['machine']}** "
+            f"(`docs/counts/{record['machine']}.json`): {header(record)} The calling thread's "
+            f"instructions per call, size {min(record['sizes'])} on cpu, median of "
+            f"{len(found['family_seconds'])} Valgrind processes:",
+            "",
+            table.to_markdown(index=False, colalign=("left", "right", "right")),
+            "",
+            summary_markdown(record),
+        ]
+    )
+
+
 def _ranges(invocations: list[dict], mode: str) -> str:
     """Each invocation's min-max of the per-process medians, in μs, as a sentence part."""
     parts = []
@@ -483,10 +514,16 @@ def dashboard_block(runs: Runs, shoot: bool) -> str:
     return text
 
 
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the dashboard to the browser without a log line per request."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
 def screenshot(runs: Runs) -> None:
     """A screenshot of the dashboard of the committed results, served with the network cut."""
     import functools
-    import http.server
     import threading
     from urllib.parse import quote
 
@@ -502,9 +539,9 @@ def screenshot(runs: Runs) -> None:
     ).parent
     shutil.copytree(report, html / "report")
     subprocess.run([sys.executable, "-m", "jitbench.dashboard", str(html)], check=True)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html))
-    handler.log_message = lambda *args: None  # type: ignore[method-assign]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(html))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     query = "&".join(f"p-{k}={quote(v, safe='')}" for k, v in DASHBOARD_PARAMS.items())
@@ -531,7 +568,7 @@ def screenshot(runs: Runs) -> None:
 
 # Each page and the generated blocks it holds, in the order they are made.
 PAGES: dict[str, tuple[str, ...]] = {
-    "README.md": ("run", "audit", "findings", "explain", "own-class", "dashboard"),
+    "README.md": ("run", "audit", "findings", "explain", "own-class", "counts", "dashboard"),
     "docs/strategies.md": ("strategies-table", "strategies"),
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),
@@ -560,6 +597,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "timing": lambda: timing_block(runs),
         "validation": validation_block,
         "async-dispatch": async_dispatch_block,
+        "counts": counts_block,
     }
     pages = {}
     for page, names in PAGES.items():
