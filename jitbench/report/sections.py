@@ -117,10 +117,8 @@ def instructions(run: Run) -> None:
     table = summary(run)
     counted = [c for c in COUNTED if c in table]
     if not counted:
-        return  # opt-in: a run without counts has nothing to say here
+        return  # opt-in: a run that counted nothing has nothing to say here
     rows = table.dropna(subset=counted, how="all")
-    if rows.empty:
-        return  # rows n/a in every run that did not opt in
     run.text(*COUNTS_TEXT)
     wanted = ["strategy", "hazard", "cached_call_s", counted[0], "dispatch_s", *counted[1:]]
     for (device, size), part in rows.groupby(["device", "size"], sort=False, dropna=False):

@@ -170,8 +170,9 @@ def _summary(run: Run) -> pd.DataFrame:
         if run.has(benchmark):
             columns[name] = run.rows(benchmark).set_index(keys)["q_75"]
     for name, benchmark in COUNTED.items():
-        if run.has(benchmark):
-            columns[name] = run.rows(benchmark).set_index(keys)["value"]
+        counted = run.rows(benchmark)
+        if (counted["status"] == "ok").any():  # n/a in every run that did not opt in
+            columns[name] = counted.set_index(keys)["value"]
     after = run.rows(catalog.AFTER_CHANGE)
     if after.empty:
         run.omit("after-change columns", catalog.AFTER_CHANGE)
