@@ -26,7 +26,7 @@ from jitbench.validate.inprocess import (
     FIDELITY_ROUNDS,
     TIMEIT_REPEATS,
 )
-from jitbench.validate.plan import Outcome
+from jitbench.validate.plan import SUITE_PHASES, Outcome
 from jitbench.validate.stats import (
     ACCURACY_RANGE,
     FAMILIES,
@@ -297,7 +297,8 @@ def header(record: dict) -> str:
     total = seconds.pop("total")
     phases = ", ".join(f"{k} {minutes(v)}" for k, v in seconds.items())
     commit = record["commit"][:12] if record["commit"] else "n/a"
-    pinned = record["cpu_affinity"]
+    # Pinning applies to asv's processes: a run of no asv phase ran none to pin.
+    pinned = record["cpu_affinity"] if set(seconds) & set(SUITE_PHASES) else None
     return (
         f"Commit {commit}, JAX {record['jax']}, Python {record['python']}, {record['arch']} "
         f"with {record['cpus']} CPUs; {record['started']}. "
