@@ -211,9 +211,11 @@ def _asv(
 
 def _machine(session: nox.Session, args: list[str]) -> None:
     """Describe this machine to asv under the name given with --machine, or the hostname."""
-    name = args[args.index("--machine") + 1] if "--machine" in args else None
-    session.run("asv", "machine", "--yes", *(["--machine", name] if name else []))
-    _check_machine(session, name or platform.node())
+    name = args[args.index("--machine") + 1] if "--machine" in args else platform.node()
+    # Not `asv machine --yes --machine NAME`: for a name asv does not know yet, that
+    # records the name alone, and results filed under it would describe no hardware.
+    session.run("python", "-m", "jitbench.asvcompat", "describe-machine", name)
+    _check_machine(session, name)
 
 
 # The fields of asv's machine description that name the hardware.

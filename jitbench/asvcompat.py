@@ -75,3 +75,45 @@ def result_requirements(result: Any) -> dict[str, str]:
     except AttributeError:
         raise moved("asv.results.Results._requirements") from None
     return dict(found or {})
+
+
+def describe_machine(name: str) -> dict[str, Any]:
+    """Record this host in asv's machine file under ``name``, its hardware as asv detects it.
+
+    ``asv machine --yes --machine NAME`` records the name alone for a name the
+    file does not know (asv fills in the detected hardware only when asked
+    interactively), so results filed under NAME would describe no hardware.
+    What the file already holds for ``name`` is kept; what it lacks is taken
+    from asv's own detection (``Machine.get_defaults``). Returns the entry.
+    """
+    machine = private("asv.machine", "Machine")
+    collection = private("asv.machine", "MachineCollection")
+    user_error = private("asv.util", "UserError")
+    try:
+        known = collection.load(name)
+    except user_error:
+        known = {}
+    entry = {**machine.get_defaults(), **{k: v for k, v in known.items() if v}, "machine": name}
+    collection.save(name, entry)
+    return entry
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m jitbench.asvcompat describe-machine NAME``: see :func:`describe_machine`."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] != "describe-machine":
+        print("usage: python -m jitbench.asvcompat describe-machine NAME", file=sys.stderr)
+        return 2
+    try:
+        entry = describe_machine(args[1])
+    except JitbenchError as exc:
+        print(f"jitbench: error: {exc}", file=sys.stderr)
+        return 2
+    print(", ".join(f"{k} {v}" for k, v in entry.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -141,8 +141,8 @@ def test_bench_files_results_under_the_machine_name_given(monkeypatch):
     monkeypatch.setattr(noxfile, "_check_machine", lambda session, name: None)
     session = RecordingSession("--machine", "myhost-h100", "--quick")
     noxfile.bench(session)
-    machine = [c for c in session.commands if c[:2] == ("asv", "machine")]
-    assert machine == [("asv", "machine", "--yes", "--machine", "myhost-h100")]
+    machine = [c for c in session.commands if "jitbench.asvcompat" in c]
+    assert machine == [("python", "-m", "jitbench.asvcompat", "describe-machine", "myhost-h100")]
     runs = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.asvrun" in c]
     assert len(runs) == 1 and runs[0][0] == "run"
     assert runs[0][runs[0].index("--machine") + 1] == "myhost-h100"
@@ -350,3 +350,23 @@ def test_bench_says_when_it_measures_an_old_jax(tmp_path, installed, python, war
 
 def test_no_python_found_benches_under_the_oldest():
     assert _noxfile().bench_python({}) == "3.11"
+
+
+def test_a_named_machine_is_described_with_its_hardware(tmp_path, monkeypatch):
+    """``asv machine --yes --machine NAME`` alone would record the name and no hardware."""
+    from asv.machine import Machine
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # asv's machine file: ~/.asv-machine.json
+    done = subprocess.run(
+        [sys.executable, "-m", "jitbench.asvcompat", "describe-machine", "box-1"],
+        capture_output=True, text=True, env={**os.environ, "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    entry = json.loads((tmp_path / ".asv-machine.json").read_text())["box-1"]
+    hardware = {k: Machine.get_defaults()[k] for k in _noxfile().HARDWARE}
+    assert {k: entry[k] for k in hardware} == hardware and entry["machine"] == "box-1"
+    bad = subprocess.run(
+        [sys.executable, "-m", "jitbench.asvcompat", "describe"], capture_output=True, text=True
+    )
+    assert bad.returncode == 2
+    assert bad.stderr == "usage: python -m jitbench.asvcompat describe-machine NAME\n"
