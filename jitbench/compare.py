@@ -375,6 +375,8 @@ def _format(table: pd.DataFrame, *, noise: bool = False) -> str:
 def _value(value: float, status: str, unit: Any, err: float) -> str:
     if status != "ok":
         return "failed" if status == "failed" else "n/a"
+    if unit == COUNT_UNIT:
+        return f"{value:,.0f}"
     return human_value(
         value, unit if isinstance(unit, str) else "", err=None if pd.isna(err) else err
     )
