@@ -97,9 +97,9 @@ class Counts:
     other_threads: dict[str, float]
 
 
-def opted_in(environ: dict[str, str] | None = None) -> bool:
+def opted_in() -> bool:
     """Whether ``JITBENCH_INSTRUCTIONS=1``: the asv family counts only when asked (minutes)."""
-    return (os.environ if environ is None else environ).get(OPT_IN_ENV, "").strip() == "1"
+    return os.environ.get(OPT_IN_ENV, "").strip() == "1"
 
 
 def opt_in_reason() -> str:
@@ -199,27 +199,31 @@ def count_rows(
     return [_counts(i, outcomes[i], dumps) for i in range(len(rows))]
 
 
+def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int], thread: int) -> float:
+    """One thread's instructions per call from the two stretches counted under ``label``.
+
+    A thread that ran in one stretch only (an XLA worker) counted 0 in the other.
+    """
+    few, many = used
+    by = {int(d.label.rsplit(":", 1)[1]): d.instructions for d in dumps
+          if d.thread == thread and d.label.rsplit(":", 1)[0] == label}  # fmt: skip
+    return (by.get(many, 0) - by.get(few, 0)) / (many - few)
+
+
 def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | str:
     """A row's counts per call from its dumps; ``outcome`` is the worker's (calls or why not)."""
     if isinstance(outcome, str):
         return outcome
-    per_call: dict[str, dict[int, float]] = {}
+    main, others = {}, {}
     for kind in KINDS:
-        few, many = outcome[kind]
-        by_thread: dict[int, dict[int, int]] = {}
-        for dump in dumps:
-            row, dump_kind, calls = dump.label.split(":")
-            if row == str(index) and dump_kind == kind:
-                by_thread.setdefault(dump.thread, {})[int(calls)] = dump.instructions
-        if callgrind.CALLING_THREAD not in by_thread:
+        label = f"{index}:{kind}"
+        threads = {d.thread for d in dumps if d.label.rsplit(":", 1)[0] == label}
+        if callgrind.CALLING_THREAD not in threads:
             raise JitbenchError(f"callgrind wrote no count of row {index} ({kind})")
-        # A thread that ran in one stretch only (an XLA worker) counted 0 in the other.
-        per_call[kind] = {
-            thread: (by.get(many, 0) - by.get(few, 0)) / (many - few)
-            for thread, by in by_thread.items()
-        }
-    main = {kind: per_call[kind].pop(callgrind.CALLING_THREAD) for kind in KINDS}
-    others = {kind: sum(per_call[kind].values()) for kind in KINDS}
+        main[kind] = _per_call(dumps, label, outcome[kind], callgrind.CALLING_THREAD)
+        others[kind] = sum(
+            _per_call(dumps, label, outcome[kind], t) for t in threads - {callgrind.CALLING_THREAD}
+        )
     return Counts(main["call"], main["dispatch"], others)
 
 
@@ -332,13 +336,10 @@ def _calibrate(counter: Counter, folder: Path, prepared: Any, slowdown: float) -
         name: _stretches(counter, f"calibrate:{name}", loop, lambda: None)
         for name, loop in stretches.items()
     }
-    dumps = [d for d in callgrind.read_dumps(folder) if d.thread == callgrind.CALLING_THREAD]
+    dumps = list(callgrind.read_dumps(folder))
 
     def per_call(name: str) -> float:
-        few, many = used[name]
-        by = {int(d.label.rsplit(":", 1)[1]): d.instructions for d in dumps
-              if d.label.rsplit(":", 1)[0] == f"calibrate:{name}"}  # fmt: skip
-        return (by[many] - by[few]) / (many - few)
+        return _per_call(dumps, f"calibrate:{name}", used[name], callgrind.CALLING_THREAD)
 
     unit = (per_call("work") - per_call("empty")) / UNIT_BATCH
     return units_for(slowdown, per_call("call"), unit)
@@ -374,7 +375,7 @@ def work(plan: Path, out: Path) -> None:
 
     load_plugins()  # JITBENCH_PLUGINS' strategies (the canary) are rows too
     jax.config.update("jax_cpu_enable_async_dispatch", False)  # see the module docstring
-    counter = callgrind.Counter()
+    counter = Counter()
     outcomes: list[Any] = []
     for index, fields in enumerate(json.loads(plan.read_text())):
         row = Row(**fields)
