@@ -145,23 +145,30 @@ class Dump:
 _TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.*)$", re.M)
 _THREAD = re.compile(r"^thread: (\d+)$", re.M)
 _TOTALS = re.compile(r"^totals: (\d+)", re.M)
+# A dump's label and thread are in its header, its total on its last line: a file is read
+# at both ends only (a dump lists every function run, hundreds of kilobytes, and the
+# counting process reads its own dumps while it runs, under Valgrind).
+_HEAD = _TAIL = 4096
 
 
-def read_dumps(out_dir: Path) -> Iterator[Dump]:
-    """Every labelled dump callgrind wrote to ``out_dir`` (a dump at exit has no label).
+def read_dumps(out_dir: Path, label: str | None = None) -> Iterator[Dump]:
+    """Every labelled dump callgrind wrote to ``out_dir`` (a dump at exit has no label);
+    with ``label``, that label's only.
 
     A dump with no instruction counted (``totals`` absent) counts zero; a file
     callgrind wrote that this cannot read is a JitbenchError naming it.
     """
     for path in sorted(out_dir.glob(f"{OUT_NAME}.*")):
-        text = path.read_text(errors="replace")
-        trigger = _TRIGGER.search(text)
-        if trigger is None:
-            continue
-        thread = _THREAD.search(text)
-        if thread is None:
-            raise JitbenchError(f"{path} has no 'thread:' line: not written with {OPTIONS[2]}")
-        totals = _TOTALS.search(text)
+        with path.open("rb") as file:
+            head = file.read(_HEAD).decode(errors="replace")
+            trigger = _TRIGGER.search(head)
+            if trigger is None or (label is not None and trigger[1] != label):
+                continue
+            thread = _THREAD.search(head)
+            if thread is None:
+                raise JitbenchError(f"{path} has no 'thread:' line: not written with {OPTIONS[2]}")
+            file.seek(max(0, path.stat().st_size - _TAIL))
+            totals = _TOTALS.search(file.read().decode(errors="replace"))
         yield Dump(trigger[1], int(thread[1]), int(totals[1]) if totals else 0)
 
 

@@ -11,11 +11,15 @@ of a run's cost, so they are paid once.
 
 Per row and kind of call, uncounted calls come first (compile, then enough
 calls that CPython's adaptive interpreter has specialised the loop), then
-two counted stretches of ``SHORT`` and ``LONG`` calls (fewer for a call that
-compiles every time: :func:`stretch_calls`); the count per call is their
-difference over the difference of calls, so what starting and stopping a
-stretch costs cancels out. The calling thread is counted (Python and JAX's
-C++ dispatch); XLA's worker threads are counted apart (``other_threads``).
+two counted stretches of ``SHORT`` and ``LONG`` calls (fewer for a dear
+call); the count per call is their difference over the difference of calls,
+so what starting and stopping a stretch costs cancels out. How many calls
+each takes is decided by counts too, from one counted probe call
+(:func:`calls_for`), never by a clock: a busy machine gives a row the same
+calls, and so the same count, as a quiet one. A row whose calls compile
+(``jit_per_call``) is n/a: it has no cached call to count. The calling
+thread is counted (Python and JAX's C++ dispatch); XLA's worker threads are
+counted apart (``other_threads``).
 Python's cyclic garbage collector is off inside a stretch: what a collection
 costs depends on everything else the process holds, not on the call.
 
@@ -39,7 +43,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,8 +61,13 @@ KINDS = ("call", "dispatch")
 WARM_UP = 200
 SHORT = 100
 LONG = 300
-# Seconds (uninstrumented, under Valgrind) that a warm-up or a stretch may take at most.
-STRETCH_S = 2.0
+# Instructions (of the calling thread) that the warm-up or the longer stretch may take at
+# most: a minute under Valgrind. The suite's cached calls are under 1/LONG of it (a million
+# instructions at most); a dearer call gets fewer calls.
+BUDGET = 1_000_000_000
+# A call that compiles (every call, for jit_per_call) has no cached call to count: its count
+# would be a compile's, which moves by several percent from one compile to the next.
+COMPILES_REASON = "it compiles on every call: a count would be a compile's (see the compile rows)"
 # Seconds one counting process may take (JAX's import alone is ~20 s under Valgrind).
 TIMEOUT_S = 1800
 NOT_AVAILABLE = "n/a: "
@@ -204,10 +212,11 @@ def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int], th
 
     A thread that ran in one stretch only (an XLA worker) counted 0 in the other.
     """
-    few, many = used
-    by = {int(d.label.rsplit(":", 1)[1]): d.instructions for d in dumps
-          if d.thread == thread and d.label.rsplit(":", 1)[0] == label}  # fmt: skip
-    return (by.get(many, 0) - by.get(few, 0)) / (many - few)
+    few, many = (
+        sum(d.instructions for d in dumps if d.thread == thread and d.label == f"{label}:{calls}")
+        for calls in used
+    )
+    return (many - few) / (used[1] - used[0])
 
 
 def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | str:
@@ -217,7 +226,7 @@ def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | s
     main, others = {}, {}
     for kind in KINDS:
         label = f"{index}:{kind}"
-        threads = {d.thread for d in dumps if d.label.rsplit(":", 1)[0] == label}
+        threads = {d.thread for d in dumps if d.label in {f"{label}:{n}" for n in outcome[kind]}}
         if callgrind.CALLING_THREAD not in threads:
             raise JitbenchError(f"callgrind wrote no count of row {index} ({kind})")
         main[kind] = _per_call(dumps, label, outcome[kind], callgrind.CALLING_THREAD)
@@ -227,17 +236,19 @@ def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | s
     return Counts(main["call"], main["dispatch"], others)
 
 
-def stretch_calls(seconds_per_call: float) -> tuple[int, int]:
-    """The calls of the two counted stretches: ``SHORT`` and ``LONG``, fewer for a dear call.
+def calls_for(per_call: float) -> tuple[int, tuple[int, int]]:
+    """The warm-up's calls and the two counted stretches' for a call of ``per_call`` instructions.
 
-    A call that compiles every time (``jit_per_call``) costs milliseconds even
-    uninstrumented; its stretches are cut to about ``STRETCH_S`` seconds
-    (at least 1 and 2 calls). The count per call does not depend on them.
+    ``WARM_UP`` and (``SHORT``, ``LONG``), fewer where they would pass ``BUDGET``
+    (at least 3 warm-up calls, stretches of 1 and 2): the count per call does
+    not depend on them, a run's minutes do.
     """
-    if seconds_per_call * LONG <= STRETCH_S:
-        return SHORT, LONG
-    many = max(2, int(STRETCH_S / seconds_per_call))
-    return max(1, many // 3), many
+    fit = int(BUDGET // max(per_call, 1.0))
+    warm = min(WARM_UP, max(3, fit))
+    if per_call * LONG <= BUDGET:
+        return warm, (SHORT, LONG)
+    many = max(2, fit)
+    return warm, (max(1, many // 3), many)
 
 
 def _prepare(row: Row) -> Any:
@@ -294,31 +305,60 @@ def _loop(prepared: Any, kind: str, units: int = 0) -> Callable[[int], None]:
     return namespace["loop"]
 
 
-def _stretches(
-    counter: Counter, label: str, loop: Callable[[int], None], after: Callable[[], Any]
-) -> tuple[int, int]:
-    """Warm ``loop`` up, then count its two stretches under ``label``; returns their calls."""
-    loop(1)  # the first call of this kind may still do one-time work
-    start, warmed = time.perf_counter(), 0
-    while warmed < WARM_UP and (warmed < 3 or time.perf_counter() - start < STRETCH_S):
-        loop(1)
-        warmed += 1
-    after()
-    used = stretch_calls((time.perf_counter() - start) / warmed)
-    gc.collect()
-    gc.disable()
-    try:
-        for calls in used:
-            counter.start()
-            loop(calls)
-            counter.stop(f"{label}:{calls}")
-            after()
-    finally:
-        gc.enable()
-    return used
+@dataclasses.dataclass(frozen=True)
+class _Stretches:
+    """The counting process's counter and the folder its dumps go to (it reads its probes)."""
+
+    counter: Counter
+    folder: Path
+
+    def count(self, label: str, loop: Callable[[int], None], calls: int) -> None:
+        """``loop(calls)``, counted and dumped under ``label:calls``."""
+        self.counter.start()
+        loop(calls)
+        self.counter.stop(f"{label}:{calls}")
+
+    def probe(self, label: str, loop: Callable[[int], None]) -> int:
+        """The calling thread's instructions of one counted call of ``loop``."""
+        self.count(f"{label}:probe", loop, 1)
+        dumps = callgrind.read_dumps(self.folder, f"{label}:probe:1")
+        return sum(d.instructions for d in dumps if d.thread == callgrind.CALLING_THREAD)
+
+    def pair(
+        self, label: str, loop: Callable[[int], None], after: Callable[[], Any]
+    ) -> tuple[int, int]:
+        """Warm ``loop`` up, then count its two stretches under ``label``; returns their calls.
+
+        The calls of each are sized by a counted probe call (:func:`calls_for`).
+        """
+        from jitbench.measure import count_compiles
+
+        loop(1)  # the first call of this kind may still do one-time work
+        with count_compiles() as compiled:
+            loop(1)
+            if not compiled.compiles:
+                warm, used = calls_for(self.probe(label, loop))
+                loop(warm)
+        if compiled.compiles:
+            raise NotImplementedError(COMPILES_REASON)
+        after()
+        gc.collect()
+        gc.disable()
+        try:
+            for calls in used:
+                self.count(label, loop, calls)
+                after()
+        finally:
+            gc.enable()
+        return used
+
+    def per_call(self, label: str, used: tuple[int, int]) -> float:
+        """The calling thread's count per call of a :meth:`pair` already counted."""
+        dumps = [d for n in used for d in callgrind.read_dumps(self.folder, f"{label}:{n}")]
+        return _per_call(dumps, label, used, callgrind.CALLING_THREAD)
 
 
-def _calibrate(counter: Counter, folder: Path, prepared: Any, slowdown: float) -> int:
+def _calibrate(stretches: _Stretches, index: int, prepared: Any, slowdown: float) -> int:
     """The units of planted work that add ``slowdown`` of the row's call count, by counts.
 
     The call without work, an empty loop and ``UNIT_BATCH`` units are counted
@@ -327,37 +367,29 @@ def _calibrate(counter: Counter, folder: Path, prepared: Any, slowdown: float) -
     """
     from jitbench.canary import units_for
 
-    stretches = {
+    loops = {
         "call": _loop(prepared, "call"),
         "empty": _loop(None, "call"),
         "work": _loop(None, "call", UNIT_BATCH),
     }
-    used = {
-        name: _stretches(counter, f"calibrate:{name}", loop, lambda: None)
-        for name, loop in stretches.items()
-    }
-    dumps = list(callgrind.read_dumps(folder))
-
-    def per_call(name: str) -> float:
-        return _per_call(dumps, f"calibrate:{name}", used[name], callgrind.CALLING_THREAD)
-
-    unit = (per_call("work") - per_call("empty")) / UNIT_BATCH
-    return units_for(slowdown, per_call("call"), unit)
+    per_call = {}
+    for name, loop in loops.items():
+        label = f"{index}:calibrate:{name}"
+        per_call[name] = stretches.per_call(label, stretches.pair(label, loop, lambda: None))
+    unit = (per_call["work"] - per_call["empty"]) / UNIT_BATCH
+    return units_for(slowdown, per_call["call"], unit)
 
 
 def _count(
-    counter: Counter, folder: Path, index: int, row: Row, prepared: Any
+    stretches: _Stretches, index: int, row: Row, prepared: Any
 ) -> dict[str, tuple[int, int]]:
     """Count the row's stretches of each kind of call; returns their numbers of calls."""
     from jitbench.measure import block
 
-    units = _calibrate(counter, folder, prepared, row.slowdown) if row.slowdown else 0
+    units = _calibrate(stretches, index, prepared, row.slowdown) if row.slowdown else 0
     return {
-        kind: _stretches(
-            counter,
-            f"{index}:{kind}",
-            _loop(prepared, kind, units),
-            lambda: block(prepared.call()),
+        kind: stretches.pair(
+            f"{index}:{kind}", _loop(prepared, kind, units), lambda: block(prepared.call())
         )
         for kind in KINDS
     }
@@ -375,12 +407,12 @@ def work(plan: Path, out: Path) -> None:
 
     load_plugins()  # JITBENCH_PLUGINS' strategies (the canary) are rows too
     jax.config.update("jax_cpu_enable_async_dispatch", False)  # see the module docstring
-    counter = Counter()
+    stretches = _Stretches(Counter(), plan.parent)
     outcomes: list[Any] = []
     for index, fields in enumerate(json.loads(plan.read_text())):
         row = Row(**fields)
         try:
-            outcomes.append(_count(counter, plan.parent, index, row, _prepare(row)))
+            outcomes.append(_count(stretches, index, row, _prepare(row)))
         except NotImplementedError as exc:
             outcomes.append(f"{NOT_AVAILABLE}{exc}")
         except Exception as exc:  # one row's failure is its own, not the whole run's
