@@ -339,6 +339,10 @@ def counts_block() -> str:
     )
     for column in table.columns[1:]:
         table[column] = [f"{v:,.0f}" for v in table[column]]
+    skipped = "; ".join(
+        f"**{name}** ({why.removeprefix('n/a: ')})"
+        for name, why in found.get("not_counted", {}).items()
+    )
     return "\n".join(
         [
             f"`nox -s validate -- --phases counts` on machine **{record['machine']}** "
@@ -348,6 +352,7 @@ def counts_block() -> str:
             "",
             table.to_markdown(index=False, colalign=("left", "right", "right")),
             "",
+            *([f"Not counted: {skipped}.", ""] if skipped else []),
             summary_markdown(record),
         ]
     )

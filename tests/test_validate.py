@@ -664,3 +664,19 @@ def test_counts_figures_judge_same_places_of_different_processes():
     assert rows == {
         "spread of a ": False, "+2% planted,": False, "fidelity, ge": False, "one process ": True
     }  # fmt: skip
+
+
+def test_counts_figures_leave_out_and_name_what_was_not_counted():
+    from jitbench.instructions import COMPILES_REASON, NOT_AVAILABLE
+    from jitbench.validate import counts
+
+    base = {"helper_function": 50_000, "jit_per_call": 0, "*": 50_000}
+    slowed = [{"helper_function": 50_000, "jit_per_call": 0, "*": 51_000}]
+    table = _counts_table(base, slowed, {"helper_function": 50_000, "jit_per_call": 0})
+    skipped = table["strategy"] == "jit_per_call"
+    table.loc[skipped, "instructions"] = float("nan")
+    table.loc[skipped, "outcome"] = NOT_AVAILABLE + COMPILES_REASON
+    found = counts.figures(table, [100.0, 100.0])
+    assert found["noise_rows"] == 2 and found["fidelity_rows"] == 2 and found["false_flags"] == 0
+    assert [r["strategy"] for r in found["per_call"]] == ["helper_function"]
+    assert found["not_counted"] == {"jit_per_call": NOT_AVAILABLE + COMPILES_REASON}

@@ -125,7 +125,14 @@ def figures(table: pd.DataFrame, family_seconds: list[float]) -> dict[str, Any]:
         ),
         "family_seconds": [float(s) for s in family_seconds],
         "per_call": median_counts(counted[counted["process"] != "twin"], last),
+        "not_counted": not_counted(table),
     }
+
+
+def not_counted(table: pd.DataFrame) -> dict[str, str]:
+    """Each strategy the base process did not count, with why (n/a or its error)."""
+    base = table[(table["process"] == "base") & (table["outcome"] != "ok")]
+    return dict(zip(base["strategy"], base["outcome"], strict=True))
 
 
 def median_counts(counted: pd.DataFrame, last: int) -> list[dict[str, Any]]:
