@@ -6,6 +6,7 @@ import ast
 import contextlib
 import io
 import itertools
+import json
 import math
 import re
 from pathlib import Path
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from asv.results import Results
-from test_results import CACHED, PER_CALL, STRATEGIES
+from test_results import CACHED, MACHINE, PER_CALL, STRATEGIES, copy_results
 
 from jitbench import catalog, report
 from jitbench.cli import main
@@ -451,3 +452,26 @@ def test_counts_stand_beside_the_times_of_the_same_calls(runs, built):
     twin = _asv(result, catalog.TARGET_TWINS[catalog.INSTRUCTIONS["call"]])
     assert list(target["strategy"]) == ["fixture_models:make_model"]
     assert target["cached_call_instructions"].iloc[0] == twin["fixture_models:make_model", "cpu"]
+
+
+def test_counts_filed_under_the_hooks_env_stand_beside_the_times(runs, tmp_path):
+    # nox -s instructions files the counts under an env of their own: the timed env's
+    # packages plus pytest-codspeed. Split c3's results file the same way.
+    results = copy_results(runs, tmp_path)
+    path = next((results / MACHINE).glob(f"{runs.c3[:8]}-*.json"))
+    data = json.loads(path.read_text())
+    counted = set(catalog.COUNTED)
+    hooks = {**data, "env_name": data["env_name"] + "-pytest-codspeed5.0.4"}
+    hooks["results"] = {k: v for k, v in data["results"].items() if k in counted}
+    data["results"] = {k: v for k, v in data["results"].items() if k not in counted}
+    path.write_text(json.dumps(data))
+    path.with_name(f"{runs.c3[:8]}-{hooks['env_name']}.json").write_text(json.dumps(hooks))
+    out = tmp_path / "reports"
+    assert _cli("report", "--results", str(results), "--out", str(out))[0] == 0
+    assert "pytest-codspeed" not in _index(out)  # one run: the timed env's
+    table = pd.read_csv(out / "tables" / "instructions-cpu-size10.csv").set_index("strategy")
+    result = runs.asv_result(runs.c3)
+    calls, times = _asv(result, catalog.INSTRUCTIONS["call"]), _asv(result, CACHED)
+    for strategy in STRATEGIES:
+        assert table.loc[strategy, "cached_call_instructions"] == calls[strategy, 10, "cpu"]
+        assert table.loc[strategy, "cached_call_s"] == times[strategy, 10, "cpu"]

@@ -26,7 +26,7 @@ import pandas as pd
 
 from jitbench import results
 from jitbench.errors import JitbenchError
-from jitbench.report import audit, document, plots, releases, sections, targets
+from jitbench.report import audit, counts, document, plots, releases, sections, targets
 from jitbench.report.document import Block, Bold, Bullets, Code, Heading, Page, PageLink
 from jitbench.report.run import Run, slug
 
@@ -77,7 +77,7 @@ def write_report(
     explanations the hazard section shows (asv results hold numbers only).
     """
     frame = results.load(results_dir, machine=machine, commit=commit, env=env, skip_bad=skip_bad)
-    frame = targets.fold(frame)
+    frame = counts.fold(targets.fold(frame))
     audited = audit.load(audit_json) if audit_json is not None else None
     out = _check_out_dir(Path(out), Path(results_dir))
     for column in results.PARAM_ORDER:
