@@ -289,17 +289,24 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """pytest, ``asv check``, and a quick asv run of a subset feeding a report.
 
-    The tests marked slow (they run asv, a browser or Valgrind) run under the
-    newest Python found only (see :func:`pytest_args`), unless arguments are given.
+    The tests marked slow (they run asv, a browser or Valgrind) and the asv
+    steps run under the newest Python found only (see :func:`pytest_args`),
+    unless arguments are given.
     """
     if not _install(session):
         return
     args = pytest_args(session.python, list(session.posargs))
-    if args != session.posargs:
-        session.log(f"slow tests run under Python {BENCH_PYTHON} only: -- -m slow runs them here")
+    narrowed = args != session.posargs
+    if narrowed:
+        session.log(
+            f"slow tests and asv's smoke run run under Python {BENCH_PYTHON} only: "
+            "-- -m slow runs the slow tests here"
+        )
     code = session.run("pytest", *args, success_codes=[0, 5])
     if code == 5:
         session.error("pytest collected no tests: the test suite is missing or misconfigured")
+    if narrowed:
+        return
     session.run("asv", "check", "--python=same")
     with tempfile.TemporaryDirectory(prefix="jitbench-smoke-") as tmp:
         # Smoke results go to a temporary folder: results/ only gets real runs.
