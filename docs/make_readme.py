@@ -340,7 +340,7 @@ def counts_block() -> str:
     for column in table.columns[1:]:
         table[column] = [f"{v:,.0f}" for v in table[column]]
     skipped = "; ".join(
-        f"**{name}** ({why.removeprefix('n/a: ')})"
+        f"**{name}**, {why.removeprefix('n/a: ')}"
         for name, why in found.get("not_counted", {}).items()
     )
     return "\n".join(
