@@ -299,8 +299,8 @@ def tests(session: nox.Session) -> None:
     narrowed = args != session.posargs
     if narrowed:
         session.log(
-            f"slow tests and asv's smoke run run under Python {BENCH_PYTHON} only: "
-            "-- -m slow runs the slow tests here"
+            f"the slow tests and asv's smoke run: under Python {BENCH_PYTHON} only "
+            "(-- -m slow runs the slow tests here)"
         )
     code = session.run("pytest", *args, success_codes=[0, 5])
     if code == 5:
