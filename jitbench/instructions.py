@@ -226,7 +226,8 @@ def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | s
     main, others = {}, {}
     for kind in KINDS:
         label = f"{index}:{kind}"
-        threads = {d.thread for d in dumps if d.label in {f"{label}:{n}" for n in outcome[kind]}}
+        stretches = {f"{label}:{n}" for n in outcome[kind]}
+        threads = {d.thread for d in dumps if d.label in stretches}
         if callgrind.CALLING_THREAD not in threads:
             raise JitbenchError(f"callgrind wrote no count of row {index} ({kind})")
         main[kind] = _per_call(dumps, label, outcome[kind], callgrind.CALLING_THREAD)
