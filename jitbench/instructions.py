@@ -185,8 +185,7 @@ def count_rows(
         plan = folder / "plan.json"
         plan.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
         argv = [sys.executable, "-m", "jitbench.instructions", str(plan), str(folder / "out.json")]
-        # A fixed hash seed: set and dict operations execute the same instructions each run.
-        env = {**os.environ, **(env or {}), "PYTHONHASHSEED": "0"}
+        env = callgrind.environment({**os.environ, **(env or {})})
         # The canary's slowdown is the rows' (sized by counts), not a timed calibration's.
         for name in (OPT_IN_ENV, "JITBENCH_CANARY_SLOWDOWN"):
             env.pop(name, None)

@@ -88,6 +88,16 @@ def test_calls_are_sized_by_counts_within_the_budget():
     assert instructions.calls_for(0) == full
 
 
+def test_the_counted_process_runs_with_a_fixed_layout_and_keeps_the_users_settings():
+    env = callgrind.environment({"PATH": "/bin", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"})
+    assert env["PATH"] == "/bin"
+    assert env["PYTHONHASHSEED"] == "0"
+    assert env["GLIBC_TUNABLES"] == (
+        "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=33554432"
+    )
+    assert callgrind.environment({})["GLIBC_TUNABLES"].startswith("glibc.malloc.arena_max=1:")
+
+
 # Two Valgrind processes, side by side: the same places hold the same call, its twin, or
 # the call with 2% planted work. A count depends a little on the rows before it, so
 # counts are compared at the same place of two processes.
