@@ -111,8 +111,8 @@ def _hooks() -> Any:
 # call: 56.6k instructions, against 58.4k).
 DETERMINISTIC_ENV = {
     "PYTHONHASHSEED": "0",
-    "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=33554432:glibc.malloc.mxfast=0:"
-    "glibc.malloc.tcache_count=65535",
+    "GLIBC_TUNABLES": "glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=33554432:"
+    "glibc.malloc.mxfast=0:glibc.malloc.tcache_count=65535",
 }
 
 
