@@ -26,7 +26,7 @@ class Instructions(Track):
         return instructions.table(instructions.strategy_rows(*self.params))
 
     def setup(self, table, strategy, size, device):
-        self.counts = instructions.lookup(table, instructions.Row(strategy, device, size))
+        self.counts = instructions.lookup(table, instructions.strategy_row(strategy, size, device))
 
     def track_cached_call_instructions(self, table, strategy, size, device):
         return self.counts.call

@@ -97,18 +97,23 @@ def _hooks() -> Any:
 
 # What the counted process's environment fixes so that two runs of the same code execute
 # the same instructions. The hash seed fixes set and dict probes. glibc's malloc is the
-# other source: XLA's worker threads allocate at moments that differ from run to run, and
-# how much work the calling thread's malloc and free do depended on the heap they left
-# (measured: the functions whose counts differ between two processes were malloc's bin
-# searches and malloc_consolidate, about 5k instructions per eager call). So the calling
-# thread's small blocks stay in its own cache (tcache, 65,535 per size instead of 7), there
-# are no fastbins to consolidate, and the mmap threshold is fixed rather than moved by
-# frees. Counted in two processes each at the same places (Python 3.12), the counts per
-# call of eager, equinox_filter_jit, helper_function and flax_nnx_jit agreed within 0.05%
-# with these settings; without them eager's differed by 2.3% and equinox_filter_jit's by
-# 0.7%. The price: malloc's share of a count is its fast path's, so a count is a few
-# percent below what a process with glibc's defaults executes (helper_function's cached
-# call: 56.6k instructions, against 58.4k).
+# other source, because XLA's worker threads allocate at moments that differ from run to run:
+# * How much work the calling thread's malloc and free do depended on the heap the other
+#   threads left (measured: the functions whose counts differed between two processes were
+#   malloc's bin searches and malloc_consolidate, about 5k instructions per eager call). So
+#   the calling thread's small blocks stay in its own cache (tcache, 65,535 per size
+#   instead of 7), there are no fastbins to consolidate, and the mmap threshold is fixed
+#   rather than moved by frees.
+# * Where the interpreter's objects land depended on when the threads mapped heaps of their
+#   own between its arenas; CPython's method cache is indexed by the address of an
+#   attribute's name, so another layout made other lookups collide (the functions that
+#   differed: _PyType_Lookup and the dict lookups it falls back to). One arena maps none.
+# Counted in two processes each at the same places (Python 3.12), the counts per call of
+# eager, equinox_filter_jit, helper_function and flax_nnx_jit agreed within 0.1% with these
+# settings; without them eager's differed by 2.3% and equinox_filter_jit's by 0.7%. The
+# price: malloc's share of a count is its fast path's, so a count is a few percent below
+# what a process with glibc's defaults executes (helper_function's cached call: 56.5k
+# instructions, against 58.4k).
 DETERMINISTIC_ENV = {
     "PYTHONHASHSEED": "0",
     "GLIBC_TUNABLES": "glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=33554432:"

@@ -83,6 +83,9 @@ class Row:
     ``canary`` strategy gets ``JITBENCH_CANARY_SLOWDOWN`` this way. ``twin``
     counts the strategy's hand-written twin (:mod:`jitbench.twins`) on the
     generated instance's own arrays, as ``jitbench validate``'s fidelity does.
+    ``calibrated`` runs a slowed row's calibration first and plants nothing:
+    the unslowed row a slowed one is judged against, with the same calls
+    before its count (a count moves a little with what its process ran before).
     """
 
     subject: str
@@ -90,6 +93,7 @@ class Row:
     size: int | None = None
     slowdown: float = 0.0
     twin: bool = False
+    calibrated: bool = False
 
     @property
     def is_target(self) -> bool:
@@ -117,22 +121,23 @@ def opt_in_reason() -> str:
     )
 
 
-def strategy_rows(
-    strategies: Sequence[str], sizes: Sequence[int], devices: Sequence[str]
-) -> list[Row]:
-    """Every strategy x size x device row (the built-in family's grid).
+def strategy_row(strategy: str, size: int, device: str) -> Row:
+    """The built-in family's row of one strategy, size and device.
 
     The canary (``JITBENCH_PLUGINS=jitbench.canary``) gets this process's
     ``JITBENCH_CANARY_SLOWDOWN``, which the counting process sizes by counts.
     """
     canary = sys.modules.get("jitbench.canary")  # imported only where it is registered
-    slowdown = canary.slowdown_from_env() if canary else 0.0
-    return [
-        Row(s, d, z, slowdown=slowdown if canary and s == canary.NAME else 0.0)
-        for s in strategies
-        for z in sizes
-        for d in devices
-    ]
+    if canary is None or strategy != canary.NAME:
+        return Row(strategy, device, size)
+    return Row(strategy, device, size, slowdown=canary.slowdown_from_env())
+
+
+def strategy_rows(
+    strategies: Sequence[str], sizes: Sequence[int], devices: Sequence[str]
+) -> list[Row]:
+    """Every strategy x size x device row (the built-in family's grid), by :func:`strategy_row`."""
+    return [strategy_row(s, z, d) for s in strategies for z in sizes for d in devices]
 
 
 Table = dict[Row, Counts | str] | str
@@ -386,7 +391,8 @@ def _count(
     """Count the row's stretches of each kind of call; returns their numbers of calls."""
     from jitbench.measure import block
 
-    units = _calibrate(stretches, index, prepared, row.slowdown) if row.slowdown else 0
+    calibrated = row.slowdown or row.calibrated
+    units = _calibrate(stretches, index, prepared, row.slowdown) if calibrated else 0
     return {
         kind: stretches.pair(
             f"{index}:{kind}", _loop(prepared, kind, units), lambda: block(prepared.call())

@@ -88,16 +88,30 @@ def test_calls_are_sized_by_counts_within_the_budget():
     assert instructions.calls_for(0) == full
 
 
+def test_the_canarys_row_carries_its_slowdown_and_is_found_by_it(monkeypatch):
+    from jitbench import canary
+    from jitbench.strategies import STRATEGIES
+
+    monkeypatch.setitem(STRATEGIES, canary.NAME, canary.CANARY)
+    monkeypatch.setenv(canary.SLOWDOWN_ENV, "0.05")
+    row = instructions.strategy_row(canary.NAME, 10, "cpu")
+    assert row == Row(canary.NAME, "cpu", 10, slowdown=0.05)
+    rows = instructions.strategy_rows([canary.NAME, "helper_function"], [10], ["cpu"])
+    assert rows == [row, Row("helper_function", "cpu", 10)]
+    counts = Counts(10.0, 5.0, {"call": 0.0, "dispatch": 0.0})
+    assert instructions.lookup(dict.fromkeys(rows, counts), row) is counts
+
+
 def test_the_counted_process_runs_with_a_fixed_layout_and_keeps_the_users_settings():
     env = callgrind.environment({"PATH": "/bin", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"})
     assert env["PATH"] == "/bin"
     assert env["PYTHONHASHSEED"] == "0"
     # The user's tunable first, ours after it: glibc applies them in order, ours win.
     assert env["GLIBC_TUNABLES"] == (
-        "glibc.malloc.tcache_count=0:glibc.malloc.mmap_threshold=33554432:glibc.malloc.mxfast=0:"
-        "glibc.malloc.tcache_count=65535"
+        "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=33554432"
+        ":glibc.malloc.mxfast=0:glibc.malloc.tcache_count=65535"
     )
-    assert callgrind.environment({})["GLIBC_TUNABLES"].startswith("glibc.malloc.mmap_threshold=")
+    assert callgrind.environment({})["GLIBC_TUNABLES"].startswith("glibc.malloc.arena_max=1:")
 
 
 # Two Valgrind processes, side by side: the same places hold the same call, its twin, or
@@ -107,7 +121,7 @@ PLANS = (
     [
         Row("helper_function", "cpu", 10),
         Row("target_models:make_model", "cpu"),
-        Row("helper_function", "cpu", 10),
+        Row("helper_function", "cpu", 10, calibrated=True),
         Row("no_such_strategy", "cpu", 10),
     ],
     [

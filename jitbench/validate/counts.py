@@ -6,7 +6,8 @@ check compares rows at the same place of the same plan, in different
 Valgrind processes (:func:`jitbench.instructions.count_rows`):
 
 * the **base** process counts every built-in strategy that has a
-  hand-written twin, then ``helper_function`` again, as the canary's place;
+  hand-written twin, then ``helper_function`` again, as the canary's place
+  (after the slowed processes' calibration, planting nothing);
 * ``SLOWED`` processes count the same, the last row slowed by ``SLOWDOWN``
   of its call's instructions (work planted and sized by counts);
 * the **twin** process counts the twins in the same order.
@@ -52,7 +53,7 @@ def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[st
 
     names = fidelity_strategies()
     family = [Row(name, "cpu", size) for name in names]
-    plans = {"base": [*family, Row(BASELINE, "cpu", size)]}
+    plans = {"base": [*family, Row(BASELINE, "cpu", size, calibrated=True)]}
     for number in range(1, SLOWED + 1):
         plans[f"slowed {number}"] = [*family, Row(BASELINE, "cpu", size, slowdown=SLOWDOWN)]
     plans["twin"] = [Row(name, "cpu", size, twin=True) for name in names]
