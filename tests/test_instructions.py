@@ -89,17 +89,22 @@ def test_calls_are_sized_by_counts_within_the_budget():
 
 
 def test_the_canarys_row_carries_its_slowdown_and_is_found_by_it(monkeypatch):
-    from jitbench import canary
     from jitbench.strategies import STRATEGIES
 
-    monkeypatch.setitem(STRATEGIES, canary.NAME, canary.CANARY)
-    monkeypatch.setenv(canary.SLOWDOWN_ENV, "0.05")
-    row = instructions.strategy_row(canary.NAME, 10, "cpu")
-    assert row == Row(canary.NAME, "cpu", 10, slowdown=0.05)
-    rows = instructions.strategy_rows([canary.NAME, "helper_function"], [10], ["cpu"])
-    assert rows == [row, Row("helper_function", "cpu", 10)]
-    counts = Counts(10.0, 5.0, {"call": 0.0, "dispatch": 0.0})
-    assert instructions.lookup(dict.fromkeys(rows, counts), row) is counts
+    registered = dict(STRATEGIES)
+    from jitbench import canary  # its first import registers it: other tests must not see it
+
+    try:
+        monkeypatch.setenv(canary.SLOWDOWN_ENV, "0.05")
+        row = instructions.strategy_row(canary.NAME, 10, "cpu")
+        assert row == Row(canary.NAME, "cpu", 10, slowdown=0.05)
+        rows = instructions.strategy_rows([canary.NAME, "helper_function"], [10], ["cpu"])
+        assert rows == [row, Row("helper_function", "cpu", 10)]
+        counts = Counts(10.0, 5.0, {"call": 0.0, "dispatch": 0.0})
+        assert instructions.lookup(dict.fromkeys(rows, counts), row) is counts
+    finally:
+        STRATEGIES.clear()
+        STRATEGIES.update(registered)
 
 
 def test_the_counted_process_runs_with_a_fixed_layout_and_keeps_the_users_settings():
