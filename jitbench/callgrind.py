@@ -96,28 +96,29 @@ def _hooks() -> Any:
 
 
 # What the counted process's environment fixes so that two runs of the same code execute
-# the same instructions. The hash seed fixes set and dict probes. glibc's malloc is the
-# other source, because XLA's worker threads allocate at moments that differ from run to run:
-# * How much work the calling thread's malloc and free do depended on the heap the other
-#   threads left (measured: the functions whose counts differed between two processes were
-#   malloc's bin searches and malloc_consolidate, about 5k instructions per eager call). So
-#   the calling thread's small blocks stay in its own cache (tcache, 65,535 per size
-#   instead of 7), there are no fastbins to consolidate, and the mmap threshold is fixed
-#   rather than moved by frees.
-# * Where the interpreter's objects land depended on when the threads mapped heaps of their
-#   own between its arenas; CPython's method cache is indexed by the address of an
-#   attribute's name, so another layout made other lookups collide (the functions that
-#   differed: _PyType_Lookup and the dict lookups it falls back to). One arena maps none.
-# Counted in two processes each at the same places (Python 3.12), the counts per call of
-# eager, equinox_filter_jit, helper_function and flax_nnx_jit agreed within 0.1% with these
-# settings; without them eager's differed by 2.3% and equinox_filter_jit's by 0.7%. The
-# price: malloc's share of a count is its fast path's, so a count is a few percent below
-# what a process with glibc's defaults executes (helper_function's cached call: 56.5k
-# instructions, against 58.4k).
+# the same instructions. The hash seed fixes set and dict probes. Memory layout is the other
+# source, because XLA's worker threads map and allocate at moments that differ from run to
+# run, and what the calling thread then executes depends on where its blocks land:
+# * Python's objects come from glibc's malloc (PYTHONMALLOC=malloc), in the main thread's
+#   heap, which the worker threads (in arenas of their own) do not touch. With CPython's
+#   own allocator its arenas are mmaps placed between the threads' mappings, at addresses
+#   that differ per process; objects hashed by address (a function in jit's C++ cache,
+#   an attribute's name in CPython's method cache) then probe their tables differently.
+#   Measured in two processes: with pymalloc flax_struct_dataclass's dispatch counted 2.0%
+#   apart, helper_function's 0.7% (the functions that differed: jit's absl hash map
+#   probes, _PyType_Lookup, malloc's bin searches); with malloc 0.08% and 0.00%.
+# * malloc's own work per call depended on the heap's history (bin searches, coalescing,
+#   malloc_consolidate: about 5k instructions per eager call). So small blocks stay in the
+#   thread's cache (tcache, 65,535 per size instead of 7), there are no fastbins, and the
+#   mmap threshold is fixed rather than moved by frees.
+# The price: a count is the call's under these allocator settings, a few percent off what
+# a process with the defaults executes (helper_function's cached call: about 56.6k
+# instructions, against 58.4k with glibc's and CPython's defaults).
 DETERMINISTIC_ENV = {
     "PYTHONHASHSEED": "0",
-    "GLIBC_TUNABLES": "glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=33554432:"
-    "glibc.malloc.mxfast=0:glibc.malloc.tcache_count=65535",
+    "PYTHONMALLOC": "malloc",
+    "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=33554432:glibc.malloc.mxfast=0:"
+    "glibc.malloc.tcache_count=65535",
 }
 
 
