@@ -359,6 +359,46 @@ class NnxSplitMerge:
 """
 
 
+# flax's tree mode: nnx.jit(graph=False) hands the module to jax.jit as a plain
+# pytree (no graph traversal); Variables are leaves, plain attributes its treedef.
+NNX_TREE_MODE = """
+import jax.numpy as jnp
+from flax import nnx
+
+
+class NnxTreeMode(nnx.Module):
+    def __init__(self, {params}):
+        {param_init}
+
+    @nnx.jit(graph=False)
+    def calc(self, y):
+        {model_body}
+"""
+
+# flax's fast path for tree mode: nnx.jit_partial flattens the module once, at
+# construction, into its Variables (leaves) and a treedef that holds the plain
+# attributes; each call passes the Variables only. The unbound method and the
+# module go in separately: a bound method would capture the Variables as constants.
+NNX_JIT_PARTIAL = """
+import jax.numpy as jnp
+from flax import nnx
+
+
+class Model(nnx.Module):
+    def __init__(self, {params}):
+        {param_init}
+
+    def calc(self, y):
+        {model_body}
+
+
+class NnxJitPartial:
+    def __init__(self, {params}):
+        self.model = Model({params})
+        self.calc = nnx.jit_partial(Model.calc, self.model, graph=False)
+"""
+
+
 def _nnx_pieces(t: Template) -> dict[str, str]:
     """An nnx module's fields: arrays as ``nnx.Param``, read with ``[...]``; flags plain."""
     arrays, statics = t.shape.array_fields, t.shape.static_fields
@@ -381,3 +421,11 @@ def nnx_cached_partial(t: Template) -> str:
 
 def nnx_split_merge(t: Template) -> str:
     return t.render(NNX_SPLIT_MERGE, **_nnx_pieces(t))
+
+
+def nnx_tree_mode(t: Template) -> str:
+    return t.render(NNX_TREE_MODE, **_nnx_pieces(t))
+
+
+def nnx_jit_partial(t: Template) -> str:
+    return t.render(NNX_JIT_PARTIAL, **_nnx_pieces(t))

@@ -303,5 +303,24 @@ for _strategy in (
         update_style="variable",
         holder="model",
     ),
+    Strategy(
+        "nnx_tree_mode",
+        "nnx.Module with nnx.jit(graph=False) on the method: tree mode, no graph traversal",
+        "the module is a plain pytree to jax.jit: Variables are leaves, flags in the treedef",
+        recipes.nnx_tree_mode,
+        requires=("flax>=0.12.6",),
+        extra="flax",
+        update_style="variable",
+    ),
+    Strategy(
+        "nnx_jit_partial",
+        "nnx.jit_partial(Model.calc, model, graph=False): the module flattened once (tree mode)",
+        "the Variables are flattened at construction: their values are seen, flags unseen (stale)",
+        recipes.nnx_jit_partial,
+        requires=("flax>=0.12.8",),
+        extra="flax",
+        update_style="variable",
+        holder="model",
+    ),
 ):
     register_strategy(_strategy)

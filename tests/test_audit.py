@@ -80,6 +80,13 @@ COMMON: dict[str, tuple[str, int]] = {
     # stale (and setting it back is correct again, with the program of the first call).
     "nnx_cached_partial": ("1/1 0/0 0/0! 0/0 0/0 1/1 0/0 1/1", 0),
     "nnx_split_merge": ("1/1 0/0 0/0! 0/0 0/0 1/1 0/0 1/1", 0),
+    # Tree mode: the module is a pytree whose treedef holds the flag, so a flag change is
+    # a new key, and a new instance of the class finds the program of its equal.
+    "nnx_tree_mode": CORRECT,
+    # Flattened once at construction: the flag sits in the flattened treedef (stale after
+    # a change), the Variables' values are seen; each instance's wrapper is a jax.jit of
+    # its own, so even an equal instance traces and compiles anew.
+    "nnx_jit_partial": ("1/1 0/0 0/0! 0/0 0/0 1/1 1/1 1/1", 0),
 }
 
 # The steps of static_self_value_hash that JAX 0.9 and 0.10 get wrong (see its rows below).
@@ -90,7 +97,7 @@ VALUE_HASH_STALE = ("new_static", "same_shape_array", "new_shape_array", "equal_
 # new_shape_array, or equal_instance where the new shape went unseen before), none where
 # jnp's caches already hold it (new_static). Compiles and outcomes are as from 0.10 on.
 NESTED = "3/1 0/0 1/1 0/0 0/0 3/1 0/0 0/0"
-NESTED_ROWS: dict[str, tuple[str, int]] = {
+NESTED_ROWS: dict[str, tuple[str, int] | None] = {
     "bound_method_jit": ("3/1 0/0 0/0! 0/0 0/0! 0/0! 3/1 1/1", 0),
     "helper_function": (NESTED, 0),
     "static_self_id_hash": ("3/1 0/0 0/0! 0/0 0/0! 0/0! 3/1 1/1", 3),
@@ -104,6 +111,9 @@ NESTED_ROWS: dict[str, tuple[str, int]] = {
     "equinox_module_jax_jit": (NESTED, 0),
     "nnx_cached_partial": ("3/1 0/0 0/0! 0/0 0/0 3/1 0/0 1/1", 0),
     "nnx_split_merge": ("3/1 0/0 0/0! 0/0 0/0 3/1 0/0 1/1", 0),
+    "nnx_tree_mode": (NESTED, 0),
+    # It needs flax>=0.12.8, which needs jax>=0.10 (these releases' flax is 0.12.6 at most).
+    "nnx_jit_partial": None,
 }
 # 0.9.0 and 0.9.0.1 also report the nested traces jnp's tracing cache served: every traced
 # call reports three or four (a fresh jit object per call too: jit_per_call's 4/1).
@@ -186,6 +196,7 @@ RELEASES = (
             # They need flax>=0.12.1 (Variable.set_value), which needs jax>=0.8.1.
             "nnx_cached_partial": None,
             "nnx_split_merge": None,
+            "nnx_tree_mode": None,
         },
         correct=NESTED,
         ghost_traces=frozenset(),

@@ -34,9 +34,18 @@ NAMES = [
     "equinox_module_jax_jit",
     "nnx_cached_partial",
     "nnx_split_merge",
+    "nnx_tree_mode",
+    "nnx_jit_partial",
 ]
-# flax's performance guide: they need flax>=0.12.1 (Variable.set_value).
-NNX_GUIDE = ["nnx_cached_partial", "nnx_split_merge"]
+# The nnx strategies that need a newer flax than the oldest JAX release admits: flax's
+# performance guide (Variable.set_value, 0.12.1), tree mode with its graph_updates
+# switch (0.12.6), and jit_partial's flatten-once path (0.12.8).
+FLAX_MINIMUM = {
+    "nnx_cached_partial": "0.12.1",
+    "nnx_split_merge": "0.12.1",
+    "nnx_tree_mode": "0.12.6",
+    "nnx_jit_partial": "0.12.8",
+}
 # The strategies whose instance is itself a pytree with the arrays as its leaves.
 PYTREES = [
     "pytree_class",
@@ -52,6 +61,8 @@ UPDATE_STYLES = {
     "flax_struct_dataclass": "replace method",
     "nnx_cached_partial": "variable",
     "nnx_split_merge": "variable",
+    "nnx_tree_mode": "variable",
+    "nnx_jit_partial": "variable",
 }
 CPU = resolve("cpu")
 
@@ -68,12 +79,13 @@ def test_registry_has_exactly_the_public_names():
 @pytest.mark.parametrize("name", NAMES)
 def test_every_strategy_is_available_in_the_test_environment(name):
     # The test environment installs equinox and flax, so nothing may be skipped, except
-    # the nnx guide's strategies by design where the flax the JAX release admits is older
-    # than they need (flax 0.9.0 with JAX 0.4.30).
+    # the nnx strategies by design where the flax the JAX release admits is older than
+    # they need (flax 0.9.0 with JAX 0.4.30, 0.12.6 with JAX 0.9).
     strategy = get_strategy(name)
     flax = importlib.metadata.version("flax")
-    if name in NNX_GUIDE and Version(flax) < Version("0.12.1"):
-        reason = f"strategy {name!r} needs flax>=0.12.1, found flax {flax}"
+    minimum = FLAX_MINIMUM.get(name)
+    if minimum and Version(flax) < Version(minimum):
+        reason = f"strategy {name!r} needs flax>={minimum}, found flax {flax}"
         assert strategy.unavailable_reason == below_minimum(name) == reason
         assert not strategy.available
     else:

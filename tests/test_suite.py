@@ -225,6 +225,9 @@ AFTER_CHANGE = {
     "equinox_module_jax_jit": CORRECT,
     "nnx_cached_partial": ("1 1 1 1 1", "0 0 0 1 0"),
     "nnx_split_merge": ("1 1 1 1 1", "0 0 0 1 0"),
+    "nnx_tree_mode": CORRECT,
+    # Its flag is flattened once (stale), and an equal instance's wrapper is a new jit.
+    "nnx_jit_partial": ("1 1 1 1 1", "0 0 0 1 1"),
 }
 VALUE_HASH_CORRECT = {"static_self_value_hash": ("1 2 1 1 1", "1 0 1 1 0")}
 AFTER_CHANGE_BY_RELEASE = [

@@ -34,6 +34,8 @@ TWINS = {
     "equinox_module_jax_jit": ("eqx_twins", "EquinoxModuleJaxJit"),
     "nnx_cached_partial": ("flax_twins", "NnxCachedPartial"),
     "nnx_split_merge": ("flax_twins", "NnxSplitMerge"),
+    "nnx_tree_mode": ("flax_twins", "NnxTreeMode"),
+    "nnx_jit_partial": ("flax_twins", "NnxJitPartial"),
 }
 
 

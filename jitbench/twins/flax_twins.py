@@ -1,4 +1,4 @@
-"""The flax twins: a struct dataclass under jax.jit, and an NNX module under nnx.jit."""
+"""flax twins: a struct dataclass under jax.jit, NNX modules under nnx.jit and its fast paths."""
 
 from __future__ import annotations
 
@@ -76,3 +76,36 @@ class NnxSplitMerge:
 
     def calc(self, y):
         return _split_calc(self.graphdef, self.state, y)
+
+
+class NnxTreeMode(nnx.Module):
+    """flax's tree mode: the module goes to jax.jit as a plain pytree."""
+
+    def __init__(self, x, mul):
+        self.x = nnx.Param(x)
+        self.mul = mul
+
+    @nnx.jit(graph=False)
+    def calc(self, y):
+        acc = self.x[...] * y
+        acc = acc * y + self.mul if self.mul % 2 else acc + self.mul
+        return acc
+
+
+class _PartialModel(nnx.Module):
+    def __init__(self, x, mul):
+        self.x = nnx.Param(x)
+        self.mul = mul
+
+    def calc(self, y):
+        acc = self.x[...] * y
+        acc = acc * y + self.mul if self.mul % 2 else acc + self.mul
+        return acc
+
+
+class NnxJitPartial:
+    """flax's tree-mode fast path: the module flattened once by nnx.jit_partial."""
+
+    def __init__(self, x, mul):
+        self.model = _PartialModel(x, mul)
+        self.calc = nnx.jit_partial(_PartialModel.calc, self.model, graph=False)
