@@ -362,6 +362,7 @@ def bench(session: nox.Session) -> None:
     _publish(session)
     session.log("results: results/  report: reports/index.html  dashboard: html/ (asv preview)")
     session.log("instructions per call (Valgrind, minutes): add them with nox -s instructions")
+    session.log("many live instances (up to 10,000 per strategy, an hour): nox -s instances")
 
 
 @nox.session(python=BENCH_PYTHON)
@@ -390,6 +391,31 @@ def instructions(session: nox.Session) -> None:
     )  # fmt: skip
     session.run("jitbench", "report", "--results", "results", "--out", "reports")
     session.log("results: results/  report: reports/index.html (instructions per call)")
+
+
+@nox.session(python=BENCH_PYTHON)
+def instances(session: nox.Session) -> None:
+    """Measure populations of live instances per strategy (1, 100, 10,000), at HEAD.
+
+    The opt-in family of ``benchmarks/bench_population.py``
+    (``JITBENCH_INSTANCES=1``): one fresh process per population, in the
+    environment of ``nox -s bench`` so its rows sit beside the times; ``-- -b
+    'Population.*bound_method_jit'`` narrows it. Results go to results/.
+    """
+    if warning := old_jax_warning(session.python):
+        session.warn(warning)
+    if not _install(session):
+        return
+    args = list(session.posargs)
+    _machine(session, args)
+    chosen = [] if _selects(args) else ["-b", _regex(session, "POPULATED")]
+    _asv(
+        session, ROOT / ".asv" / "bench", {"pythons": [session.python]}, "run", "HEAD^!",
+        "--show-stderr", *chosen, *args, pins=_jax_pins(session),
+        env={"JITBENCH_INSTANCES": "1"}, success_codes=[0, 2],
+    )  # fmt: skip
+    session.run("jitbench", "report", "--results", "results", "--out", "reports")
+    session.log("results: results/  report: reports/index.html (Many live instances)")
 
 
 def _publish(session: nox.Session) -> None:

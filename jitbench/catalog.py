@@ -40,6 +40,14 @@ INSTRUCTIONS = {
     "call": "bench_instructions.Instructions.track_cached_call_instructions",
     "dispatch": "bench_instructions.Instructions.track_dispatch_instructions",
 }
+# Many live instances of one strategy (opt-in: nox -s instances), per figure.
+POPULATION = {
+    name: f"bench_population.Population.track_{name}"
+    for name in (
+        "first_call", "first_call_dispatch", "after_jit_call", "after_jit_dispatch",
+        "after_jit_python_calls", "build_seconds", "peak_rss", "kept_alive",
+    )
+}  # fmt: skip
 # A target's twin of each built-in benchmark, one row per target and device
 # (``jitbench.target_benchmarks``); the report shows it in the built-in's tables.
 TARGET_TWINS = {
@@ -57,7 +65,7 @@ TARGET_TWINS = {
 ALL = (
     COLD, COLD_FRESH, TRACE, LOWER, COMPILE, STAGE_CALL, CACHED, DISPATCH, AFTER_CHANGE, MEMORY,
     DISK_COLD, DISK_WARM, DISK_HITS, WIDTH, OPS_TRACE, OPS_COMPILE, DEVICE_COUNT,
-    *HAZARDS.values(), *INSTRUCTIONS.values(), *TARGET_TWINS.values(),
+    *HAZARDS.values(), *INSTRUCTIONS.values(), *POPULATION.values(), *TARGET_TWINS.values(),
 )  # fmt: skip
 
 
@@ -67,6 +75,8 @@ SMOKE = (CACHED, DISPATCH, HAZARDS["stale_results"], COLD)
 COUNTED = (
     *INSTRUCTIONS.values(), *(TARGET_TWINS[name] for name in INSTRUCTIONS.values()),
 )  # fmt: skip
+# What nox -s instances runs: every figure of the many-live-instances family.
+POPULATED = tuple(POPULATION.values())
 # The JAX release history: hazards, cold first call, cached call and dispatch.
 HISTORY = (COLD, CACHED, DISPATCH, *HAZARDS.values())
 

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = {
     "lint", "tests-3.11", "tests-3.12", "tests-3.13", "bench", "publish", "compare",
-    "jax_history", "readme", "validate", "instructions",
+    "jax_history", "readme", "validate", "instructions", "instances",
 }  # fmt: skip
 
 
@@ -48,6 +48,7 @@ def test_every_documented_session_is_defined():
     readme = (ROOT / "README.md").read_text()
     for name in (
         "bench", "tests", "compare", "jax_history", "publish", "validate", "readme", "instructions",
+        "instances",
     ):  # fmt: skip
         assert f"nox -s {name}" in readme, name
 

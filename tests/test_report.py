@@ -454,6 +454,22 @@ def test_counts_stand_beside_the_times_of_the_same_calls(runs, built):
     assert target["cached_call_instructions"].iloc[0] == twin["fixture_models:make_model", "cpu"]
 
 
+def test_the_population_cliff_is_read_from_the_python_calls(runs, built):
+    out = built[0]
+    part = _index(out).split("## Many live instances")[1].split("\n## ")[0]
+    assert "nox -s instances" in part and "Dispatch vs live instances" in part
+    cliffs = pd.read_csv(out / "tables" / "population-cliffs.csv").set_index("strategy")
+    assert list(cliffs.index) == STRATEGIES
+    # The fixture's bound_method_jit loses the fast path past 8,192 live instances only.
+    lost = cliffs["fast path lost from N"].astype(str)
+    assert lost.to_dict() == {s: "10000" if s == "bound_method_jit" else "none" for s in STRATEGIES}
+    table = pd.read_csv(out / "tables" / "population-cpu.csv")
+    result = runs.asv_result(runs.c3)
+    kept = _asv(result, catalog.POPULATION["kept_alive"])
+    for row in table.itertuples(index=False):
+        assert row.kept_alive_after_release == kept[row.strategy, row.instances, "cpu"]
+
+
 def test_counts_filed_under_the_hooks_env_stand_beside_the_times(runs, tmp_path):
     # nox -s instructions files the counts under an env of their own: the timed env's
     # packages plus pytest-codspeed. Split c3's results file the same way.

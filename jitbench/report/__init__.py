@@ -26,7 +26,7 @@ import pandas as pd
 
 from jitbench import results
 from jitbench.errors import JitbenchError
-from jitbench.report import audit, counts, document, plots, releases, sections, targets
+from jitbench.report import audit, counts, document, plots, population, releases, sections, targets
 from jitbench.report.document import Block, Bold, Bullets, Code, Heading, Page, PageLink
 from jitbench.report.run import Run, slug
 
@@ -56,6 +56,13 @@ SECTIONS: list[tuple[str, list[Step]]] = [
         ],
     ),
     ("Instructions per call", [("tables: instructions per call", sections.instructions)]),
+    (
+        "Many live instances",
+        [
+            ("tables: many live instances", population.section),
+            ("plots: dispatch vs live instances", population.plot),
+        ],
+    ),
     ("All numbers", [("tables: every column per device and size", sections.full_tables)]),
 ]
 STEPS = [step for _, steps in SECTIONS for step in steps]

@@ -1,0 +1,253 @@
+"""Many live instances of one strategy: what a process holding a population pays.
+
+An ensemble, a population, one object per particle: ``n`` instances of a
+strategy, each built and called once (compiled), all kept alive. Some
+strategies keep state per instance in jit's caches: a wrapper per instance
+(``bound_method_jit``, ``nnx_jit_partial``), a cache entry per instance
+(``static_self_id_hash``, which also keeps them alive: jax issue 16226), an
+executable per instance (``aot_compiled``). jax issue 39078 reports that once
+8,192 jitted functions with explicit attributes are alive, every jit created
+afterwards loses its C++ fast path, process-wide (dispatch 10-40x slower,
+results still right). So a population is measured two ways: a cached call of
+its first instance, and a cached call of a jitted function created after it
+(:func:`after_jit`). Whether a call took the fast path is counted, not timed
+(:func:`python_calls`): the C++ path enters no Python function, the Python
+fallback does, on every call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import timeit
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from jitbench.errors import JitbenchError
+from jitbench.measure import block, use_persistent_cache
+from jitbench.suite import Case
+
+# The populations of the asv family: one, a hundred, and past the 8,192 live jitted
+# functions of jax issue 39078.
+INSTANCE_COUNTS = (1, 100, 10_000)
+OPT_IN_ENV = "JITBENCH_INSTANCES"
+
+
+# The figures one process measures of one population (see measure()).
+FIGURES = (
+    "first_call", "first_dispatch", "after_call", "after_dispatch", "after_python_calls",
+    "build_seconds", "peak_rss_bytes", "kept_alive",
+)  # fmt: skip
+# Seconds one population's process may take (10,000 instances that each compile).
+TIMEOUT_S = 3600
+NOT_AVAILABLE = "n/a: "
+
+
+def opted_in(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``JITBENCH_INSTANCES=1``: building 10,000 compiled instances takes minutes."""
+    return (environ if environ is not None else os.environ).get(OPT_IN_ENV, "").strip() == "1"
+
+
+def opt_in_reason() -> str:
+    return (
+        "many live instances are opt-in (a compile per instance for several strategies, "
+        f"minutes): nox -s instances, or {OPT_IN_ENV}=1 asv run -b Population"
+    )
+
+
+def _after(y: Any) -> Any:
+    return y * 2.0 + 1.0
+
+
+def after_jit() -> Callable[[Any], Any]:
+    """A jitted function created now: a new jit object, as user code jits after a population."""
+    import jax
+
+    return jax.jit(lambda y: _after(y))
+
+
+class Population:
+    """``n`` instances of ``case``, each called once and kept; and a jit made after them.
+
+    ``first`` calls instance 0; ``after`` calls :func:`after_jit`'s function,
+    created and compiled once the population exists.
+    """
+
+    def __init__(self, case: Case, n: int) -> None:
+        if n < 1:
+            raise JitbenchError(f"a population needs at least one instance, got {n}")
+        self.members: list[tuple[Any, Any]] = []
+        for seed in range(n):
+            obj, y = case.instance(seed=seed)
+            block(obj.calc(y))
+            self.members.append((obj, y))
+        self.obj, self.y = self.members[0]
+        self.after_function = after_jit()
+        block(self.after_function(self.y))
+
+    def first(self) -> Any:
+        """A cached call of the first instance, waiting for the result."""
+        return block(self.obj.calc(self.y))
+
+    def first_dispatch(self) -> Any:
+        return self.obj.calc(self.y)
+
+    def after(self) -> Any:
+        """A cached call of the jitted function created after the population."""
+        return block(self.after_function(self.y))
+
+    def after_dispatch(self) -> Any:
+        return self.after_function(self.y)
+
+    def kept_alive(self) -> int:
+        """How many instances outlive the population once it lets go of them.
+
+        Weak references to every instance, then the population's references
+        dropped and the cyclic collector run: what is still alive is held by
+        something else (jit's caches, for a static ``self`` hashed by id).
+        """
+        refs = [weakref.ref(obj) for obj, _ in self.members]
+        self.members.clear()
+        self.obj = None
+        gc.collect()
+        return sum(ref() is not None for ref in refs)
+
+
+def python_calls(function: Callable[..., Any], *args: Any, calls: int = 10) -> float:
+    """Python functions entered per call of ``function(*args)`` (after one call to warm it).
+
+    jit's C++ fast path enters none for an array argument; a call that falls
+    back to Python (a cache miss, or a lost fast path) enters several every
+    time. A count, not a time: it does not move with the machine's load.
+    """
+    function(*args)
+    entered = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal entered
+        if event == "call":
+            entered += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        for _ in range(calls):
+            function(*args)
+    finally:
+        sys.setprofile(previous)
+    return entered / calls
+
+
+def _seconds_per_call(call: Callable[[], Any], number: int = 200, repeat: int = 7) -> float:
+    """The median over ``repeat`` timeit loops of ``number`` calls, per call."""
+    import statistics
+
+    return statistics.median(timeit.repeat(call, number=number, repeat=repeat)) / number
+
+
+def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
+    """Every figure of :data:`FIGURES` for ``n`` live instances, in this process.
+
+    Build with JAX's on-disk compilation cache (a temporary folder): an
+    instance that compiles what an earlier one compiled loads the executable
+    instead, so 10,000 instances take a minute, not an hour of compiles; what
+    is measured afterwards, the live population, is the same. Times are
+    seconds per call; ``after_python_calls`` is :func:`python_calls` of the
+    jit created after the population; ``kept_alive`` comes last (it lets the
+    population go).
+    """
+    case = Case.of(strategy, size, device)
+    with tempfile.TemporaryDirectory(prefix="jitbench-population-") as folder:
+        use_persistent_cache(folder)
+        start = timeit.default_timer()
+        population = Population(case, n)
+        build = timeit.default_timer() - start
+        use_persistent_cache(None)
+    figures = {
+        "first_call": _seconds_per_call(population.first),
+        "first_dispatch": _seconds_per_call(population.first_dispatch),
+        "after_call": _seconds_per_call(population.after),
+        "after_dispatch": _seconds_per_call(population.after_dispatch),
+        "after_python_calls": python_calls(population.after_function, population.y),
+        "build_seconds": build,
+        # ru_maxrss is in KiB on Linux: the process's peak, population included.
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0,
+    }
+    figures["kept_alive"] = population.kept_alive()
+    return figures
+
+
+Table = dict[tuple[str, int, str], "dict[str, float] | str"] | str
+
+
+def table(
+    strategies: Sequence[str], counts: Sequence[int], devices: Sequence[str], size: int
+) -> Table:
+    """Each (strategy, n, device): its figures, measured in a fresh process, or why not.
+
+    One process per population, one at a time: a population's effect on the
+    process (a lost fast path) must not reach the next one's figures, and
+    timed processes must not share the CPUs. Only when opted in
+    (:func:`opted_in`); otherwise the one reason none are measured.
+    """
+    if not opted_in():
+        return opt_in_reason()
+    return {
+        (strategy, n, device): _measured(strategy, n, device, size)
+        for strategy in strategies
+        for n in counts
+        for device in devices
+    }
+
+
+def _measured(strategy: str, n: int, device: str, size: int) -> dict[str, float] | str:
+    argv = [sys.executable, "-m", "jitbench.population", strategy, str(n), device, str(size)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return f"error: {n} instances of {strategy} took over {TIMEOUT_S} s"
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        tail = " | ".join(done.stderr.strip().splitlines()[-2:])
+        return f"error: the process exited {done.returncode}: {tail}"
+    return json.loads(lines[-1])
+
+
+def lookup(found: Table, strategy: str, n: int, device: str) -> dict[str, float]:
+    """The figures of one population; NotImplementedError (asv: n/a) or JitbenchError if none."""
+    if isinstance(found, str):
+        raise NotImplementedError(found)
+    entry = found[strategy, n, device]
+    if isinstance(entry, str):
+        if entry.startswith(NOT_AVAILABLE):
+            raise NotImplementedError(entry.removeprefix(NOT_AVAILABLE))
+        raise JitbenchError(entry)
+    return entry
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m jitbench.population STRATEGY N DEVICE SIZE``: one population's figures, JSON."""
+    parser = argparse.ArgumentParser(prog="python -m jitbench.population")
+    parser.add_argument("strategy")
+    parser.add_argument("n", type=int)
+    parser.add_argument("device")
+    parser.add_argument("size", type=int)
+    args = parser.parse_args(argv)
+    try:
+        result: Any = measure(args.strategy, args.n, args.device, args.size)
+    except NotImplementedError as exc:
+        result = f"{NOT_AVAILABLE}{exc}"
+    except JitbenchError as exc:
+        result = f"error: {exc}"
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

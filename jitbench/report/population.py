@@ -1,0 +1,98 @@
+"""The many-live-instances family: per strategy, what a population of N costs.
+
+The cliff is read from a count, not a time: the smallest population after
+which a jit created later enters Python on every call (its C++ fast path is
+gone), so two runs on a busy machine find the same cliff.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jitbench import catalog
+from jitbench.report import plots
+from jitbench.report.document import Code
+from jitbench.report.run import Run, slug
+from jitbench.report.summary import hazard_of
+
+# The figures shown, renamed so the report's cells format them (``_s`` seconds, ``_bytes``).
+COLUMNS = {
+    "first_call_dispatch": "first_instance_dispatch_s",
+    "after_jit_dispatch": "jit_made_after_dispatch_s",
+    "after_jit_python_calls": "jit_made_after_python_calls",
+    "kept_alive": "kept_alive_after_release",
+    "peak_rss": "peak_rss_bytes",
+    "build_seconds": "build_s",
+}
+TEXT = (
+    "N instances of a strategy, each called once and kept alive (",
+    "nox -s instances",
+    "), one fresh process per N. 'jit made after' is a plain jax.jit created once the "
+    "population exists: past 8,192 live jitted functions with explicit attributes, jax issue "
+    "39078 reports that such a jit loses its C++ fast path. Python calls per call counts the "
+    "Python functions a call enters: 0 on the fast path. 'kept alive' counts the instances "
+    "still alive once the population lets go of them (held by jit's caches).",
+)
+
+
+def wide(run: Run) -> pd.DataFrame:
+    """One row per device, strategy and population size (asv's order), a column per figure."""
+    names = {bench: key for key, bench in catalog.POPULATION.items()}
+    frame = run.frame[run.frame["benchmark"].isin(names) & (run.frame["status"] == "ok")]
+    if frame.empty:
+        return pd.DataFrame()
+    frame = frame.assign(figure=frame["benchmark"].map(names))
+    table = frame.pivot_table(
+        index=["device", "strategy", "instances"], columns="figure", values="value",
+        aggfunc="median",
+    ).reset_index()  # fmt: skip
+    ranks = {c: {v: i for i, v in enumerate(pd.unique(frame[c]))} for c in ("device", "strategy")}
+    keys = table["device"].map(ranks["device"]), table["strategy"].map(ranks["strategy"])
+    table = table.assign(_device=keys[0], _strategy=keys[1])
+    table = table.sort_values(["_device", "_strategy", "instances"])
+    return table.drop(columns=["_device", "_strategy"]).reset_index(drop=True)
+
+
+def cliffs(table: pd.DataFrame, hazards: dict[tuple[object, str], str]) -> pd.DataFrame:
+    """Per device and strategy the smallest N whose later jit enters Python (none: no cliff)."""
+    rows = []
+    for (device, strategy), part in table.groupby(["device", "strategy"], sort=False):
+        lost = part[part["after_jit_python_calls"] > 0] if "after_jit_python_calls" in part else []
+        rows.append(
+            {
+                "device": device,
+                "strategy": strategy,
+                "hazard": hazards.get((device, strategy), ""),
+                "largest N measured": int(part["instances"].max()),
+                "fast path lost from N": int(lost["instances"].min()) if len(lost) else "none",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def section(run: Run) -> None:
+    table = wide(run)
+    if table.empty:
+        return  # opt-in: a run that built no population has nothing to say here
+    hazards = hazard_of(run)
+    run.text(TEXT[0], Code(TEXT[1]), *TEXT[2:])
+    run.blocks += run.table("population-cliffs", cliffs(table, hazards))
+    for device, rows in table.groupby("device", sort=False):
+        run.heading(f"device {device}", 1)
+        rows = rows.assign(hazard=[hazards.get((device, s), "") for s in rows["strategy"]])
+        shown = rows[["strategy", "hazard", "instances", *[c for c in COLUMNS if c in rows]]]
+        run.blocks += run.table(f"population-{slug(device)}", shown.rename(columns=COLUMNS))
+
+
+def plot(run: Run) -> None:
+    plots.line_plot(
+        run,
+        {
+            "first instance": catalog.POPULATION["first_call_dispatch"],
+            "jit made after": catalog.POPULATION["after_jit_dispatch"],
+        },
+        "instances",
+        "Dispatch vs live instances",
+        "dispatch-vs-instances",
+        "seconds per call",
+    )
