@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from jax_releases import needs
 from test_object_audit import _target_audit
 
 import jitbench
@@ -165,3 +166,22 @@ def test_the_documented_example_runs_as_a_user_runs_it(bare_env):
         "", "layers[0].weight", "layers[0].bias", "layers[0].in_features",
         "layers[0].out_features", "layers[0].use_bias",
     }  # fmt: skip
+
+
+@needs("nnx_jit_partial")
+@pytest.mark.parametrize("factory", ["graph_mode", "jit_partial", "split_state"])
+def test_flax_benchmark_example_compiles_once_then_reuses(factory, monkeypatch):
+    """docs/examples/flax_mlp.py: flax's overhead benchmark's three calls, as targets."""
+    from pathlib import Path
+
+    from jitbench.measure import count_compiles
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "docs" / "examples"))
+    target = load_target(f"flax_mlp:{factory}")
+    call = target.function()
+    with count_compiles() as first:
+        call()
+    with count_compiles() as again:
+        call()
+        call()
+    assert (first.compiles, again.compiles) == (1, 0)
