@@ -157,10 +157,14 @@ def counted():
 @needs_valgrind
 def test_the_same_call_counts_the_same_in_two_processes(counted):
     first, second = (found[1] for found in counted)
-    for kind in instructions.KINDS:
+    # A dispatch counts the same within the tolerance jitbench compare judges by. A blocking
+    # call also waits on XLA's completion event, and its malloc work then depends on which
+    # thread freed the result's blocks: its counts spread more (up to 1.3% in validation on
+    # vm-epyc), so it is held to twice that.
+    for kind, tolerance in (("dispatch", 1), ("call", 2)):
         a, b = getattr(first, kind), getattr(second, kind)
         assert a > 1000
-        assert abs(a / b - 1) <= instructions.COUNT_TOLERANCE, (kind, a, b)
+        assert abs(a / b - 1) <= tolerance * instructions.COUNT_TOLERANCE, (kind, a, b)
     # The calling thread waits for its own result: a blocking call counts more.
     assert first.call > first.dispatch
     assert set(first.other_threads) == set(instructions.KINDS)
