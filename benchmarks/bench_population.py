@@ -28,16 +28,16 @@ class Population(Track):
         return self.figures["first_call"]
 
     def track_first_call_dispatch(self, found, strategy, instances, device):
-        return self.figures["first_dispatch"]
+        return self.figures["first_call_dispatch"]
 
     def track_after_jit_call(self, found, strategy, instances, device):
-        return self.figures["after_call"]
+        return self.figures["after_jit_call"]
 
     def track_after_jit_dispatch(self, found, strategy, instances, device):
-        return self.figures["after_dispatch"]
+        return self.figures["after_jit_dispatch"]
 
     def track_after_jit_python_calls(self, found, strategy, instances, device):
-        return self.figures["after_python_calls"]
+        return self.figures["after_jit_python_calls"]
 
     track_after_jit_python_calls.unit = "calls"
 
@@ -45,7 +45,7 @@ class Population(Track):
         return self.figures["build_seconds"]
 
     def track_peak_rss(self, found, strategy, instances, device):
-        return self.figures["peak_rss_bytes"]
+        return self.figures["peak_rss"]
 
     track_peak_rss.unit = "bytes"
 

@@ -30,6 +30,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from jitbench import catalog
 from jitbench.errors import JitbenchError
 from jitbench.measure import block, use_persistent_cache
 from jitbench.suite import Case
@@ -40,11 +41,9 @@ INSTANCE_COUNTS = (1, 100, 10_000)
 OPT_IN_ENV = "JITBENCH_INSTANCES"
 
 
-# The figures one process measures of one population (see measure()).
-FIGURES = (
-    "first_call", "first_dispatch", "after_call", "after_dispatch", "after_python_calls",
-    "build_seconds", "peak_rss_bytes", "kept_alive",
-)  # fmt: skip
+# The figures one process measures of one population (see measure()), named as the
+# benchmarks that record them.
+FIGURES = tuple(catalog.POPULATION)
 # Seconds one population's process may take (10,000 instances that each compile).
 TIMEOUT_S = 3600
 NOT_AVAILABLE = "n/a: "
@@ -159,7 +158,7 @@ def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
     instance that compiles what an earlier one compiled loads the executable
     instead, so 10,000 instances take a minute, not an hour of compiles; what
     is measured afterwards, the live population, is the same. Times are
-    seconds per call; ``after_python_calls`` is :func:`python_calls` of the
+    seconds per call; ``after_jit_python_calls`` is :func:`python_calls` of the
     jit created after the population; ``kept_alive`` comes last (it lets the
     population go).
     """
@@ -172,13 +171,13 @@ def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
         use_persistent_cache(None)
     figures = {
         "first_call": _seconds_per_call(population.first),
-        "first_dispatch": _seconds_per_call(population.first_dispatch),
-        "after_call": _seconds_per_call(population.after),
-        "after_dispatch": _seconds_per_call(population.after_dispatch),
-        "after_python_calls": python_calls(population.after_function, population.y),
+        "first_call_dispatch": _seconds_per_call(population.first_dispatch),
+        "after_jit_call": _seconds_per_call(population.after),
+        "after_jit_dispatch": _seconds_per_call(population.after_dispatch),
+        "after_jit_python_calls": python_calls(population.after_function, population.y),
         "build_seconds": build,
         # ru_maxrss is in KiB on Linux: the process's peak, population included.
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0,
+        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0,
     }
     figures["kept_alive"] = population.kept_alive()
     return figures

@@ -49,9 +49,9 @@ def test_one_process_measures_every_figure():
     )  # fmt: skip
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(figures) == set(population.FIGURES)
-    assert figures["after_python_calls"] == 0
+    assert figures["after_jit_python_calls"] == 0
     assert figures["kept_alive"] == 0
-    assert figures["first_dispatch"] > 0 and figures["peak_rss_bytes"] > 0
+    assert figures["first_call_dispatch"] > 0 and figures["peak_rss"] > 0
 
 
 def test_a_bad_strategy_is_one_error_line():
