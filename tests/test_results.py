@@ -159,12 +159,12 @@ def _build(root: Path) -> AsvRuns:
 def test_columns_and_types(frame):
     for column in (
         *("machine", "commit", "date", "env", "python", "jax", "benchmark", "kind"),
-        *("strategy", "size", "device", "change", "n_arrays", "n_ops", "n_devices"),
+        *("strategy", "size", "device", "change", "n_arrays", "n_ops", "n_devices", "instances"),
         *("value", "unit", "ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat"),
         *("samples", "status", "version"),
     ):
         assert column in frame, column
-    for column in ("size", "n_arrays", "n_ops", "n_devices", "number", "repeat"):
+    for column in ("size", "n_arrays", "n_ops", "n_devices", "instances", "number", "repeat"):
         assert frame[column].dtype == "Int64", column
     for column in ("strategy", "device", "change", "machine", "benchmark", "status"):
         assert pd.api.types.is_string_dtype(frame[column]), column
@@ -178,6 +178,7 @@ def test_columns_and_types(frame):
         "n_arrays",
         "n_ops",
         "n_devices",
+        "instances",
         "target",
     ]
     assert set(frame["strategy"].dropna()) == set(STRATEGIES)
