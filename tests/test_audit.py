@@ -231,6 +231,8 @@ RELEASES = (
             "equinox_module_jax_jit": (NESTED_SERVED, 0),
             "nnx_cached_partial": ("4/1 0/0 0/0! 0/0 0/0 4/1 0/0 3/1", 0),
             "nnx_split_merge": ("4/1 0/0 0/0! 0/0 0/0 4/1 0/0 3/1", 0),
+            "nnx_tree_mode": (NESTED_SERVED, 0),
+            "nnx_jit_partial": None,
         },
         correct=NESTED_SERVED,
         ghost_traces=VALUE_HASH_GHOSTS,
