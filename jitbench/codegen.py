@@ -20,7 +20,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from jitbench.computation import render_body
+from jitbench.computation import LAYER_FIELDS, layer_step, render_body
 from jitbench.errors import JitbenchError
 
 if TYPE_CHECKING:
@@ -33,30 +33,53 @@ class Shape:
 
     ``n_arrays`` scales the pytree width (leaves per call), ``n_static`` the
     static part of the cache key, ``n_ops`` the size of the traced program.
+    ``depth`` nests it: 0 is one flat level of fields (``a0``, ``s0``); a
+    positive depth is a class holding ``layers``, a list of that many layer
+    objects, each with its own ``weight`` and ``bias`` arrays and ``act`` flag
+    (:data:`jitbench.computation.LAYER_FIELDS`), nested the way the strategy's
+    users nest objects. A nested shape's layers are fixed, so the other knobs
+    stay at 1 there.
     """
 
     n_arrays: int = 1
     n_static: int = 1
     n_ops: int = 1
+    depth: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("n_arrays", "n_static", "n_ops"):
+        for name in ("n_arrays", "n_static", "n_ops", "depth"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise JitbenchError(f"{name} must be a positive integer, got {value!r}")
+            least = 0 if name == "depth" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                kind = "a non-negative" if least == 0 else "a positive"
+                raise JitbenchError(f"{name} must be {kind} integer, got {value!r}")
+        if self.depth and (self.n_arrays, self.n_static, self.n_ops) != (1, 1, 1):
+            raise JitbenchError(
+                f"a nested shape (depth {self.depth}) has fixed layers (weight, bias, act): "
+                "n_arrays, n_static and n_ops stay 1 there"
+            )
 
     @property
     def array_fields(self) -> tuple[str, ...]:
-        return tuple(f"a{i}" for i in range(self.n_arrays))
+        """The flat array fields (none at depth: the arrays are in the layers)."""
+        return () if self.depth else tuple(f"a{i}" for i in range(self.n_arrays))
 
     @property
     def static_fields(self) -> tuple[str, ...]:
-        return tuple(f"s{i}" for i in range(self.n_static))
+        """The flat static fields (none at depth: the flags are in the layers)."""
+        return () if self.depth else tuple(f"s{i}" for i in range(self.n_static))
 
     @property
     def fields(self) -> tuple[str, ...]:
         """Every field, arrays first: the order of the generated ``__init__``."""
-        return self.array_fields + self.static_fields
+        return ("layers",) if self.depth else self.array_fields + self.static_fields
+
+    @property
+    def tag(self) -> str:
+        """A short name for the shape: ``1a1s1ops``, ``4deep``."""
+        if self.depth:
+            return f"{self.depth}deep"
+        return f"{self.n_arrays}a{self.n_static}s{self.n_ops}ops"
 
 
 DEFAULT_SHAPE = Shape()
@@ -76,14 +99,25 @@ class Template:
     ``init``          the body of ``__init__(self, a0, s0)`` that stores every field
     ``body``          the computation over plain names, indented for a function
     ``method_body``   the computation over ``self.`` fields, indented for a method
+    ``layer``         for a nested shape, the layer class (see :meth:`layer`); else empty
+
+    A nested shape (``depth`` > 0) fills the same placeholders for one field,
+    ``layers``: ``method_body`` calls each layer in turn, ``body`` loops over a
+    helper's ``acts`` (static) and ``params`` ((weight, bias) pairs), and
+    ``self_arrays_tuple`` is ``(self.layers,)`` (the layers are children).
     """
 
     def __init__(self, shape: Shape, probe: bool = False) -> None:
         self.shape = shape
         self.probe = probe
+        self.pieces = self._nested_pieces() if shape.depth else self._flat_pieces()
+        self.pieces["layer"] = ""
+
+    def _flat_pieces(self) -> dict[str, str]:
+        shape = self.shape
         arrays, statics = shape.array_fields, shape.static_fields
         positions = [str(i) for i in range(shape.n_static)]
-        self.pieces = {
+        return {
             "params": ", ".join(shape.fields),
             "arrays": ", ".join(arrays),
             "statics": ", ".join(statics),
@@ -100,6 +134,50 @@ class Template:
             ),
         }
 
+    def _nested_pieces(self) -> dict[str, str]:
+        """The same placeholders for a class holding ``layers``: the method calls each
+        layer in turn; a jitted helper takes the layers' flags (static) and their
+        (weight, bias) pairs, gathered from the layers at every call."""
+        weight, bias, act = LAYER_FIELDS
+        gather = "tuple({} for layer in self.layers)"
+        return {
+            "params": "layers",
+            "arrays": "params",
+            "statics": "acts",
+            "self_arrays": gather.format(f"(layer.{weight}, layer.{bias})"),
+            "self_statics": gather.format(f"layer.{act}"),
+            "self_arrays_tuple": "(self.layers,)",
+            "self_statics_tuple": "()",
+            "other_statics_tuple": "()",
+            "static_argnums": "(0,)",
+            "init": "self.layers = layers",
+            "body": self._steps(
+                [f"for ({weight}, {bias}), {act} in zip(params, acts):"]
+                + [f"    {line}" for line in layer_step(weight, bias, act)]
+                + ["return y"],
+                4,
+            ),
+            "method_body": self._steps(
+                ["for layer in self.layers:", "    y = layer(y)", "return y"], 8
+            ),
+        }
+
+    def _steps(self, lines: list[str], indent: int) -> str:
+        return _indent(["_probe()", *lines] if self.probe else lines, indent)
+
+    def layer(self, text: str, read: str = "{}") -> str:
+        """The ``{layer}`` piece: ``text`` (a layer class's source) for a nested shape,
+        nothing for a flat one. Its ``{layer_step}`` is the layer's computation, with
+        each array read as ``read`` formats it (``{}[...]`` for an ``nnx.Param``)."""
+        if not self.shape.depth:
+            return ""
+        weight, bias, act = LAYER_FIELDS
+        arrays = (read.format(f"self.{weight}"), read.format(f"self.{bias}"))
+        lines = layer_step(*arrays, f"self.{act}")
+        step = _indent([*lines, "return y"], 8)
+        values = {"weight": weight, "bias": bias, "act": act, "layer_step": step}
+        return text.strip("\n").format_map(values) + "\n\n\n"
+
     def computation(self, arrays: list[str], statics: list[str], indent: int) -> str:
         """The computation over these field expressions, for a body ``indent`` deep.
 
@@ -107,11 +185,13 @@ class Template:
         that runs only when the body runs (at every trace under jit), which the
         tests use to count traces independently of ``jax.monitoring``.
         """
-        lines = render_body(arrays, statics, self.shape.n_ops)
-        return _indent(["_probe()", *lines] if self.probe else lines, indent)
+        return self._steps(render_body(arrays, statics, self.shape.n_ops), indent)
 
     def fields(self, array_type: str, static_default: str = "") -> str:
-        """Dataclass field declarations, indented for a class body: ``a0: jax.Array``..."""
+        """Dataclass field declarations, indented for a class body: ``a0: jax.Array``...
+        (nested: ``layers: list``)."""
+        if self.shape.depth:
+            return "layers: list"
         default = f" = {static_default}" if static_default else ""
         lines = [f"{name}: {array_type}" for name in self.shape.array_fields]
         lines += [f"{name}: int{default}" for name in self.shape.static_fields]
@@ -147,6 +227,11 @@ _JNP_IMPORT = "import jax.numpy as jnp\n"
 def source(strategy: Strategy, shape: Shape, probe: bool = False) -> str:
     """The module source the recipe renders for ``shape`` (what ``jitbench show`` prints)."""
     text = strategy.render(Template(shape, probe))
+    if shape.depth and "class Layer" not in text:
+        raise JitbenchError(
+            f"strategy {strategy.name!r} cannot render a nested shape (depth {shape.depth}): "
+            "its recipe has no {layer} placeholder for the layer class"
+        )
     # Recipes import jnp for the bodies that call it (n_ops > 1); where nothing does,
     # the import goes, as a user (or a linter) would leave it out.
     if "jnp." not in text.replace(_JNP_IMPORT, ""):
@@ -183,7 +268,7 @@ def make_class(strategy: Strategy, shape: Shape, probe: bool = False) -> type:
 @functools.cache  # keyed on all three arguments, however they are passed above
 def _make_class(strategy: Strategy, shape: Shape, probe: bool) -> type:
     text = source(strategy, shape, probe)
-    tag = f"{strategy.name}_{shape.n_arrays}a{shape.n_static}s{shape.n_ops}ops"
+    tag = f"{strategy.name}_{shape.tag}"
     tag += "_probe" if probe else ""
     filename = f"<jitbench {tag}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
@@ -216,6 +301,14 @@ def _generated(obj: Any) -> tuple[Shape, str]:
 def shape_of(obj: Any) -> Shape:
     """The :class:`Shape` of a generated instance or class."""
     return _generated(obj)[0]
+
+
+def layer_class(cls: type) -> type:
+    """The ``Layer`` class a generated nested class's module defines."""
+    layer = getattr(sys.modules.get(cls.__module__), "Layer", None)
+    if not isinstance(layer, type):
+        raise JitbenchError(f"{cls.__name__}'s module defines no Layer class for its layers")
+    return layer
 
 
 def field_owner(obj: Any) -> Any:

@@ -25,6 +25,9 @@ from typing import Any
 
 import numpy as np
 
+# A nested shape's layer: two arrays and a flag (see jitbench.codegen.Shape.depth).
+LAYER_FIELDS = ("weight", "bias", "act")
+
 
 def render_body(
     arrays: Sequence[str], statics: Sequence[str], n_ops: int, *, y: str = "y", xp: str = "jnp"
@@ -39,6 +42,35 @@ def render_body(
     lines += [f"acc = acc * {y} + {s} if {s} % 2 else acc + {s}" for s in statics]
     lines.append("return acc")
     return lines
+
+
+def layer_step(weight: str, bias: str, act: str, *, xp: str = "jnp") -> list[str]:
+    """Lines of one layer's computation of ``y``: an affine step, then ``tanh`` where the
+    flag is set. The flag picks the program (two values, two programs); ``tanh`` keeps
+    the values bounded however deep the layers go."""
+    return [f"y = {weight} * y + {bias}", f"y = {xp}.tanh(y) if {act} else y"]
+
+
+def reference_layers(layers: Sequence[tuple[Any, Any, bool]], y: Any) -> np.ndarray:
+    """The expected result of a nested shape's call: the layers' (weight, bias, act) in
+    order, computed with NumPy in float64 from host copies."""
+    step = _layer_function()
+    out = np.asarray(y, dtype=np.float64)
+    for weight, bias, act in layers:
+        host = (np.asarray(a, dtype=np.float64) for a in (weight, bias))
+        out = step(np, *host, bool(act), out)
+    return out
+
+
+@functools.cache
+def _layer_function() -> Any:
+    """:func:`layer_step` as a function of ``(xp, weight, bias, act, y)``."""
+    lines = layer_step("weight", "bias", "act", xp="xp")
+    source = "def step(xp, weight, bias, act, y):\n"
+    source += "".join(f"    {line}\n" for line in [*lines, "return y"])
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<jitbench layer step>", "exec"), namespace)
+    return namespace["step"]
 
 
 @functools.cache

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from jitbench.codegen import DEFAULT_SHAPE, Shape
+from jitbench.codegen import DEFAULT_SHAPE, Shape, layer_class
+from jitbench.computation import LAYER_FIELDS
 from jitbench.devices import Placement
 from jitbench.errors import JitbenchError
 from jitbench.strategies import Strategy
@@ -48,6 +49,8 @@ def make_instance(
 
     Sharded placements round ``size`` up to a multiple of the device count;
     read the real length from ``y.shape``. Every static field starts at ``statics``.
+    A nested shape gets ``shape.depth`` layers of the generated module's ``Layer``,
+    each with a weight and a bias of ``size`` elements and its flag set.
     ``probe`` builds the probed class (see :func:`jitbench.codegen.make_class`).
     """
     size = check_size(size)
@@ -58,5 +61,18 @@ def make_instance(
         name: random_array(placement, (length,), rng, dtype) for name in shape.array_fields
     }
     fields.update(dict.fromkeys(shape.static_fields, statics))
+    if shape.depth:
+        layer = layer_class(cls)
+        weight, bias, act = LAYER_FIELDS
+        fields["layers"] = [
+            layer(
+                **{
+                    weight: random_array(placement, (length,), rng, dtype),
+                    bias: random_array(placement, (length,), rng, dtype),
+                    act: True,
+                }
+            )
+            for _ in range(shape.depth)
+        ]
     y = random_array(placement, (length,), rng, dtype)
     return cls(**fields), y

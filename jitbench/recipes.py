@@ -16,7 +16,7 @@ EAGER = """
 import jax.numpy as jnp
 
 
-class Eager:
+{layer}class Eager:
     def __init__(self, {params}):
         {init}
 
@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 
-class BoundMethodJit:
+{layer}class BoundMethodJit:
     def __init__(self, {params}):
         {init}
         self.calc = jax.jit(self._calc)  # once per instance, then reused
@@ -50,7 +50,7 @@ def _calc({statics}, {arrays}, y):
     {body}
 
 
-class HelperFunction:
+{layer}class HelperFunction:
     def __init__(self, {params}):
         {init}
 
@@ -65,7 +65,7 @@ import jax
 import jax.numpy as jnp
 
 
-class StaticSelfIdHash:
+{layer}class StaticSelfIdHash:
     def __init__(self, {params}):
         {init}
 
@@ -84,7 +84,7 @@ import jax.numpy as jnp
 import numpy as np
 
 
-class StaticSelfValueHash:
+{layer}class StaticSelfValueHash:
     def __init__(self, {params}):
         {init}
 
@@ -109,7 +109,7 @@ import jax.numpy as jnp
 from jax import tree_util
 
 
-@tree_util.register_pytree_node_class
+{layer}@tree_util.register_pytree_node_class
 class PytreeClass:
     def __init__(self, {params}):
         {init}
@@ -134,7 +134,9 @@ import jax
 import jax.numpy as jnp
 
 
-@partial(jax.tree_util.register_dataclass, data_fields={data_fields}, meta_fields={meta_fields})
+{layer}@partial(
+    jax.tree_util.register_dataclass, data_fields={data_fields}, meta_fields={meta_fields}
+)
 @dataclasses.dataclass(frozen=True)
 class PytreeDataclass:
     {fields}
@@ -149,7 +151,7 @@ import jax
 import jax.numpy as jnp
 
 
-class JitPerCall:
+{layer}class JitPerCall:
     def __init__(self, {params}):
         {init}
 
@@ -166,7 +168,7 @@ import jax
 import jax.numpy as jnp
 
 
-class EquinoxFilterJit(eqx.Module):
+{layer}class EquinoxFilterJit(eqx.Module):
     {fields}
 
     @eqx.filter_jit
@@ -180,7 +182,7 @@ import jax.numpy as jnp
 from flax import struct
 
 
-@struct.dataclass
+{layer}@struct.dataclass
 class FlaxStructDataclass:
     {fields}
 
@@ -194,7 +196,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 
-class FlaxNnxJit(nnx.Module):
+{layer}class FlaxNnxJit(nnx.Module):
     def __init__(self, {params}):
         {init}
 
@@ -204,27 +206,123 @@ class FlaxNnxJit(nnx.Module):
 """
 
 
+# --- Layers: a nested shape's sub-objects (jitbench.codegen.Shape.depth) ---------------------
+# Each strategy nests the way its users nest: plain objects held in a list for the
+# plain-class strategies, pytrees of the same registration for the pytree ones,
+# sub-modules for equinox and nnx. The top-level class holds ``layers`` (a list).
+
+PLAIN_LAYER = """
+class Layer:
+    def __init__(self, {weight}, {bias}, {act}):
+        self.{weight} = {weight}
+        self.{bias} = {bias}
+        self.{act} = {act}
+
+    def __call__(self, y):
+        {layer_step}
+"""
+
+PYTREE_CLASS_LAYER = """
+@tree_util.register_pytree_node_class
+class Layer:
+    def __init__(self, {weight}, {bias}, {act}):
+        self.{weight} = {weight}
+        self.{bias} = {bias}
+        self.{act} = {act}
+
+    def __call__(self, y):
+        {layer_step}
+
+    def tree_flatten(self):
+        return (self.{weight}, self.{bias}), (self.{act},)
+
+    @classmethod
+    def tree_unflatten(cls, aux_data, children):
+        return cls(*children, *aux_data)
+"""
+
+PYTREE_DATACLASS_LAYER = """
+@partial(
+    jax.tree_util.register_dataclass, data_fields=["{weight}", "{bias}"], meta_fields=["{act}"]
+)
+@dataclasses.dataclass(frozen=True)
+class Layer:
+    {weight}: jax.Array
+    {bias}: jax.Array
+    {act}: bool
+
+    def __call__(self, y):
+        {layer_step}
+"""
+
+EQUINOX_LAYER = """
+class Layer(eqx.Module):
+    {weight}: jax.Array
+    {bias}: jax.Array
+    {act}: bool = eqx.field(static=True)
+
+    def __call__(self, y):
+        {layer_step}
+"""
+
+FLAX_STRUCT_LAYER = """
+@struct.dataclass
+class Layer:
+    {weight}: jax.Array
+    {bias}: jax.Array
+    {act}: bool = struct.field(pytree_node=False)
+
+    def __call__(self, y):
+        {layer_step}
+"""
+
+NNX_LAYER = """
+class Layer(nnx.Module):
+    def __init__(self, {weight}, {bias}, {act}):
+        self.{weight} = nnx.Param({weight})
+        self.{bias} = nnx.Param({bias})
+        self.{act} = {act}
+
+    def __call__(self, y):
+        {layer_step}
+"""
+
+
 def _names_list(names: tuple[str, ...]) -> str:
     return "[" + ", ".join(f'"{name}"' for name in names) + "]"
 
 
 def eager(t: Template) -> str:
-    return t.render(EAGER)
+    return t.render(EAGER, layer=t.layer(PLAIN_LAYER))
 
 
 def bound_method_jit(t: Template) -> str:
-    return t.render(BOUND_METHOD_JIT)
+    return t.render(BOUND_METHOD_JIT, layer=t.layer(PLAIN_LAYER))
 
 
 def helper_function(t: Template) -> str:
-    return t.render(HELPER_FUNCTION)
+    return t.render(HELPER_FUNCTION, layer=t.layer(PLAIN_LAYER))
 
 
 def static_self_id_hash(t: Template) -> str:
-    return t.render(STATIC_SELF_ID_HASH)
+    return t.render(STATIC_SELF_ID_HASH, layer=t.layer(PLAIN_LAYER))
 
 
 def static_self_value_hash(t: Template) -> str:
+    if t.shape.depth:
+        # The whole tree hashed and compared: every layer's flag and arrays.
+        acts = "tuple(layer.act for layer in {}.layers)"
+        return t.render(
+            STATIC_SELF_VALUE_HASH,
+            layer=t.layer(PLAIN_LAYER),
+            array_bytes="tuple((layer.weight.tobytes(), layer.bias.tobytes()) "
+            "for layer in self.layers)",
+            self_statics_tuple=acts.format("self"),
+            other_statics_tuple=acts.format("other"),
+            arrays_equal="all(\n                np.array_equal(a.weight, b.weight) and "
+            "np.array_equal(a.bias, b.bias)\n"
+            "                for a, b in zip(self.layers, other.layers)\n            )",
+        )
     arrays = t.shape.array_fields
     return t.render(
         STATIC_SELF_VALUE_HASH,
@@ -236,34 +334,37 @@ def static_self_value_hash(t: Template) -> str:
 
 
 def pytree_class(t: Template) -> str:
-    return t.render(PYTREE_CLASS)
+    return t.render(PYTREE_CLASS, layer=t.layer(PYTREE_CLASS_LAYER))
 
 
 def pytree_dataclass(t: Template) -> str:
+    data = ("layers",) if t.shape.depth else t.shape.array_fields
     return t.render(
         PYTREE_DATACLASS,
         fields=t.fields("jax.Array"),
-        data_fields=_names_list(t.shape.array_fields),
+        data_fields=_names_list(data),
         meta_fields=_names_list(t.shape.static_fields),
+        layer=t.layer(PYTREE_DATACLASS_LAYER),
     )
 
 
 def jit_per_call(t: Template) -> str:
-    return t.render(JIT_PER_CALL)
+    return t.render(JIT_PER_CALL, layer=t.layer(PLAIN_LAYER))
 
 
 def equinox_filter_jit(t: Template) -> str:
-    return t.render(EQUINOX_FILTER_JIT, fields=t.fields("jax.Array", "eqx.field(static=True)"))
+    fields = t.fields("jax.Array", "eqx.field(static=True)")
+    return t.render(EQUINOX_FILTER_JIT, fields=fields, layer=t.layer(EQUINOX_LAYER))
 
 
 def flax_struct_dataclass(t: Template) -> str:
-    return t.render(
-        FLAX_STRUCT_DATACLASS, fields=t.fields("jax.Array", "struct.field(pytree_node=False)")
-    )
+    fields = t.fields("jax.Array", "struct.field(pytree_node=False)")
+    return t.render(FLAX_STRUCT_DATACLASS, fields=fields, layer=t.layer(FLAX_STRUCT_LAYER))
 
 
 def flax_nnx_jit(t: Template) -> str:
-    return t.render(FLAX_NNX_JIT)
+    nested = {"init": _NNX_LAYERS, "layer": t.layer(NNX_LAYER, read=_NNX_READ)}
+    return t.render(FLAX_NNX_JIT, **(nested if t.shape.depth else {}))
 
 
 # Ahead-of-time: lowered and compiled on the first call, the executable kept and
@@ -280,7 +381,7 @@ def _calc({statics}, {arrays}, y):
     {body}
 
 
-class AotCompiled:
+{layer}class AotCompiled:
     def __init__(self, {params}):
         {init}
         self._compiled = None
@@ -297,7 +398,7 @@ import jax
 import jax.numpy as jnp
 
 
-class EquinoxModuleJaxJit(eqx.Module):
+{layer}class EquinoxModuleJaxJit(eqx.Module):
     {fields}
 
     @jax.jit
@@ -313,7 +414,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 
-class Model(nnx.Module):
+{layer}class Model(nnx.Module):
     def __init__(self, {params}):
         {param_init}
 
@@ -336,7 +437,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 
-class Model(nnx.Module):
+{layer}class Model(nnx.Module):
     def __init__(self, {params}):
         {param_init}
 
@@ -366,7 +467,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 
-class NnxTreeMode(nnx.Module):
+{layer}class NnxTreeMode(nnx.Module):
     def __init__(self, {params}):
         {param_init}
 
@@ -384,7 +485,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 
-class Model(nnx.Module):
+{layer}class Model(nnx.Module):
     def __init__(self, {params}):
         {param_init}
 
@@ -399,8 +500,16 @@ class NnxJitPartial:
 """
 
 
+_NNX_LAYERS = "self.layers = nnx.List(layers)"  # nnx's container for sub-modules
+_NNX_READ = "{}[...]"  # a Param's array
+
+
 def _nnx_pieces(t: Template) -> dict[str, str]:
-    """An nnx module's fields: arrays as ``nnx.Param``, read with ``[...]``; flags plain."""
+    """An nnx module's fields: arrays as ``nnx.Param``, read with ``[...]``; flags plain.
+    Nested, the module holds its layers (sub-modules) in an ``nnx.List``."""
+    if t.shape.depth:
+        layer = t.layer(NNX_LAYER, read=_NNX_READ)
+        return {"param_init": _NNX_LAYERS, "model_body": t.pieces["method_body"], "layer": layer}
     arrays, statics = t.shape.array_fields, t.shape.static_fields
     init = [f"self.{a} = nnx.Param({a})" for a in arrays] + [f"self.{s} = {s}" for s in statics]
     body = t.computation([f"self.{a}[...]" for a in arrays], [f"self.{s}" for s in statics], 8)
@@ -408,11 +517,12 @@ def _nnx_pieces(t: Template) -> dict[str, str]:
 
 
 def aot_compiled(t: Template) -> str:
-    return t.render(AOT_COMPILED)
+    return t.render(AOT_COMPILED, layer=t.layer(PLAIN_LAYER))
 
 
 def equinox_module_jax_jit(t: Template) -> str:
-    return t.render(EQUINOX_MODULE_JAX_JIT, fields=t.fields("jax.Array", "eqx.field(static=True)"))
+    fields = t.fields("jax.Array", "eqx.field(static=True)")
+    return t.render(EQUINOX_MODULE_JAX_JIT, fields=fields, layer=t.layer(EQUINOX_LAYER))
 
 
 def nnx_cached_partial(t: Template) -> str:
