@@ -1,4 +1,5 @@
-"""How dispatch grows with pytree width and device count, and trace/compile with program size."""
+"""How dispatch grows with pytree width, nesting depth and device count, and trace/compile
+with program size and depth."""
 
 from jitbench import suite
 
@@ -45,6 +46,53 @@ class CompileVsProgramSize(Track):
         return self.stages.trace
 
     def track_compile_seconds(self, table, strategy, n_ops):
+        return self.stages.compile
+
+
+class CallVsDepth(ManyCalls):
+    """Cached call and dispatch of a class of ``depth`` nested layers (``Shape.depth``)."""
+
+    params = [STRATEGIES, list(suite.DEPTHS)]
+    param_names = ["strategy", "depth"]
+    number = 20
+    repeat = (3, 10, 0.5)
+    rounds = 1
+
+    def _case(self, strategy, depth):
+        return lambda: suite.Case.of(
+            strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, depth=depth
+        )
+
+    def time_cached_call(self, strategy, depth):
+        self.cached(self._case(strategy, depth)).call()
+
+    def time_cached_call_dispatch(self, strategy, depth):
+        self.cached(self._case(strategy, depth)).dispatch()
+
+
+class CompileVsDepth(Track):
+    """Trace and compile seconds of a cold first call with ``depth`` nested layers,
+    the whole grid in one process (as :class:`CompileVsProgramSize`)."""
+
+    params = [STRATEGIES, list(suite.DEPTHS)]
+    param_names = ["strategy", "depth"]
+    timeout = 900
+
+    def setup_cache(self):
+        return suite.stage_table(
+            STRATEGIES, [suite.SCALING_SIZE], [suite.SCALING_DEVICE], suite.DEPTHS, calls=1,
+            axis="depth",
+        )  # fmt: skip
+
+    def setup(self, table, strategy, depth):
+        self.stages = table.get((strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, depth))
+        if self.stages is None:
+            raise NotImplementedError(f"{strategy} is not available here")
+
+    def track_trace_seconds(self, table, strategy, depth):
+        return self.stages.trace
+
+    def track_compile_seconds(self, table, strategy, depth):
         return self.stages.compile
 
 

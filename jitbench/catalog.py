@@ -26,6 +26,10 @@ WIDTH = "bench_scaling.DispatchVsWidth.time_dispatch"
 OPS_TRACE = "bench_scaling.CompileVsProgramSize.track_trace_seconds"
 OPS_COMPILE = "bench_scaling.CompileVsProgramSize.track_compile_seconds"
 DEVICE_COUNT = "bench_scaling.DispatchVsDeviceCount.time_dispatch"
+DEPTH_CALL = "bench_scaling.CallVsDepth.time_cached_call"
+DEPTH_DISPATCH = "bench_scaling.CallVsDepth.time_cached_call_dispatch"
+DEPTH_TRACE = "bench_scaling.CompileVsDepth.track_trace_seconds"
+DEPTH_COMPILE = "bench_scaling.CompileVsDepth.track_compile_seconds"
 # The audit's totals, per strategy and device.
 HAZARDS = {
     "compiles": "bench_hazards.Hazards.track_compiles",
@@ -65,6 +69,7 @@ TARGET_TWINS = {
 ALL = (
     COLD, COLD_FRESH, TRACE, LOWER, COMPILE, STAGE_CALL, CACHED, DISPATCH, AFTER_CHANGE, MEMORY,
     DISK_COLD, DISK_WARM, DISK_HITS, WIDTH, OPS_TRACE, OPS_COMPILE, DEVICE_COUNT,
+    DEPTH_CALL, DEPTH_DISPATCH, DEPTH_TRACE, DEPTH_COMPILE,
     *HAZARDS.values(), *INSTRUCTIONS.values(), *POPULATION.values(), *TARGET_TWINS.values(),
 )  # fmt: skip
 

@@ -124,7 +124,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
     load_plugins()
     strategy = get_strategy(args.strategy)
-    print(strategy.source(Shape(args.n_arrays, args.n_static, args.n_ops)), end="")
+    print(strategy.source(Shape(args.n_arrays, args.n_static, args.n_ops, args.depth)), end="")
     return 0
 
 
@@ -412,6 +412,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("strategy", help="a strategy name (see jitbench strategies)")
     for knob, what in (("arrays", "array fields"), ("static", "static fields"), ("ops", "stages")):
         p.add_argument(f"--n-{knob}", type=_positive_int, default=1, help=f"{what} (default 1)")
+    p.add_argument(
+        "--depth",
+        type=_positive_int,
+        default=0,
+        help="nested layers, each a sub-object with a weight, a bias and a flag (default: flat)",
+    )
 
     p = sub.add_parser("audit", help="run the cache audit scenario per strategy, or on your object")
     _target_options(p)

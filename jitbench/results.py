@@ -30,7 +30,7 @@ from jitbench.errors import JitbenchError
 
 # Parameter columns come in this order; parameters unknown to the suite follow.
 PARAM_ORDER = (
-    "strategy", "size", "device", "change", "n_arrays", "n_ops", "n_devices", "instances",
+    "strategy", "size", "device", "change", "n_arrays", "n_ops", "depth", "n_devices", "instances",
 )  # fmt: skip
 STAT_KEYS = ("ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat")
 META_COLUMNS = ("machine", "commit", "date", "env", "python", "jax")

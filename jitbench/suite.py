@@ -44,6 +44,8 @@ from jitbench.strategies import STRATEGIES, Strategy, get_strategy, load_plugins
 DEFAULT_SIZES = (10, 1_000, 100_000, 1_000_000)
 WIDTHS = (1, 10, 100, 1000)
 PROGRAM_SIZES = (1, 10, 100, 1000)
+# Layers of a nested class (codegen.Shape.depth): flax's benchmark model has 5 blocks.
+DEPTHS = (1, 4, 16, 64)
 DEVICE_COUNTS = (1, 2, 4, 8)
 SCALING_SIZE = 10
 SCALING_DEVICE = "cpu"
@@ -305,11 +307,13 @@ def stage_table(
     strategies: list[str],
     sizes: list[int],
     specs: list[str],
-    n_ops: tuple[int, ...] = (1,),
+    values: tuple[int, ...] = (1,),
     calls: int = STAGE_CALLS,
+    axis: str = "n_ops",
 ) -> dict[StageKey, Stages]:
     """:func:`typical_stages` of every combination this process can run, keyed
-    (strategy, size, device, n_ops); one uncounted cold call per strategy first.
+    (strategy, size, device, value of the shape's ``axis``: ``n_ops`` or ``depth``);
+    one uncounted cold call per strategy first.
 
     One process measures them all (asv's ``setup_cache``), so the device specs
     must not need conflicting host-device counts (pass unsharded specs).
@@ -319,12 +323,12 @@ def stage_table(
         for name in strategies:
             warmed = False
             for size in sizes:
-                for ops in n_ops:
+                for value in values:
                     try:
-                        case = Case.of(name, size, spec, n_ops=ops)
+                        case = Case.of(name, size, spec, **{axis: value})
                     except NotImplementedError:
                         continue
-                    table[name, size, spec, ops] = typical_stages(case, calls, not warmed)
+                    table[name, size, spec, value] = typical_stages(case, calls, not warmed)
                     warmed = True
     return table
 

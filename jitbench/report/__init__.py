@@ -55,6 +55,14 @@ SECTIONS: list[tuple[str, list[Step]]] = [
             ("plots: trace and compile vs program size", plots.plot_ops),
         ],
     ),
+    (
+        "Nesting depth",
+        [
+            ("tables: cost per nested layer", sections.depth_fits),
+            ("plots: cached call vs nesting depth", plots.plot_depth),
+            ("plots: trace and compile vs nesting depth", plots.plot_depth_compile),
+        ],
+    ),
     ("Instructions per call", [("tables: instructions per call", sections.instructions)]),
     (
         "Many live instances",

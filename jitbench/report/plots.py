@@ -182,6 +182,30 @@ def plot_device_count(run: Run) -> None:
     )
 
 
+def plot_depth(run: Run) -> None:
+    line_plot(
+        run,
+        {"cached call": catalog.DEPTH_CALL, "dispatch only": catalog.DEPTH_DISPATCH},
+        "depth",
+        "Cached call vs nesting depth",
+        "cached-call-vs-depth",
+        "seconds per call",
+        doubling=True,
+    )
+
+
+def plot_depth_compile(run: Run) -> None:
+    line_plot(
+        run,
+        {"trace": catalog.DEPTH_TRACE, "compile": catalog.DEPTH_COMPILE},
+        "depth",
+        "Trace and compile vs nesting depth",
+        "compile-vs-depth",
+        "seconds",
+        doubling=True,
+    )
+
+
 def plot_ops(run: Run) -> None:
     line_plot(
         run,

@@ -289,6 +289,34 @@ def scaling_fits(run: Run) -> None:
     run.blocks += run.table("compile-scaling", order(_flag(table, run), run.frame))
 
 
+# The depth family's figures: what a layer adds to each, flax's "time per layer".
+DEPTH_FIGURES = {
+    "dispatch": catalog.DEPTH_DISPATCH,
+    "call": catalog.DEPTH_CALL,
+    "trace": catalog.DEPTH_TRACE,
+    "compile": catalog.DEPTH_COMPILE,
+}
+
+
+def depth_fits(run: Run) -> None:
+    present = {name: bench for name, bench in DEPTH_FIGURES.items() if run.has(bench)}
+    if not present:
+        run.omit("cost per layer", *DEPTH_FIGURES.values())
+        return
+    table = None
+    for name, bench in present.items():
+        fit = plots.fits(run, bench, "depth", name, "layer")
+        fit = fit[["strategy", f"{name}_per_layer_s", f"{name}_intercept_s"]]
+        table = fit if table is None else table.merge(fit, on="strategy", how="outer")
+    run.heading("Cost per nested layer", 1)
+    run.text(
+        "Linear fits against the number of nested layers (each a sub-object with a weight, "
+        "a bias and a flag; cpu, size 10): seconds each layer adds to a cached call, its "
+        "dispatch, the trace and the compile, and the fit's value at depth 0."
+    )
+    run.blocks += run.table("depth-scaling", order(_flag(table, run), run.frame))
+
+
 def _flag(table: pd.DataFrame, run: Run) -> pd.DataFrame:
     """Add the hazard column to a per-strategy table (hazardous on any device)."""
     devices = per_device(run)

@@ -29,6 +29,33 @@ class CompileVsProgramSize:
         return self.factor * (2e-3 + 1e-4 * n_ops)
 
 
+class CallVsDepth:
+    params = (STRATEGIES, [1, 16])
+    param_names = ["strategy", "depth"]
+
+    def time_cached_call(self, strategy, depth):
+        spin(2 + PER_CALL[strategy] * depth / 10)
+
+    def time_cached_call_dispatch(self, strategy, depth):
+        spin(1 + PER_CALL[strategy] * depth / 10)
+
+
+class CompileVsDepth:
+    # Exact linear costs, as CompileVsProgramSize's.
+    params = (STRATEGIES, [1, 16])
+    param_names = ["strategy", "depth"]
+    unit = "seconds"
+
+    def setup(self, strategy, depth):
+        self.factor = 0 if strategy == "eager" else PER_CALL[strategy]
+
+    def track_trace_seconds(self, strategy, depth):
+        return self.factor * (1e-3 + 3e-4 * depth)
+
+    def track_compile_seconds(self, strategy, depth):
+        return self.factor * (2e-3 + 5e-4 * depth)
+
+
 class DispatchVsDeviceCount:
     params = (STRATEGIES, [1, 2, 4, 8])
     param_names = ["strategy", "n_devices"]
