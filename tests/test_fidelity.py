@@ -25,10 +25,18 @@ from jax_releases import runnable
 
 import jitbench
 from jitbench import measure, recipes
-from jitbench.codegen import Shape, Template, fields_of
+from jitbench.codegen import (
+    Shape,
+    Template,
+    field_owner,
+    field_value,
+    fields_of,
+    layer_class,
+)
+from jitbench.computation import reference_layers
 from jitbench.devices import resolve
 from jitbench.strategies import Strategy, get_strategy
-from jitbench.twins import TWINS, twin
+from jitbench.twins import NESTED_TWINS, TWINS, nested_twin, twin
 
 NAMES = list(jitbench.STRATEGIES)
 CPU = resolve("cpu")
@@ -38,6 +46,7 @@ PACKAGE = os.path.dirname(jitbench.__file__)
 # lru_cache evicts, a regex runs): compare the fewest over several calls.
 NOISY = {"jit_per_call": 7}
 WIDE = Shape(n_arrays=10, n_static=3)
+NESTED = Shape(depth=4)
 
 
 def profile(call: Callable[[], Any]) -> list[tuple[str, str, str]]:
@@ -82,6 +91,16 @@ def twin_of(name: str, obj: Any) -> Any:
     return twin(name)(fields["a0"], fields["s0"])
 
 
+def _assert_same_calls(name: str, obj: Any, hand: Any, y: Any) -> None:
+    samples = NOISY.get(name, 1)
+    generated, written = cached_calls(obj, y, samples), cached_calls(hand, y, samples)
+    assert len(generated) == len(written)
+    if name not in NOISY:
+        difference = _multiset(generated)
+        difference.subtract(_multiset(written))
+        assert not +difference and not -difference, difference
+
+
 def test_every_built_in_strategy_has_a_twin():
     assert list(TWINS) == NAMES
 
@@ -90,17 +109,52 @@ def test_every_built_in_strategy_has_a_twin():
 def test_cached_call_makes_the_calls_of_the_hand_written_twin(name):
     obj, y = jitbench.make_instance(get_strategy(name), 8, CPU)
     hand = twin_of(name, obj)
-    samples = NOISY.get(name, 1)
-    generated, written = cached_calls(obj, y, samples), cached_calls(hand, y, samples)
-    assert len(generated) == len(written)
-    if name not in NOISY:
-        difference = _multiset(generated)
-        difference.subtract(_multiset(written))
-        assert not +difference and not -difference, difference
+    _assert_same_calls(name, obj, hand, y)
     np.testing.assert_allclose(obj.calc(y), hand.calc(y), rtol=1e-6)
 
 
-@pytest.mark.parametrize("shape", [Shape(), WIDE], ids=["default", "wide"])
+# --- Nested: a class holding layers (weight, bias, act) ----------------------------------------
+
+
+def layer_values(obj: Any) -> list[tuple[Any, Any, bool]]:
+    """(weight, bias, act) of each layer of a generated nested instance, in order."""
+    return [
+        (field_value(layer.weight), field_value(layer.bias), layer.act)
+        for layer in field_owner(obj).layers
+    ]
+
+
+def nested_instance(name: str) -> tuple[Any, Any]:
+    """A generated nested instance and its input, its layers' flags alternating (True
+    first): ``make_instance`` sets every flag, and both branches of a layer are checked."""
+    obj, y = jitbench.make_instance(get_strategy(name), 8, CPU, NESTED)
+    layer = layer_class(type(obj))
+    values = layer_values(obj)
+    return type(obj)([layer(w, b, i % 2 == 0) for i, (w, b, _) in enumerate(values)]), y
+
+
+def nested_twin_of(name: str, obj: Any) -> Any:
+    """The nested twin of ``name`` over the same arrays and flags as ``obj``'s layers."""
+    cls = nested_twin(name)
+    return cls([cls.Layer(weight, bias, act) for weight, bias, act in layer_values(obj)])
+
+
+def test_the_nested_twins_cover_the_same_strategies():
+    assert list(NESTED_TWINS) == list(TWINS)
+
+
+@pytest.mark.parametrize("name", runnable(NAMES))
+def test_nested_cached_call_makes_the_calls_of_the_hand_written_twin(name):
+    obj, y = nested_instance(name)
+    assert [act for _, _, act in layer_values(obj)] == [True, False, True, False]
+    hand = nested_twin_of(name, obj)
+    _assert_same_calls(name, obj, hand, y)
+    result = obj.calc(y)
+    np.testing.assert_allclose(result, hand.calc(y), rtol=1e-5)
+    np.testing.assert_allclose(result, reference_layers(layer_values(obj), y), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [Shape(), WIDE, NESTED], ids=["default", "wide", "nested"])
 @pytest.mark.parametrize("name", runnable(NAMES))
 def test_nothing_of_jitbench_on_the_call_path(name, shape):
     obj, y = jitbench.make_instance(get_strategy(name), 8, CPU, shape)

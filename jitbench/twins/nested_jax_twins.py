@@ -56,7 +56,7 @@ class BoundMethodJit:
 
 @partial(jax.jit, static_argnums=0)
 def _calc(acts, params, y):
-    for (weight, bias), act in zip(params, acts):
+    for (weight, bias), act in zip(params, acts, strict=True):
         y = weight * y + bias
         y = jnp.tanh(y) if act else y
     return y
@@ -117,7 +117,7 @@ class StaticSelfValueHash:
             == tuple(layer.act for layer in other.layers)
             and all(
                 np.array_equal(a.weight, b.weight) and np.array_equal(a.bias, b.bias)
-                for a, b in zip(self.layers, other.layers)
+                for a, b in zip(self.layers, other.layers, strict=True)
             )
         )
 
@@ -209,7 +209,7 @@ class JitPerCall:
 
 @partial(jax.jit, static_argnums=0)
 def _aot_calc(acts, params, y):
-    for (weight, bias), act in zip(params, acts):
+    for (weight, bias), act in zip(params, acts, strict=True):
         y = weight * y + bias
         y = jnp.tanh(y) if act else y
     return y
