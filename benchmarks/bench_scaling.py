@@ -50,7 +50,8 @@ class CompileVsProgramSize(Track):
 
 
 class CallVsDepth(ManyCalls):
-    """Cached call and dispatch of a class of ``depth`` nested layers (``Shape.depth``)."""
+    """Cached call and dispatch of a class of ``depth`` nested layers (``Shape.depth``);
+    n/a for a strategy that compiles on every call (``suite.Reused``)."""
 
     params = [STRATEGIES, list(suite.DEPTHS)]
     param_names = ["strategy", "depth"]
@@ -64,10 +65,10 @@ class CallVsDepth(ManyCalls):
         )
 
     def time_cached_call(self, strategy, depth):
-        self.cached(self._case(strategy, depth)).call()
+        self.cached(self._case(strategy, depth), suite.Reused).call()
 
     def time_cached_call_dispatch(self, strategy, depth):
-        self.cached(self._case(strategy, depth)).dispatch()
+        self.cached(self._case(strategy, depth), suite.Reused).dispatch()
 
 
 class CompileVsDepth(Track):

@@ -106,6 +106,10 @@ class Runs:
         sections.headline(run)
         plots.plot_cached(run)
         self.headline_md = document.markdown(Page("headline", run.blocks))
+        depth = Run(run.frame, self.report)
+        sections.depth_fits(depth)
+        plots.plot_depth(depth)
+        self.depth_md = document.markdown(Page("depth", depth.blocks))
         history = results.select(frame, machine=self.history_machine, commit=self.history_commit)
         self.releases = self.tmp / "history"
         self.releases_md = document.markdown(
@@ -165,11 +169,51 @@ def findings_block(runs: Runs) -> str:
         "",
         "- " + pair("flax_nnx_jit", "nnx_cached_partial", "flax's `nnx.cached_partial`"),
         "- " + pair("flax_nnx_jit", "nnx_split_merge", "`jax.jit` over `nnx.split` state"),
+        "- " + pair("flax_nnx_jit", "nnx_tree_mode", "tree mode, `nnx.jit(graph=False)`"),
+        "- " + pair("flax_nnx_jit", "nnx_jit_partial", "`nnx.jit_partial`, flattened once"),
         "- " + pair("equinox_filter_jit", "equinox_module_jax_jit", "plain `jax.jit`, same module"),
         "- " + pair("helper_function", "aot_compiled", "the executable called, no cache lookup"),
         "- " + pair("pytree_class", "pytree_dataclass", "C++ flattening instead of Python"),
     ]
     return "\n".join(lines)
+
+
+def depth_block(runs: Runs) -> str:
+    """What each nested layer costs, per strategy, from the run above."""
+    table = section(runs.depth_md, "Cost per nested layer")
+    plot = runs.report / "plots" / "cached-call-vs-depth.png"
+    runs.images[DOCS / plot.name] = plot
+    fits = depth_fits_of(runs)
+
+    def per_layer(strategy: str) -> str:
+        return f"{fits.loc[strategy, 'dispatch_per_layer_s'] * 1e6:.2f} μs"
+
+    lines = [
+        f"From the run above (machine **{runs.machine}**, JAX {runs.jax}, `cpu`, size 10): "
+        "seconds each nested layer adds, per strategy, fitted over 1, 4, 16 and 64 layers "
+        "(`bench_scaling.CallVsDepth`, `CompileVsDepth`; dispatch is per call, the call "
+        "includes running the layers):",
+        "",
+        table,
+        "",
+        f"![cached call and dispatch against nesting depth](docs/{plot.name})",
+    ]
+    pairs = [("flax_nnx_jit", "nnx_jit_partial"), ("equinox_filter_jit", "pytree_dataclass")]
+    if all(s in fits.index for pair in pairs for s in pair):
+        lines += [
+            "",
+            "A layer costs `flax_nnx_jit` " + per_layer("flax_nnx_jit")
+            + " of dispatch (graph traversal in Python) against "
+            + per_layer("nnx_jit_partial") + " for `nnx_jit_partial`, and `equinox_filter_jit` "
+            + per_layer("equinox_filter_jit") + " (its filter over every leaf) against "
+            + per_layer("pytree_dataclass") + " for `pytree_dataclass` (flattened in C++).",
+        ]  # fmt: skip
+    return "\n".join(lines)
+
+
+def depth_fits_of(runs: Runs) -> pd.DataFrame:
+    """The per-layer fits of the run above, by strategy."""
+    return pd.read_csv(runs.report / "tables" / "depth-scaling.csv").set_index("strategy")
 
 
 def history_block(runs: Runs) -> str:
@@ -573,7 +617,9 @@ def screenshot(runs: Runs) -> None:
 
 # Each page and the generated blocks it holds, in the order they are made.
 PAGES: dict[str, tuple[str, ...]] = {
-    "README.md": ("run", "audit", "findings", "explain", "own-class", "counts", "dashboard"),
+    "README.md": (
+        "run", "audit", "findings", "explain", "own-class", "counts", "depth", "dashboard",
+    ),
     "docs/strategies.md": ("strategies-table", "strategies"),
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),
@@ -603,6 +649,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "validation": validation_block,
         "async-dispatch": async_dispatch_block,
         "counts": counts_block,
+        "depth": lambda: depth_block(runs),
     }
     pages = {}
     for page, names in PAGES.items():

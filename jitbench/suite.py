@@ -204,6 +204,21 @@ class Prepared:
         return self.obj.calc(self.y)
 
 
+class Reused(Prepared):
+    """A :class:`Prepared` whose calls hit jit's cache, or NotImplementedError (asv: n/a)
+    for a strategy that compiles on every call: its timing is a compile's, which the
+    trace and compile benchmarks measure, and at depth it takes seconds a sample."""
+
+    def __init__(self, case: Case) -> None:
+        super().__init__(case)
+        with count_compiles() as again:
+            self.call()
+        if again.compiles:
+            raise NotImplementedError(
+                f"{case.strategy.name} compiles on every call: see its trace and compile rows"
+            )
+
+
 _build_seconds = 0.0
 
 

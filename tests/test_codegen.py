@@ -7,10 +7,12 @@ import inspect
 import linecache
 import math
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -137,7 +139,7 @@ def test_class_source_is_registered(name, shape):
     class_text = inspect.getsource(cls)
     assert class_text in text
     first = class_text.lstrip().splitlines()
-    assert f"class {class_name(name)}" in "\n".join(first[:3])
+    assert f"class {class_name(name)}" in "\n".join(first[:5])
     assert cls.__name__ == class_name(name)
     assert shape_of(cls) == shape
 
@@ -356,3 +358,145 @@ def test_reference_is_float64():
     result = reference_calc([x], [1], x)
     assert result.dtype == np.float64
     np.testing.assert_array_equal(result, [2.0, 9.0])  # x * x * x + 1
+
+
+# --- Nested shapes: layers of sub-objects ----------------------------------------------------
+
+NESTED = Shape(depth=4)
+# How each strategy's users nest, and so what the generated Layer must be.
+LAYER_KINDS = {
+    "pytree_class": "register_pytree_node_class",
+    "pytree_dataclass": "register_dataclass",
+    "equinox_filter_jit": "eqx.Module",
+    "equinox_module_jax_jit": "eqx.Module",
+    "flax_struct_dataclass": "struct.dataclass",
+    **{name: "nnx.Module" for name in NAMES if name.startswith(("flax_nnx", "nnx_"))},
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nested_source_holds_layers_of_its_own_kind(name):
+    text = get_strategy(name).source(NESTED)
+    tree = ast.parse(text)
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    assert "Layer" in classes
+    layer = ast.get_source_segment(text, classes["Layer"])
+    decorated = "".join(ast.unparse(d) for d in classes["Layer"].decorator_list)
+    kind = LAYER_KINDS.get(name)
+    if kind is None:  # a plain object, as the plain-class strategies hold their fields
+        assert not classes["Layer"].bases and not classes["Layer"].decorator_list
+    else:
+        assert kind in decorated + "".join(ast.unparse(b) for b in classes["Layer"].bases)
+    assert "jnp.tanh(y) if self.act else y" in layer
+    assert text.count("class Layer") == 1
+    assert "self.layers" in text and "a0" not in text and "s0" not in text
+    # Every import used, jnp (the layers' tanh) included.
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported <= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    assert "jnp" in imported
+
+
+def test_show_prints_the_nested_class(capsys):
+    assert main(["show", "helper_function", "--depth", "4"]) == 0
+    out = capsys.readouterr().out
+    assert out == get_strategy("helper_function").source(NESTED)
+    for line in (
+        "def _calc(acts, params, y):",
+        "    for (weight, bias), act in zip(params, acts):",
+        "class Layer:",
+        "class HelperFunction:",
+        "    def __init__(self, layers):",
+    ):
+        assert line in out.splitlines(), line
+
+
+def _layers(obj):
+    owner = codegen.field_owner(obj)
+    return list(owner.layers)
+
+
+@pytest.mark.parametrize("depth", [1, 4])
+@pytest.mark.parametrize("name", runnable(NAMES))
+def test_nested_instances_compute_the_reference(name, depth):
+    from jitbench.computation import reference_layers
+
+    obj, y = jitbench.make_instance(get_strategy(name), 8, CPU, Shape(depth=depth))
+    layers = _layers(obj)
+    assert len(layers) == depth and len({id(layer) for layer in layers}) == depth
+    values = [
+        (codegen.field_value(layer.weight), codegen.field_value(layer.bias), layer.act)
+        for layer in layers
+    ]
+    assert len({id(w) for w, _, _ in values} | {id(b) for _, b, _ in values}) == 2 * depth
+    expected = reference_layers(values, y)
+    np.testing.assert_allclose(obj.calc(y), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(obj.calc(y), expected, rtol=1e-5, atol=1e-6)
+
+
+PYTREES = ["pytree_class", "pytree_dataclass", "flax_struct_dataclass", "equinox_module_jax_jit"]
+
+
+@pytest.mark.parametrize("name", runnable(PYTREES))
+def test_nested_pytrees_have_two_leaves_a_layer_and_flags_in_the_treedef(name):
+    obj, _ = jitbench.make_instance(get_strategy(name), 8, CPU, NESTED)
+    leaves = jax.tree_util.tree_leaves(obj)
+    assert len(leaves) == 2 * NESTED.depth
+    layer = _layers(obj)[0]
+    flipped = type(layer)(layer.weight, layer.bias, not layer.act)
+    assert jax.tree_util.tree_structure(flipped) != jax.tree_util.tree_structure(layer)
+
+
+@pytest.mark.parametrize("name", runnable(["flax_nnx_jit", "nnx_tree_mode", "nnx_split_merge"]))
+def test_nested_nnx_modules_hold_their_params_in_sub_modules(name):
+    from flax import nnx
+
+    obj, _ = jitbench.make_instance(get_strategy(name), 8, CPU, NESTED)
+    params = nnx.state(codegen.field_owner(obj), nnx.Param)
+    assert len(jax.tree_util.tree_leaves(params)) == 2 * NESTED.depth
+    assert all(isinstance(layer, nnx.Module) for layer in _layers(obj))
+
+
+@pytest.mark.parametrize("name", runnable([n for n in NAMES if n not in ("eager", "jit_per_call")]))
+def test_a_nested_instance_compiles_once_then_hits_the_cache(name):
+    from jitbench.measure import count_compiles
+
+    obj, y = jitbench.make_instance(get_strategy(name), 8, CPU, Shape(depth=3))
+    with count_compiles() as first:
+        obj.calc(y).block_until_ready()
+    with count_compiles() as again:
+        for _ in range(3):
+            obj.calc(y).block_until_ready()
+    assert (first.compiles, again.compiles) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"depth": -1}, "depth must be a non-negative integer, got -1"),
+        ({"depth": 2, "n_arrays": 3}, "a nested shape (depth 2) has fixed layers"),
+        ({"depth": 1, "n_ops": 2}, "a nested shape (depth 1) has fixed layers"),
+    ],
+)
+def test_nested_shape_validation(kwargs, message):
+    with pytest.raises(jitbench.JitbenchError, match=f"^{re.escape(message)}"):
+        Shape(**kwargs)
+
+
+def test_nested_shape_fields_and_tag():
+    assert NESTED.fields == ("layers",)
+    assert NESTED.array_fields == () == NESTED.static_fields
+    assert (NESTED.tag, Shape().tag) == ("4deep", "1a1s1ops")
+    assert Shape(depth=4) != Shape(depth=16)
+
+
+def test_a_recipe_without_a_layer_cannot_render_a_nested_shape():
+    text = "class FlatOnly:\n    def __init__(self, {params}):\n        {init}\n"
+    flat_only = Strategy("flat_only", "a plugin's recipe", "flat", lambda t: t.render(text))
+    assert "class FlatOnly" in flat_only.source()
+    with pytest.raises(jitbench.JitbenchError, match="cannot render a nested shape"):
+        flat_only.source(NESTED)

@@ -121,6 +121,9 @@ def test_every_listed_file_exists(built):
         "tables/sharded-vs-unsharded-size10.csv",
         "tables/sharded-vs-unsharded-size100000.csv",
         "tables/dispatch-device-scaling.csv",
+        "tables/depth-scaling.csv",
+        "plots/cached-call-vs-depth.png",
+        "plots/compile-vs-depth.png",
         "plots/cached-call-vs-size-cpu.png",
         "plots/cached-call-vs-size-cpu-sharded.png",
         "plots/first-call-vs-size-cpu.png",
@@ -391,6 +394,19 @@ def test_scaling_fits_recover_the_fixture_costs(built):
     dispatch = pd.read_csv(built[0] / "tables" / "dispatch-scaling.csv").set_index("strategy")
     assert (dispatch["dispatch_per_leaf_s"] > 0).all()
     assert dispatch["dispatch_points"].tolist() == [4] * len(STRATEGIES)
+
+
+def test_depth_fits_recover_the_fixture_costs_per_layer(built):
+    fits = pd.read_csv(built[0] / "tables" / "depth-scaling.csv").set_index("strategy")
+    for strategy in STRATEGIES[1:]:
+        factor = PER_CALL[strategy]
+        assert fits.loc[strategy, "trace_per_layer_s"] == pytest.approx(factor * 3e-4)
+        assert fits.loc[strategy, "compile_per_layer_s"] == pytest.approx(factor * 5e-4)
+        assert fits.loc[strategy, "compile_intercept_s"] == pytest.approx(factor * 2e-3)
+    # Timed rows: the dearer the fixture's layer, the more a layer adds.
+    per_layer = fits["dispatch_per_layer_s"]
+    assert per_layer["jit_per_call"] > per_layer["static_self_id_hash"] > 0
+    assert (fits["call_per_layer_s"] > 0).all()
 
 
 def test_absent_benchmarks_are_noted_not_fatal(runs, tmp_path):

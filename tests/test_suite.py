@@ -598,3 +598,41 @@ def test_fill_all_skips_what_this_process_cannot_serve(tmp_path, monkeypatch):
     path = str(tmp_path / "jax-disk-cache" / "helper_function-10-cpu")
     assert filled == {("helper_function", 10, "cpu"): path}
     assert os.listdir(path)
+
+
+def test_depth_stage_table_is_keyed_by_depth_and_read_by_its_benchmark():
+    names = ["helper_function", "pytree_dataclass"]
+    table = suite.stage_table(names, [10], ["cpu"], (1, 4), calls=1, axis="depth")
+    assert set(table) == {(n, 10, "cpu", d) for n in names for d in (1, 4)}
+    bench = bench_scaling.CompileVsDepth()
+    for name in names:
+        for depth in (1, 4):
+            bench.setup(table, name, depth)
+            assert bench.track_trace_seconds(table, name, depth) > 0
+            assert bench.track_compile_seconds(table, name, depth) > 0
+    with pytest.raises(NotImplementedError, match="eager is not available"):
+        bench.setup(table, "eager", 1)
+
+
+def test_depth_case_builds_the_nested_class():
+    case = suite.Case.of("pytree_class", 10, "cpu", depth=16)
+    assert case.shape.depth == 16
+    prepared = suite.Prepared(case)
+    assert len(prepared.obj.layers) == 16
+    assert prepared.call().shape == (10,)
+
+
+def test_reused_refuses_a_strategy_that_compiles_every_call():
+    case = suite.Case.of("jit_per_call", 10, "cpu", depth=2)
+    with pytest.raises(NotImplementedError, match=r"^jit_per_call compiles on every call"):
+        suite.Reused(case)
+    prepared = suite.Reused(suite.Case.of("helper_function", 10, "cpu", depth=2))
+    with count_compiles() as stats:
+        prepared.call()
+    assert stats.compiles == 0
+
+
+def test_depth_benchmark_is_na_for_a_strategy_that_compiles_every_call():
+    bench = bench_scaling.CallVsDepth()
+    with pytest.raises(NotImplementedError, match="compiles on every call"):
+        bench.time_cached_call_dispatch("jit_per_call", 1)
