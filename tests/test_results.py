@@ -159,12 +159,14 @@ def _build(root: Path) -> AsvRuns:
 def test_columns_and_types(frame):
     for column in (
         *("machine", "commit", "date", "env", "python", "jax", "benchmark", "kind"),
-        *("strategy", "size", "device", "change", "n_arrays", "n_ops", "n_devices", "instances"),
+        *("strategy", "size", "device", "change", "n_arrays", "n_ops", "depth", "n_devices"),
+        "instances",
         *("value", "unit", "ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat"),
         *("samples", "status", "version"),
     ):
         assert column in frame, column
-    for column in ("size", "n_arrays", "n_ops", "n_devices", "instances", "number", "repeat"):
+    integers = ("size", "n_arrays", "n_ops", "depth", "n_devices", "instances")
+    for column in (*integers, "number", "repeat"):
         assert frame[column].dtype == "Int64", column
     for column in ("strategy", "device", "change", "machine", "benchmark", "status"):
         assert pd.api.types.is_string_dtype(frame[column]), column
@@ -177,6 +179,7 @@ def test_columns_and_types(frame):
         "change",
         "n_arrays",
         "n_ops",
+        "depth",
         "n_devices",
         "instances",
         "target",
