@@ -341,6 +341,27 @@ def pytest_args(python: str, posargs: list[str], newest: str | None = None) -> l
     return ["-m", "not slow"]
 
 
+def _run_at_head(
+    session: nox.Session, folder: str, *extra: str, group: str | None = None,
+    pins: dict | None = None, env: dict | None = None,
+) -> None:  # fmt: skip
+    """``asv run HEAD^!`` under the session's Python and JAX (``pins``, default the
+    session's JAX) in ``.asv/FOLDER``, the session's arguments passed on, then the report.
+
+    ``group``: the jitbench.catalog group of benchmarks to run, unless the arguments
+    choose (``-b``); ``env`` adds to asv's environment (an opt-in family's switch).
+    """
+    args = list(session.posargs)
+    _machine(session, args)
+    chosen = [] if group is None or _selects(args) else ["-b", _regex(session, group)]
+    _asv(
+        session, ROOT / ".asv" / folder, {"pythons": [session.python]}, "run", "HEAD^!",
+        "--show-stderr", *extra, *chosen, *args, pins=pins or _jax_pins(session),
+        env=env or {}, success_codes=[0, 2],
+    )  # fmt: skip
+    session.run("jitbench", "report", "--results", "results", "--out", "reports")
+
+
 @nox.session(python=BENCH_PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmark this machine at the current commit (HEAD), then report and publish.
@@ -354,14 +375,7 @@ def bench(session: nox.Session) -> None:
         session.warn(warning)
     if not _install(session):
         return
-    args = list(session.posargs)
-    _machine(session, args)
-    _asv(
-        session, ROOT / ".asv" / "bench", {"pythons": [session.python]}, "run", "HEAD^!",
-        "--record-samples", "--show-stderr", *args, pins=_jax_pins(session),
-        success_codes=[0, 2],
-    )  # fmt: skip
-    session.run("jitbench", "report", "--results", "results", "--out", "reports")
+    _run_at_head(session, "bench", "--record-samples")
     _publish(session)
     session.log("results: results/  report: reports/index.html  dashboard: html/ (asv preview)")
     session.log("instructions per call (Valgrind, minutes): add them with nox -s instructions")
@@ -380,19 +394,12 @@ def instructions(session: nox.Session) -> None:
     if not _install(session):
         return
     session.run("python", "-m", "jitbench.callgrind")  # one line and exit 2 without Valgrind
-    args = list(session.posargs)
-    _machine(session, args)
     # The hooks' release installed here joins asv's environment, before JAX's pins.
     code = "import importlib.metadata as m; print(m.version('pytest-codspeed'))"
     hooks = session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
     pins = {"pytest-codspeed": hooks, **_jax_pins(session)}
-    chosen = [] if _selects(args) else ["-b", _regex(session, "COUNTED")]
-    _asv(
-        session, ROOT / ".asv" / "instructions", {"pythons": [session.python]}, "run", "HEAD^!",
-        "--show-stderr", *chosen, *args, pins=pins, env={"JITBENCH_INSTRUCTIONS": "1"},
-        success_codes=[0, 2],
-    )  # fmt: skip
-    session.run("jitbench", "report", "--results", "results", "--out", "reports")
+    env = {"JITBENCH_INSTRUCTIONS": "1"}
+    _run_at_head(session, "instructions", group="COUNTED", pins=pins, env=env)
     session.log("results: results/  report: reports/index.html (instructions per call)")
 
 
@@ -409,15 +416,7 @@ def instances(session: nox.Session) -> None:
         session.warn(warning)
     if not _install(session):
         return
-    args = list(session.posargs)
-    _machine(session, args)
-    chosen = [] if _selects(args) else ["-b", _regex(session, "POPULATED")]
-    _asv(
-        session, ROOT / ".asv" / "bench", {"pythons": [session.python]}, "run", "HEAD^!",
-        "--show-stderr", *chosen, *args, pins=_jax_pins(session),
-        env={"JITBENCH_INSTANCES": "1"}, success_codes=[0, 2],
-    )  # fmt: skip
-    session.run("jitbench", "report", "--results", "results", "--out", "reports")
+    _run_at_head(session, "bench", group="POPULATED", env={"JITBENCH_INSTANCES": "1"})
     session.log("results: results/  report: reports/index.html (Many live instances)")
 
 

@@ -72,8 +72,10 @@ class CallVsDepth(ManyCalls):
 
 
 class CompileVsDepth(Track):
-    """Trace and compile seconds of a cold first call with ``depth`` nested layers,
-    the whole grid in one process (as :class:`CompileVsProgramSize`)."""
+    """Trace and compile seconds of a cold first call with ``depth`` nested layers, the
+    whole grid in one process (as :class:`CompileVsProgramSize`): the median of three
+    calls, as a compile of 64 layers takes tenths of a second and one slow call would
+    set a per-layer fit alone."""
 
     params = [STRATEGIES, list(suite.DEPTHS)]
     param_names = ["strategy", "depth"]
@@ -81,7 +83,7 @@ class CompileVsDepth(Track):
 
     def setup_cache(self):
         return suite.stage_table(
-            STRATEGIES, [suite.SCALING_SIZE], [suite.SCALING_DEVICE], suite.DEPTHS, calls=1,
+            STRATEGIES, [suite.SCALING_SIZE], [suite.SCALING_DEVICE], suite.DEPTHS, calls=3,
             axis="depth",
         )  # fmt: skip
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 import jitbench
-from jitbench import catalog, results
+from jitbench import catalog, results, suite
 from jitbench.report import document, plots, sections, write_report
 from jitbench.report import releases as release_page
 from jitbench.report.document import Page
@@ -189,10 +189,10 @@ def depth_block(runs: Runs) -> str:
         return f"{fits.loc[strategy, 'dispatch_per_layer_s'] * 1e6:.2f} μs"
 
     lines = [
-        f"From the run above (machine **{runs.machine}**, JAX {runs.jax}, `cpu`, size 10): "
-        "seconds each nested layer adds, per strategy, fitted over 1, 4, 16 and 64 layers "
-        "(`bench_scaling.CallVsDepth`, `CompileVsDepth`; dispatch is per call, the call "
-        "includes running the layers):",
+        f"From the run above (machine **{runs.machine}**, JAX {runs.jax}; "
+        f"{', '.join(map(str, suite.DEPTHS))} layers, `bench_scaling.CallVsDepth` and "
+        "`CompileVsDepth`; the cached call includes running the layers, dispatch does not "
+        "wait for them).",
         "",
         table,
         "",
@@ -616,10 +616,9 @@ def screenshot(runs: Runs) -> None:
 
 
 # Each page and the generated blocks it holds, in the order they are made.
+README_BLOCKS = ("run", "audit", "findings", "explain", "own-class", "counts", "depth")
 PAGES: dict[str, tuple[str, ...]] = {
-    "README.md": (
-        "run", "audit", "findings", "explain", "own-class", "counts", "depth", "dashboard",
-    ),
+    "README.md": (*README_BLOCKS, "dashboard"),
     "docs/strategies.md": ("strategies-table", "strategies"),
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),

@@ -134,9 +134,7 @@ import jax
 import jax.numpy as jnp
 
 
-{layer}@partial(
-    jax.tree_util.register_dataclass, data_fields={data_fields}, meta_fields={meta_fields}
-)
+{layer}@partial(jax.tree_util.register_dataclass, data_fields={data_fields}, meta_fields={meta_fields})
 @dataclasses.dataclass(frozen=True)
 class PytreeDataclass:
     {fields}
@@ -242,9 +240,7 @@ class Layer:
 """
 
 PYTREE_DATACLASS_LAYER = """
-@partial(
-    jax.tree_util.register_dataclass, data_fields=["{weight}", "{bias}"], meta_fields=["{act}"]
-)
+@partial(jax.tree_util.register_dataclass, data_fields=["{weight}", "{bias}"], meta_fields=["{act}"])
 @dataclasses.dataclass(frozen=True)
 class Layer:
     {weight}: jax.Array
