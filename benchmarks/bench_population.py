@@ -12,17 +12,18 @@ from .common import SIZES, STRATEGIES, Track
 
 
 class Population(Track):
-    """One fresh process per population (``setup_cache``); see ``jitbench.population``."""
+    """One fresh process per population, measured when its row runs and kept for its
+    other figures (``setup_cache`` makes the store); see ``jitbench.population``."""
 
     params = [STRATEGIES, list(population.INSTANCE_COUNTS), ["cpu"]]
     param_names = ["strategy", "instances", "device"]
     timeout = population.TIMEOUT_S * 4
 
     def setup_cache(self):
-        return population.table(*self.params, min(SIZES))
+        return population.store()
 
     def setup(self, found, strategy, instances, device):
-        self.figures = population.lookup(found, strategy, instances, device)
+        self.figures = population.lookup(found, strategy, instances, device, min(SIZES))
 
     def track_first_call(self, found, strategy, instances, device):
         return self.figures["first_call"]

@@ -31,7 +31,7 @@ import pandas as pd
 
 import jitbench
 from jitbench import catalog, results, suite
-from jitbench.report import document, plots, sections, write_report
+from jitbench.report import document, plots, population, sections, write_report
 from jitbench.report import releases as release_page
 from jitbench.report.document import Page
 from jitbench.report.run import Run
@@ -209,6 +209,34 @@ def depth_block(runs: Runs) -> str:
             + per_layer("pytree_dataclass") + " for `pytree_dataclass` (flattened in C++).",
         ]  # fmt: skip
     return "\n".join(lines)
+
+
+def instances_block(runs: Runs) -> str:
+    """The newest run of the many-live-instances family: where each strategy's fast path
+    goes, and dispatch against the population."""
+    frame = results.load(RESULTS)
+    rows = frame[frame["benchmark"].isin(catalog.POPULATED) & frame["value"].notna()]
+    if rows.empty:
+        raise SystemExit("the committed results hold no population: run nox -s instances")
+    machine, commit, env = rows.sort_values("date").iloc[-1][["machine", "commit", "env"]]
+    chosen = results.select(frame, machine=machine, commit=commit, env=env)
+    run = Run(_with_params(chosen).reset_index(drop=True), runs.tmp / "instances")
+    population.section(run)
+    population.plot(run)
+    cliffs = pd.read_csv(run.out / "tables" / "population-cliffs.csv").fillna("")
+    plot = run.out / "plots" / "dispatch-vs-instances-cpu.png"
+    runs.images[DOCS / plot.name] = plot
+    return "\n".join(
+        [
+            f"`nox -s instances` on machine **{machine}**, commit `{commit[:8]}`, "
+            f"JAX {chosen['jax'].iloc[0]} (the strategies and populations that run measured; "
+            "the report has every figure):",
+            "",
+            cliffs.drop(columns="device").to_markdown(index=False),
+            "",
+            f"![dispatch against live instances, one line per strategy](docs/{plot.name})",
+        ]
+    )
 
 
 def depth_fits_of(runs: Runs) -> pd.DataFrame:
@@ -616,7 +644,7 @@ def screenshot(runs: Runs) -> None:
 
 
 # Each page and the generated blocks it holds, in the order they are made.
-README_BLOCKS = ("run", "audit", "findings", "explain", "own-class", "counts", "depth")
+README_BLOCKS = ("run", "audit", "findings", "explain", "own-class", "counts", "depth", "instances")
 PAGES: dict[str, tuple[str, ...]] = {
     "README.md": (*README_BLOCKS, "dashboard"),
     "docs/strategies.md": ("strategies-table", "strategies"),
@@ -649,6 +677,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "async-dispatch": async_dispatch_block,
         "counts": counts_block,
         "depth": lambda: depth_block(runs),
+        "instances": lambda: instances_block(runs),
     }
     pages = {}
     for page, names in PAGES.items():

@@ -18,6 +18,7 @@ fallback does, on every call.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import os
@@ -28,6 +29,7 @@ import tempfile
 import timeit
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from jitbench import catalog
@@ -183,30 +185,32 @@ def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
     return figures
 
 
-Table = dict[tuple[str, int, str], "dict[str, float] | str"] | str
+@dataclasses.dataclass(frozen=True)
+class Store:
+    """Where a run's populations are kept once measured: one JSON file per population.
 
-
-def table(
-    strategies: Sequence[str], counts: Sequence[int], devices: Sequence[str], size: int
-) -> Table:
-    """Each (strategy, n, device): its figures, measured in a fresh process, or why not.
-
-    One process per population, one at a time: a population's effect on the
-    process (a lost fast path) must not reach the next one's figures, and
-    timed processes must not share the CPUs. Only when opted in
-    (:func:`opted_in`); otherwise the one reason none are measured.
+    asv's ``setup_cache`` runs once per class, before any row and without the
+    rows ``asv run -b`` chose, so it only makes the folder; each population is
+    measured when its first figure is asked for (:func:`lookup`) and read back
+    from its file for the others. A run measures only the rows it selects.
     """
+
+    folder: str
+
+    def path(self, strategy: str, n: int, device: str, size: int) -> Path:
+        return Path(self.folder) / f"{strategy}-{n}-{device}-{size}.json"
+
+
+def store() -> Store | str:
+    """A new :class:`Store` (in the system's temporary folder), or, when not opted in
+    (:func:`opted_in`), the one reason no population is measured."""
     if not opted_in():
         return opt_in_reason()
-    return {
-        (strategy, n, device): _measured(strategy, n, device, size)
-        for strategy in strategies
-        for n in counts
-        for device in devices
-    }
+    return Store(tempfile.mkdtemp(prefix="jitbench-populations-"))
 
 
 def _measured(strategy: str, n: int, device: str, size: int) -> dict[str, float] | str:
+    """One population's figures from a fresh process, or why there are none."""
     argv = [sys.executable, "-m", "jitbench.population", strategy, str(n), device, str(size)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
@@ -219,11 +223,17 @@ def _measured(strategy: str, n: int, device: str, size: int) -> dict[str, float]
     return json.loads(lines[-1])
 
 
-def lookup(found: Table, strategy: str, n: int, device: str) -> dict[str, float]:
-    """The figures of one population; NotImplementedError (asv: n/a) or JitbenchError if none."""
+def lookup(found: Store | str, strategy: str, n: int, device: str, size: int) -> dict[str, float]:
+    """The figures of one population, measured on first use (one process at a time, as
+    asv runs its benchmarks); NotImplementedError (asv: n/a) or JitbenchError if none."""
     if isinstance(found, str):
         raise NotImplementedError(found)
-    entry = found[strategy, n, device]
+    path = found.path(strategy, n, device, size)
+    if path.exists():
+        entry = json.loads(path.read_text())
+    else:
+        entry = _measured(strategy, n, device, size)
+        path.write_text(json.dumps(entry))
     if isinstance(entry, str):
         if entry.startswith(NOT_AVAILABLE):
             raise NotImplementedError(entry.removeprefix(NOT_AVAILABLE))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -61,16 +63,31 @@ def test_a_bad_strategy_is_one_error_line():
     )  # fmt: skip
     entry = json.loads(done.stdout.strip().splitlines()[-1])
     assert entry.startswith("error: unknown strategy 'no_such'; valid: eager,")
+    assert entry.startswith("error: unknown strategy 'no_such'; valid: eager,")
+
+
+def test_a_population_is_measured_once_when_its_row_asks(monkeypatch, tmp_path):
+    monkeypatch.setenv(population.OPT_IN_ENV, "1")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the store's folder goes here
+    found = population.store()
+    assert isinstance(found, population.Store) and not list(Path(found.folder).iterdir())
+    figures = population.lookup(found, "helper_function", 2, "cpu", 10)
+    assert figures["after_jit_python_calls"] == 0
+    (written,) = Path(found.folder).iterdir()  # only the row asked for was measured
+    assert written.name == "helper_function-2-cpu-10.json"
+    # The other figures of the row read the file: an edited file is what they get.
+    written.write_text(json.dumps({**figures, "kept_alive": 7}))
+    assert population.lookup(found, "helper_function", 2, "cpu", 10)["kept_alive"] == 7
     with pytest.raises(JitbenchError, match="unknown strategy 'no_such'"):
-        population.lookup({("no_such", 1, "cpu"): entry}, "no_such", 1, "cpu")
+        population.lookup(found, "no_such", 1, "cpu", 10)
 
 
 def test_the_family_is_opt_in(monkeypatch):
     monkeypatch.delenv(population.OPT_IN_ENV, raising=False)
-    found = population.table(["helper_function"], [1], ["cpu"], 10)
+    found = population.store()
     assert found == population.opt_in_reason()
     with pytest.raises(NotImplementedError, match="nox -s instances"):
-        population.lookup(found, "helper_function", 1, "cpu")
+        population.lookup(found, "helper_function", 1, "cpu", 10)
     assert population.opted_in({population.OPT_IN_ENV: "1"})
 
 
