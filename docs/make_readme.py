@@ -229,10 +229,11 @@ def instances_block(runs: Runs) -> str:
     return "\n".join(
         [
             f"`nox -s instances` on machine **{machine}**, commit `{commit[:8]}`, "
-            f"JAX {chosen['jax'].iloc[0]} (the strategies and populations that run measured; "
-            "the report has every figure):",
+            f"JAX {chosen['jax'].iloc[0]}, `cpu`: per strategy the largest population that "
+            "run built, and the population from which a `jax.jit` made after it enters "
+            "Python on every call (its C++ fast path lost); the report has every figure:",
             "",
-            cliffs.drop(columns="device").to_markdown(index=False),
+            cliffs.drop(columns=["device", "hazard"]).to_markdown(index=False),
             "",
             f"![dispatch against live instances, one line per strategy](docs/{plot.name})",
         ]
