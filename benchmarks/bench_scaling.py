@@ -13,6 +13,9 @@ class DispatchVsWidth(ManyCalls):
     param_names = ["strategy", "n_arrays"]
     number = 20
     repeat = (3, 10, 1.0)
+    # One process per point, as in CallVsDepth: the report fits a slope over the grid's
+    # points, and three rounds made this family an eighth of the default grid's minutes.
+    rounds = 1
 
     def time_dispatch(self, strategy, n_arrays):
         case = lambda: suite.Case.of(  # noqa: E731
@@ -110,6 +113,7 @@ class DispatchVsDeviceCount(ManyCalls):
     param_names = ["strategy", "n_devices"]
     number = 20
     repeat = (3, 10, 1.0)
+    rounds = 1  # a fitted slope, one process per point (see DispatchVsWidth)
 
     def time_dispatch(self, strategy, n_devices):
         self.cached(lambda: suite.host_device_case(strategy, n_devices)).dispatch()
