@@ -14,7 +14,7 @@ class DispatchVsWidth(ManyCalls):
     number = 20
     repeat = (3, 10, 1.0)
     # One process per point, as in CallVsDepth: the report fits a slope over the grid's
-    # points, and three rounds made this family an eighth of the default grid's minutes.
+    # points, and three rounds made this family about a fifth of the default grid's minutes.
     rounds = 1
 
     def time_dispatch(self, strategy, n_arrays):
