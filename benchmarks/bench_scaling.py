@@ -7,7 +7,9 @@ from .common import STRATEGIES, ManyCalls, Track
 
 
 class DispatchVsWidth(ManyCalls):
-    """Dispatch-only cached call with ``n_arrays`` array leaves of a small size."""
+    """Dispatch-only cached call with ``n_arrays`` array leaves of a small size; n/a for a
+    strategy that compiles on every call (``suite.Reused``): its slope would be a compile's,
+    which ``CompileVsProgramSize`` measures, and its samples were most of the family's."""
 
     params = [STRATEGIES, list(suite.WIDTHS)]
     param_names = ["strategy", "n_arrays"]
@@ -21,7 +23,7 @@ class DispatchVsWidth(ManyCalls):
         case = lambda: suite.Case.of(  # noqa: E731
             strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_arrays=n_arrays
         )
-        self.cached(case).dispatch()
+        self.cached(case, suite.Reused).dispatch()
 
 
 class CompileVsProgramSize(Track):
@@ -106,7 +108,8 @@ class DispatchVsDeviceCount(ManyCalls):
     """Dispatch of a call sharded over 1, 2, 4 or 8 host devices, one process per count.
 
     XLA fixes the host device count when the backend starts, and every asv
-    process starts without a backend, so each process sets its own count.
+    process starts without a backend, so each process sets its own count. n/a for a
+    strategy that compiles on every call, as in :class:`DispatchVsWidth`.
     """
 
     params = [STRATEGIES, list(suite.DEVICE_COUNTS)]
@@ -116,4 +119,4 @@ class DispatchVsDeviceCount(ManyCalls):
     rounds = 1  # a fitted slope, one process per point (see DispatchVsWidth)
 
     def time_dispatch(self, strategy, n_devices):
-        self.cached(lambda: suite.host_device_case(strategy, n_devices)).dispatch()
+        self.cached(lambda: suite.host_device_case(strategy, n_devices), suite.Reused).dispatch()
