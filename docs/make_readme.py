@@ -72,18 +72,18 @@ def section(markdown: str, heading: str) -> str:
 class Runs:
     """The committed results: the newest full run, and the newest JAX history.
 
-    The full run is the (machine, commit, environment) that measured the most
-    (benchmark, strategy) pairs (an older run with fewer strategies loses,
-    whatever its grid of sizes), the newest of equals; the history the newest
-    (machine, commit) with results from two JAX releases or more.
+    The full run is the (machine, commit, environment) that ran the most
+    (benchmark, strategy) pairs, an n/a one included (an older run with fewer
+    strategies, or a run of a few benchmarks, loses, whatever its grid of
+    sizes; a row a newer grid makes n/a on purpose does not), the newest of
+    equals; the history the newest (machine, commit) with results from two JAX
+    releases or more.
     """
 
     def __init__(self, tmp: Path) -> None:
         frame = results.load(RESULTS)
-        measured = frame[frame["value"].notna()]
-        pair = measured["benchmark"] + " " + measured["strategy"].astype(str)
-        measured = measured.assign(pair=pair)
-        groups = measured.groupby(["machine", "commit", "env"]).agg(
+        ran = frame.assign(pair=frame["benchmark"] + " " + frame["strategy"].astype(str))
+        groups = ran.groupby(["machine", "commit", "env"]).agg(
             pairs=("pair", "nunique"), date=("date", "max")
         )
         self.machine, self.commit, self.env = groups.sort_values(["pairs", "date"]).index[-1]
