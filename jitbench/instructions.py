@@ -10,13 +10,10 @@ every row: the interpreter's start and JAX's import under Valgrind are most
 of a run's cost, so they are paid once.
 
 Per row and kind of call, uncounted calls come first (compile, then enough
-calls that CPython's adaptive interpreter has specialised the loop and the
-allocator's heap has settled), then two counted stretches: an empty one and
-one of ``CALLS`` calls (fewer for a dear call). The count per call is their
-difference over ``CALLS``, so what starting and stopping a stretch costs
-cancels out, and every counted call is in the long stretch: malloc's work
-comes in bursts (a bin sorted, a chunk split) that land in one stretch or
-another, and a count over many calls averages them. How many calls
+calls that CPython's adaptive interpreter has specialised the loop), then
+two counted stretches of ``SHORT`` and ``LONG`` calls (fewer for a dear
+call); the count per call is their difference over the difference of calls,
+so what starting and stopping a stretch costs cancels out. How many calls
 each takes is decided by counts too, from one counted probe call
 (:func:`calls_for`), never by a clock: a busy machine gives a row the same
 calls, and so the same count, as a quiet one. A row whose calls compile
@@ -61,16 +58,13 @@ COUNT_UNIT = "instructions"
 # spread of counts that validation measures, below the 2% it must catch.
 COUNT_TOLERANCE = 0.01
 KINDS = ("call", "dispatch")
-# Measured on vm-epyc (helper_function's blocking call, glibc 2.36): stretches of 100 calls
-# after 200 warm-up calls counted up to 1.4% apart in one process, stretches of 400 after
-# 600 calls 0.14%; the burst of malloc work is the same, over more calls. With these, three
-# processes counted six strategies' blocking calls within 0.2% of each other.
-WARM_UP = 1000
-CALLS = 800
-# Instructions (of the calling thread) that the warm-up or the counted stretch may take at
-# most: a minute under Valgrind. Most of the suite's cached calls are under 1/CALLS of it;
-# a dearer call (flax_nnx_jit's, ~750k) gets fewer calls, and its bursts weigh less.
-BUDGET = 300_000_000
+WARM_UP = 200
+SHORT = 100
+LONG = 300
+# Instructions (of the calling thread) that the warm-up or the longer stretch may take at
+# most: a minute under Valgrind. The suite's cached calls are under 1/LONG of it (a million
+# instructions at most); a dearer call gets fewer calls.
+BUDGET = 1_000_000_000
 # A call that compiles (every call, for jit_per_call) has no cached call to count: its count
 # would be a compile's, which moves by several percent from one compile to the next.
 COMPILES_REASON = "it compiles on every call: a count would be a compile's (see the compile rows)"
@@ -250,12 +244,16 @@ def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | s
 def calls_for(per_call: float) -> tuple[int, tuple[int, int]]:
     """The warm-up's calls and the two counted stretches' for a call of ``per_call`` instructions.
 
-    ``WARM_UP`` and (0, ``CALLS``), fewer where they would pass ``BUDGET`` (at
-    least 3 warm-up calls and 1 counted): the count per call does not depend on
-    them, a run's minutes do.
+    ``WARM_UP`` and (``SHORT``, ``LONG``), fewer where they would pass ``BUDGET``
+    (at least 3 warm-up calls, stretches of 1 and 2): the count per call does
+    not depend on them, a run's minutes do.
     """
     fit = int(BUDGET // max(per_call, 1.0))
-    return min(WARM_UP, max(3, fit)), (0, min(CALLS, max(1, fit)))
+    warm = min(WARM_UP, max(3, fit))
+    if per_call * LONG <= BUDGET:
+        return warm, (SHORT, LONG)
+    many = max(2, fit)
+    return warm, (max(1, many // 3), many)
 
 
 def _prepare(row: Row) -> Any:

@@ -80,12 +80,11 @@ def test_a_process_outside_valgrind_refuses_to_count():
 def test_calls_are_sized_by_counts_within_the_budget():
     # Every cached call of the suite (tens to hundreds of thousands of instructions) gets
     # the full warm-up and stretches; a call that compiles every time gets fewer.
-    # The first stretch is empty: what starting and stopping costs, taken off the second.
-    full = (instructions.WARM_UP, (0, instructions.CALLS))
+    full = (instructions.WARM_UP, (instructions.SHORT, instructions.LONG))
     assert instructions.calls_for(60_000) == full
-    assert instructions.calls_for(instructions.BUDGET / instructions.WARM_UP) == full
-    assert instructions.calls_for(instructions.BUDGET / 25) == (25, (0, 25))
-    assert instructions.calls_for(instructions.BUDGET * 10) == (3, (0, 1))
+    assert instructions.calls_for(instructions.BUDGET / instructions.LONG) == full
+    assert instructions.calls_for(instructions.BUDGET / 25) == (25, (8, 25))
+    assert instructions.calls_for(instructions.BUDGET * 10) == (3, (1, 2))
     assert instructions.calls_for(0) == full
 
 
@@ -159,11 +158,14 @@ def counted():
 @needs_valgrind
 def test_the_same_call_counts_the_same_in_two_processes(counted):
     first, second = (found[0] for found in counted)
-    # Each kind of call counts the same within the tolerance jitbench compare judges by.
-    for kind in instructions.KINDS:
+    # A dispatch counts the same within the tolerance jitbench compare judges by. A blocking
+    # call also waits on XLA's completion event, and its malloc work then depends on which
+    # thread freed the result's blocks: its counts spread more (up to 1.3% in validation on
+    # vm-epyc), so it is held to twice that.
+    for kind, tolerance in (("dispatch", 1), ("call", 2)):
         a, b = getattr(first, kind), getattr(second, kind)
         assert a > 1000
-        assert abs(a / b - 1) <= instructions.COUNT_TOLERANCE, (kind, a, b)
+        assert abs(a / b - 1) <= tolerance * instructions.COUNT_TOLERANCE, (kind, a, b)
     # The calling thread waits for its own result: a blocking call counts more.
     assert first.call > first.dispatch
     assert set(first.other_threads) == set(instructions.KINDS)
