@@ -33,31 +33,13 @@ class Benchmark:
     version = "2"
 
 
-class OneCall(Benchmark):
+class OneCall(suite.OneCallTiming, Benchmark):
     """Each sample times exactly one call, after a ``setup`` that prepares it."""
 
-    number = 1
-    repeat = (3, 10, 1.0)
-    warmup_time = 0.0
 
-
-class ManyCalls(suite.Cached, Benchmark):
-    """Each sample times ``number`` cached calls (see ``jitbench.suite.Cached``).
-
-    Three rounds: asv pools the samples of three processes, started at three
-    points of the run, so that neither a process that happens to start in a
-    slow state (where XLA's CPU worker thread sits, with asynchronous
-    dispatch) nor a busy minute of the machine sets the figure alone.
-    """
-
-    number = 30
-    # Up to 10 samples in half a second: a cached call reaches 10 (30 calls take
-    # milliseconds), a sample of a call that compiles every time (jit_per_call: 30
-    # compiles, about a second) is enough alone. With three samples at least, that one
-    # strategy's samples were a fifth of the default grid's minutes.
-    repeat = (1, 10, 0.5)
-    warmup_time = 0.05
-    rounds = 3
+class ManyCalls(suite.Cached, suite.ManyCallsTiming, Benchmark):
+    """Each sample times ``number`` cached calls (see ``jitbench.suite.Cached``), three
+    rounds (``jitbench.suite.ManyCallsTiming`` says why)."""
 
 
 class Track(Benchmark):

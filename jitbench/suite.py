@@ -227,6 +227,34 @@ def clock() -> float:
     return time.perf_counter() - _build_seconds
 
 
+class OneCallTiming:
+    """asv's timing settings for a sample of one call after a ``setup`` that prepares it:
+    the built-in families' (``benchmarks/common.py``) and the targets' read them here."""
+
+    number = 1
+    repeat = (3, 10, 1.0)
+    warmup_time = 0.0
+
+
+class ManyCallsTiming:
+    """asv's timing settings for samples of cached calls (see :class:`Cached`).
+
+    Three rounds: asv pools the samples of three processes, started at three
+    points of the run, so that neither a process that happens to start in a
+    slow state (where XLA's CPU worker thread sits, with asynchronous
+    dispatch) nor a busy minute of the machine sets the figure alone.
+    """
+
+    number = 30
+    # Up to 10 samples in half a second: a cached call reaches 10 (30 calls take
+    # milliseconds), a sample of a call that compiles every time (jit_per_call: 30
+    # compiles, about a second) is enough alone. With three samples at least, that one
+    # strategy's samples were a fifth of the default grid's minutes.
+    repeat = (1, 10, 0.5)
+    warmup_time = 0.05
+    rounds = 3
+
+
 class Cached:
     """Base of the cached-call benchmarks: state built on the first timed call.
 

@@ -32,17 +32,12 @@ class TargetBenchmark:
     version = "1"
 
 
-class OneCall(TargetBenchmark):
-    number = 1
-    repeat = (3, 10, 1.0)
-    warmup_time = 0.0
+class OneCall(suite.OneCallTiming, TargetBenchmark):
+    pass
 
 
-class ManyCalls(suite.Cached, TargetBenchmark):
-    number = 30
-    repeat = (3, 10, 0.5)
-    warmup_time = 0.05
-    rounds = 3
+class ManyCalls(suite.Cached, suite.ManyCallsTiming, TargetBenchmark):
+    pass
 
 
 class TargetColdCall(OneCall):
