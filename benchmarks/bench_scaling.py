@@ -3,27 +3,25 @@ with program size and depth."""
 
 from jitbench import suite
 
-from .common import STRATEGIES, ManyCalls, Track
+from .common import STRATEGIES, FittedSlope, Track
 
 
-class DispatchVsWidth(ManyCalls):
-    """Dispatch-only cached call with ``n_arrays`` array leaves of a small size; n/a for a
-    strategy that compiles on every call (``suite.Reused``): its slope would be a compile's,
-    which ``CompileVsProgramSize`` measures, and its samples were most of the family's."""
+class DispatchVsWidth(FittedSlope):
+    """Dispatch-only cached call with ``n_arrays`` array leaves of a small size.
+
+    One process per point: three rounds made this family about a fifth of the
+    default grid's minutes, and jit_per_call's compiles most of its samples.
+    """
 
     params = [STRATEGIES, list(suite.WIDTHS)]
     param_names = ["strategy", "n_arrays"]
-    number = 20
     repeat = (3, 10, 1.0)
-    # One process per point, as in CallVsDepth: the report fits a slope over the grid's
-    # points, and three rounds made this family about a fifth of the default grid's minutes.
-    rounds = 1
 
     def time_dispatch(self, strategy, n_arrays):
         case = lambda: suite.Case.of(  # noqa: E731
             strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_arrays=n_arrays
         )
-        self.cached(case, suite.Reused).dispatch()
+        self.reused(case).dispatch()
 
 
 class CompileVsProgramSize(Track):
@@ -54,15 +52,12 @@ class CompileVsProgramSize(Track):
         return self.stages.compile
 
 
-class CallVsDepth(ManyCalls):
-    """Cached call and dispatch of a class of ``depth`` nested layers (``Shape.depth``);
-    n/a for a strategy that compiles on every call (``suite.Reused``)."""
+class CallVsDepth(FittedSlope):
+    """Cached call and dispatch of a class of ``depth`` nested layers (``Shape.depth``)."""
 
     params = [STRATEGIES, list(suite.DEPTHS)]
     param_names = ["strategy", "depth"]
-    number = 20
     repeat = (3, 10, 0.5)
-    rounds = 1
 
     def _case(self, strategy, depth):
         return lambda: suite.Case.of(
@@ -70,10 +65,10 @@ class CallVsDepth(ManyCalls):
         )
 
     def time_cached_call(self, strategy, depth):
-        self.cached(self._case(strategy, depth), suite.Reused).call()
+        self.reused(self._case(strategy, depth)).call()
 
     def time_cached_call_dispatch(self, strategy, depth):
-        self.cached(self._case(strategy, depth), suite.Reused).dispatch()
+        self.reused(self._case(strategy, depth)).dispatch()
 
 
 class CompileVsDepth(Track):
@@ -104,19 +99,16 @@ class CompileVsDepth(Track):
         return self.stages.compile
 
 
-class DispatchVsDeviceCount(ManyCalls):
+class DispatchVsDeviceCount(FittedSlope):
     """Dispatch of a call sharded over 1, 2, 4 or 8 host devices, one process per count.
 
     XLA fixes the host device count when the backend starts, and every asv
-    process starts without a backend, so each process sets its own count. n/a for a
-    strategy that compiles on every call, as in :class:`DispatchVsWidth`.
+    process starts without a backend, so each process sets its own count.
     """
 
     params = [STRATEGIES, list(suite.DEVICE_COUNTS)]
     param_names = ["strategy", "n_devices"]
-    number = 20
     repeat = (3, 10, 1.0)
-    rounds = 1  # a fitted slope, one process per point (see DispatchVsWidth)
 
     def time_dispatch(self, strategy, n_devices):
-        self.cached(lambda: suite.host_device_case(strategy, n_devices), suite.Reused).dispatch()
+        self.reused(lambda: suite.host_device_case(strategy, n_devices)).dispatch()

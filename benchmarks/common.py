@@ -42,6 +42,19 @@ class ManyCalls(suite.Cached, suite.ManyCallsTiming, Benchmark):
     rounds (``jitbench.suite.ManyCallsTiming`` says why)."""
 
 
+class FittedSlope(ManyCalls):
+    """A point of a grid the report fits a slope over: one process per point, and n/a for
+    a strategy that compiles on every call (``jitbench.suite.Reused``), whose slope would
+    be a compile's, which the trace and compile rows measure."""
+
+    number = 20
+    rounds = 1
+
+    def reused(self, case):
+        """The point's prepared call, built on first use (``ManyCalls.cached``)."""
+        return self.cached(case, suite.Reused)
+
+
 class Track(Benchmark):
     """A recorded number, not a time: one per process."""
 
