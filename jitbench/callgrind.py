@@ -28,6 +28,7 @@ and a release that moves it is one clear error, not a traceback.
 
 from __future__ import annotations
 
+import ctypes.util
 import dataclasses
 import os
 import platform
@@ -63,13 +64,14 @@ def valgrind() -> str | None:
 
 
 def unavailable_reason() -> str | None:
-    """Why this interpreter cannot be counted (not Linux, no Valgrind, no hooks), or None."""
+    """Why this process cannot count (not Linux, no Valgrind, hooks or tcmalloc), or None."""
     if not sys.platform.startswith("linux"):
         return f"instruction counts need Valgrind on Linux; this is {sys.platform}"
     if valgrind() is None:
         return "valgrind is not on PATH (Debian/Ubuntu: apt-get install valgrind)"
     try:
         _hooks()
+        allocator()
     except JitbenchError as exc:
         return str(exc)
     return None
@@ -96,40 +98,68 @@ def _hooks() -> Any:
 
 
 # What the counted process's environment fixes so that two runs of the same code execute
-# the same instructions. The hash seed fixes set and dict probes. Memory layout is the other
-# source, because XLA's worker threads map and allocate at moments that differ from run to
-# run, and what the calling thread then executes depends on where its blocks land:
-# * Python's objects come from glibc's malloc (PYTHONMALLOC=malloc), in the main thread's
-#   heap, which the worker threads (in arenas of their own) do not touch. With CPython's
-#   own allocator its arenas are mmaps placed between the threads' mappings, at addresses
-#   that differ per process; objects hashed by address (a function in jit's C++ cache,
-#   an attribute's name in CPython's method cache) then probe their tables differently.
-#   Measured in two processes: with pymalloc flax_struct_dataclass's dispatch counted 2.0%
-#   apart, helper_function's 0.7% (the functions that differed: jit's absl hash map
-#   probes, _PyType_Lookup, malloc's bin searches); with malloc 0.08% and 0.00%.
-# * malloc's own work per call depended on the heap's history (bin searches, coalescing,
-#   malloc_consolidate: about 5k instructions per eager call). So small blocks stay in the
-#   thread's cache (tcache, 65,535 per size instead of 7), there are no fastbins, and the
-#   mmap threshold is fixed rather than moved by frees.
-# The price: a count is the call's under these allocator settings, a few percent off what
-# a process with the defaults executes (helper_function's cached call: about 56.6k
-# instructions, against 58.4k with glibc's and CPython's defaults).
-DETERMINISTIC_ENV = {
-    "PYTHONHASHSEED": "0",
-    "PYTHONMALLOC": "malloc",
-    "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=33554432:glibc.malloc.mxfast=0:"
-    "glibc.malloc.tcache_count=65535",
-}
+# the same instructions. The hash seed fixes set and dict probes. Memory is the other
+# source: what the calling thread's allocations cost, and where its objects land (jit's
+# C++ cache and CPython's method cache hash some by address), depends on the heap's
+# history, and XLA's worker threads allocate at moments that differ from run to run.
+# * Python's objects come from malloc (PYTHONMALLOC=malloc), not from CPython's arenas,
+#   which are mmaps placed between the threads' mappings at addresses that differ per
+#   process (with them flax_struct_dataclass's dispatch counted 2.0% apart in two
+#   processes: jit's absl hash map probes, _PyType_Lookup).
+# * malloc is gperftools' tcmalloc (LD_PRELOAD), not glibc's. Every cached call makes
+#   aligned allocations (XLA's async values and buffers: aligned operator new,
+#   posix_memalign); glibc 2.36 serves those past its thread cache, by searching the
+#   arena's bins, whose contents depend on the process's history: glibc tuned as far as
+#   its tunables go (thread cache of 65,535 per size, no fastbins, a fixed mmap threshold)
+#   still left counts up to 0.6% apart between processes, call to call within one up to
+#   1.5%. tcmalloc serves aligned and unaligned blocks alike from per-thread size classes:
+#   six strategies in three processes, every count within 0.05%.
+# The price: a count is the call's under tcmalloc, a few percent below what a process with
+# glibc's and CPython's allocators executes (helper_function's cached call: about 50.5k
+# instructions against 58.4k). Counts are compared with counts taken the same way.
+ALLOCATOR_ENV = "JITBENCH_TCMALLOC"
+ALLOCATOR = "tcmalloc_minimal"
+ALLOCATOR_PACKAGE = "libtcmalloc-minimal4"
+DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "PYTHONMALLOC": "malloc"}
+
+
+def allocator() -> str:
+    """The tcmalloc library the counted process preloads: ``JITBENCH_TCMALLOC``, or the system's.
+
+    JitbenchError, one line, where there is none (or the path set does not exist).
+    """
+    chosen = os.environ.get(ALLOCATOR_ENV, "").strip()
+    if chosen:
+        if not Path(chosen).is_file():
+            raise JitbenchError(
+                f"{ALLOCATOR_ENV}={chosen!r} is not a file: set it to a libtcmalloc_minimal.so "
+                "or unset it to use the system's"
+            )
+        return chosen
+    found = ctypes.util.find_library(ALLOCATOR)
+    if found is None:
+        raise JitbenchError(
+            f"instruction counts are taken under tcmalloc, which is not installed "
+            f"(Debian/Ubuntu: apt-get install {ALLOCATOR_PACKAGE}; or set {ALLOCATOR_ENV})"
+        )
+    return found
 
 
 def environment(base: Mapping[str, str]) -> dict[str, str]:
-    """``base`` with :data:`DETERMINISTIC_ENV` set; tunables ``base`` already has are kept,
-    ours after them (glibc reads them in order, the last one wins)."""
-    env = {**base, **DETERMINISTIC_ENV}
-    earlier = base.get("GLIBC_TUNABLES", "")
-    if earlier:
-        env["GLIBC_TUNABLES"] = f"{earlier}:{DETERMINISTIC_ENV['GLIBC_TUNABLES']}"
-    return env
+    """``base`` with :data:`DETERMINISTIC_ENV` set and tcmalloc preloaded first (its
+    ``malloc`` is the one the process uses; libraries ``base`` preloads follow)."""
+    preload = " ".join(p for p in (allocator(), base.get("LD_PRELOAD", "").strip()) if p)
+    return {**base, **DETERMINISTIC_ENV, "LD_PRELOAD": preload}
+
+
+def check_allocator(maps: Path = Path("/proc/self/maps")) -> None:
+    """Inside the counted process: JitbenchError unless tcmalloc is loaded (a preload that
+    the loader skipped would leave glibc's malloc counting, silently)."""
+    if ALLOCATOR not in maps.read_text():
+        raise JitbenchError(
+            f"the counting process runs without tcmalloc: LD_PRELOAD="
+            f"{os.environ.get('LD_PRELOAD', '')!r} did not load it"
+        )
 
 
 def command(out_dir: Path, argv: Sequence[str]) -> list[str]:
@@ -157,6 +187,7 @@ class Counter:
         self._hooks = self._module.instrument_hooks_init()
         if self._hooks is None or not self._module.instrument_hooks_is_instrumented(self._hooks):
             raise JitbenchError("this process is not running under Valgrind: nothing to count")
+        check_allocator()
 
     def start(self) -> None:
         """Zero the counts and instrument from here on."""
@@ -215,7 +246,7 @@ def main() -> int:
     if reason is not None:
         print(f"jitbench: error: {reason}", file=sys.stderr)
         return 2
-    print(f"instruction counts: {valgrind()} with {HOOKS_MODULE}")
+    print(f"instruction counts: {valgrind()} with {HOOKS_MODULE}, malloc from {allocator()}")
     return 0
 
 

@@ -204,7 +204,9 @@ def count_rows(
                 f"counting {len(rows)} rows under Valgrind took over {timeout} s"
             ) from None
         if done.returncode != 0:
-            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+            # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
+            own = [line for line in done.stderr.splitlines() if not line.startswith("==")]
+            tail = " | ".join(line.strip() for line in own[-3:] if line.strip())
             raise JitbenchError(f"the counting process exited {done.returncode}: {tail}")
         outcomes = json.loads((folder / "out.json").read_text())
         dumps = list(callgrind.read_dumps(folder))

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -107,17 +109,46 @@ def test_the_canarys_row_carries_its_slowdown_and_is_found_by_it(monkeypatch):
         STRATEGIES.update(registered)
 
 
-def test_the_counted_process_runs_with_a_fixed_layout_and_keeps_the_users_settings():
-    env = callgrind.environment({"PATH": "/bin", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"})
+@needs_valgrind
+def test_the_counted_process_runs_under_tcmalloc_and_keeps_the_users_preloads(monkeypatch):
+    monkeypatch.delenv(callgrind.ALLOCATOR_ENV, raising=False)
+    library = callgrind.allocator()
+    assert "tcmalloc_minimal" in library
+    env = callgrind.environment({"PATH": "/bin", "LD_PRELOAD": "libuser.so"})
     assert env["PATH"] == "/bin"
     assert env["PYTHONHASHSEED"] == "0"
     assert env["PYTHONMALLOC"] == "malloc"
-    # The user's tunable first, ours after it: glibc applies them in order, ours win.
-    assert env["GLIBC_TUNABLES"] == (
-        "glibc.malloc.tcache_count=0:glibc.malloc.mmap_threshold=33554432"
-        ":glibc.malloc.mxfast=0:glibc.malloc.tcache_count=65535"
-    )
-    assert callgrind.environment({})["GLIBC_TUNABLES"].startswith("glibc.malloc.mmap_threshold=")
+    # Ours first: the first library that defines malloc is the one the process uses.
+    assert env["LD_PRELOAD"] == f"{library} libuser.so"
+    assert callgrind.environment({})["LD_PRELOAD"] == library
+
+
+def test_a_tcmalloc_path_that_is_not_a_file_is_one_line_and_exit_2(monkeypatch, tmp_path):
+    missing = tmp_path / "libtcmalloc_minimal.so.4"
+    monkeypatch.setenv(callgrind.ALLOCATOR_ENV, str(missing))
+    reason = callgrind.unavailable_reason()
+    if shutil.which("valgrind") is not None and importlib.util.find_spec("pytest_codspeed"):
+        assert reason == (
+            f"JITBENCH_TCMALLOC={str(missing)!r} is not a file: set it to a "
+            "libtcmalloc_minimal.so or unset it to use the system's"
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "jitbench.callgrind"], capture_output=True, text=True
+        )
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == f"jitbench: error: {reason}\n"
+    with pytest.raises(JitbenchError, match="is not a file"):
+        callgrind.environment({})
+    assert not missing.exists()
+
+
+def test_a_process_without_tcmalloc_loaded_refuses_to_count(tmp_path):
+    maps = tmp_path / "maps"
+    maps.write_text("7f00-7f01 r-xp 00000000 08:01 1 /usr/lib/x86_64-linux-gnu/libc.so.6\n")
+    with pytest.raises(JitbenchError, match="runs without tcmalloc"):
+        callgrind.check_allocator(maps)
+    maps.write_text("7f00-7f01 r-xp 00000000 08:01 2 /usr/lib/libtcmalloc_minimal.so.4.5.10\n")
+    callgrind.check_allocator(maps)
 
 
 # Two Valgrind processes, side by side: the same places hold the same call, its twin, or
@@ -158,14 +189,12 @@ def counted():
 @needs_valgrind
 def test_the_same_call_counts_the_same_in_two_processes(counted):
     first, second = (found[0] for found in counted)
-    # A dispatch counts the same within the tolerance jitbench compare judges by. A blocking
-    # call also waits on XLA's completion event, and its malloc work then depends on which
-    # thread freed the result's blocks: its counts spread more (up to 1.3% in validation on
-    # vm-epyc), so it is held to twice that.
-    for kind, tolerance in (("dispatch", 1), ("call", 2)):
+    # Both kinds of call count the same within the tolerance jitbench compare judges by
+    # (under glibc's malloc a blocking call's counts spread past it, see jitbench.callgrind).
+    for kind in instructions.KINDS:
         a, b = getattr(first, kind), getattr(second, kind)
         assert a > 1000
-        assert abs(a / b - 1) <= tolerance * instructions.COUNT_TOLERANCE, (kind, a, b)
+        assert abs(a / b - 1) <= instructions.COUNT_TOLERANCE, (kind, a, b)
     # The calling thread waits for its own result: a blocking call counts more.
     assert first.call > first.dispatch
     assert set(first.other_threads) == set(instructions.KINDS)

@@ -1,7 +1,8 @@
 """The counts phase of ``jitbench validate``: Valgrind's instruction counts, checked three ways.
 
-A row's count depends a little (about 1%) on what its process counted
-before it: the interpreter's and the libraries' caches are shared. So every
+A row's count may depend a little on what its process counted before it
+(the interpreter's and the libraries' caches are shared; under glibc's
+malloc, before jitbench preloaded tcmalloc, by about 1%). So every
 check compares rows at the same place of the same plan, in different
 Valgrind processes (:func:`jitbench.instructions.count_rows`):
 
