@@ -5,7 +5,7 @@ and ``<!-- END generated: NAME -->`` in one of :data:`PAGES`, and every figure
 in it comes from a file a clone has: the committed asv results (through
 ``jitbench report``'s own tables and ``jitbench.results``, asv's reader), the
 per-release audits in ``docs/history/`` (``docs/release_audits.py``), the
-validation summaries in ``docs/validation/`` (``nox -s validate``), the
+validation summaries in ``docs/validation/`` and ``docs/counts/`` (``nox -s validate``), the
 async-dispatch probes in ``docs/async_dispatch/`` (``docs/async_dispatch.py``);
 the code listings and the audit come from the installed jitbench and JAX.
 Nothing in a page depends on where the clone lives. ``--check`` writes
@@ -398,7 +398,13 @@ def validation_block() -> str:
 
 
 def counts_block() -> str:
-    """Instructions per call from the committed counts phase (docs/counts/MACHINE.json)."""
+    """Instructions per call from the newest committed ``nox -s instructions`` run (results/),
+    and the checks of the committed counts phase (docs/counts/MACHINE.json).
+
+    The table is the family's own run, in the asv environment a user's
+    ``nox -s instructions`` builds: a count depends on the packages installed
+    (README), and the counts phase counts in nox's environment, which has more.
+    """
     from jitbench.validate.writer import header, summary_markdown
 
     record = newest(COUNTS, lambda r: r["started"])
@@ -406,26 +412,46 @@ def counts_block() -> str:
         raise SystemExit(
             f"no counts phase in {COUNTS.relative_to(ROOT)}: nox -s validate -- --phases counts"
         )
-    found = record["counts"]
-    table = pd.DataFrame(found["per_call"]).rename(
-        columns={"call": "instructions per cached call", "dispatch": "instructions per dispatch"}
+    frame = results.load(RESULTS)
+    counted = frame[frame["benchmark"].isin(catalog.INSTRUCTIONS.values())]
+    if counted["value"].notna().sum() == 0:
+        raise SystemExit("the committed results hold no instruction counts: nox -s instructions")
+    machine, commit, env = (
+        counted[counted["value"].notna()].sort_values("date").iloc[-1][["machine", "commit", "env"]]
     )
+    run = results.select(counted, machine=machine, commit=commit, env=env)
+    columns = {
+        name: f"instructions per {'cached call' if kind == 'call' else kind}"
+        for kind, name in catalog.INSTRUCTIONS.items()
+    }
+    table = run.pivot_table(
+        index="strategy", columns="benchmark", values="value", dropna=False, observed=False
+    ).reindex(columns=list(columns))
+    order = [name for name in jitbench.STRATEGIES if name in table.index]
+    table = table.reindex(order).rename(columns=columns).rename_axis(columns=None)
+    missing = table.index[table.isna().all(axis=1)]
+    table = table.drop(index=missing).reset_index()
     for column in table.columns[1:]:
         table[column] = [f"{v:,.0f}" for v in table[column]]
+    reasons = record["counts"].get("not_counted", {})
     skipped = "; ".join(
-        f"**{name}**, {why.removeprefix('n/a: ')}"
-        for name, why in found.get("not_counted", {}).items()
+        f"**{name}**" + (f", {reasons[name].removeprefix('n/a: ')}" if name in reasons else "")
+        for name in missing
     )
     return "\n".join(
         [
-            f"`nox -s validate -- --phases counts` on machine **{record['machine']}** "
-            f"(`docs/counts/{record['machine']}.json`): {header(record)} The calling thread's "
-            f"instructions per call, size {min(record['sizes'])} on cpu, median of "
-            f"{len(found['family_seconds'])} Valgrind processes:",
+            f"`nox -s instructions` on machine **{machine}**, commit `{commit[:8]}`, JAX "
+            f"{run['jax'].iloc[0]}, Python {run['python'].iloc[0]}: the calling thread's "
+            f"instructions per call, size {int(run['size'].min())} on cpu, one Valgrind process:",
             "",
             table.to_markdown(index=False, colalign=("left", "right", "right")),
             "",
             *([f"Not counted: {skipped}.", ""] if skipped else []),
+            f"`nox -s validate -- --phases counts` on machine **{record['machine']}** "
+            f"(`docs/counts/{record['machine']}.json`): {header(record)} Its processes run in "
+            "nox's environment, which holds more packages than asv's, so its checks stand "
+            "beside the table, not its counts:",
+            "",
             summary_markdown(record),
         ]
     )
