@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from test_audit import observed
 
 import jitbench
+from jitbench import catalog
 from jitbench.cache_audit import audit
 from jitbench.devices import resolve
 
@@ -145,3 +147,54 @@ def test_async_dispatch_sentence_quotes_the_newest_probe_file(tmp_path, monkeypa
         "and 8.0-9.0 (16 processes) μs with `jax_cpu_enable_async_dispatch` off, and 12.0-13.0 "
         "and 24.0-26.0 (16 processes) μs pinned to one core (`docs/async_dispatch/box.json`)."
     )
+
+
+def _counted_run(folder: Path, source: Path, commit: str, date: int, scale: float) -> None:
+    """A copy of the asv results file ``source`` under ``folder``: another commit and date,
+    every count multiplied by ``scale``."""
+    data = json.loads(source.read_text())
+    data.update(commit_hash=commit, date=date)
+    for name in catalog.INSTRUCTIONS.values():
+        column = data["results"][name]
+        column[0] = [v * scale for v in column[0]]  # asv writes NaN where n/a: stays NaN
+    (folder / f"{commit[:8]}-{data['env_name']}.json").write_text(json.dumps(data))
+
+
+def test_counts_table_is_the_newest_counted_run(tmp_path, monkeypatch):
+    """The counts block's table is the newest ``nox -s instructions`` run of results/: each
+    strategy's two counts as that file holds them, in the strategy list's order, and a
+    strategy it could not count named below the table instead of a row."""
+    committed = sorted((ROOT / "results").glob("*/*-pytest-codspeed*.json"))
+    assert committed, "results/ holds no nox -s instructions run"
+    source = max(committed, key=lambda p: json.loads(p.read_text())["date"])
+    machine = tmp_path / "results" / source.parent.name
+    machine.mkdir(parents=True)
+    (tmp_path / "results" / "benchmarks.json").write_text(
+        (ROOT / "results" / "benchmarks.json").read_text()
+    )
+    (machine / "machine.json").write_text((source.parent / "machine.json").read_text())
+    date = json.loads(source.read_text())["date"]
+    _counted_run(machine, source, "a" * 40, date, 1.0)
+    _counted_run(machine, source, "b" * 40, date - 86_400_000, 2.0)  # a day older
+    module = _make_readme()
+    monkeypatch.setattr(module, "RESULTS", tmp_path / "results")
+    block = module.counts_block()
+
+    raw = json.loads(source.read_text())["results"]
+    strategies = [s.strip("'") for s in raw[catalog.INSTRUCTIONS["call"]][1][0]]
+    expected = {
+        name: (f"{call:,.0f}", f"{dispatch:,.0f}")
+        for name, call, dispatch in zip(
+            strategies,
+            raw[catalog.INSTRUCTIONS["call"]][0],
+            raw[catalog.INSTRUCTIONS["dispatch"]][0],
+            strict=True,
+        )
+        if not math.isnan(call)
+    }
+    rows = re.findall(r"^\| (\w+) +\| +([\d,]+) \| +([\d,]+) \|$", block, flags=re.M)
+    assert {name: (call, dispatch) for name, call, dispatch in rows} == expected
+    assert [name for name, *_ in rows] == [s for s in jitbench.STRATEGIES if s in expected]
+    assert "commit `aaaaaaaa`" in block
+    uncounted = [s for s in strategies if s not in expected]
+    assert uncounted and all(f"**{name}**" in block for name in uncounted)
