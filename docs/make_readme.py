@@ -81,7 +81,8 @@ class Runs:
     """
 
     def __init__(self, tmp: Path) -> None:
-        frame = results.load(RESULTS)
+        # Every block reads this one load of results/ (thousands of rows, seconds).
+        self.frame = frame = results.load(RESULTS)
         ran = frame.assign(pair=frame["benchmark"] + " " + frame["strategy"].astype(str))
         groups = ran.groupby(["machine", "commit", "env"]).agg(
             pairs=("pair", "nunique"), date=("date", "max")
@@ -128,6 +129,17 @@ def _with_params(frame: pd.DataFrame) -> pd.DataFrame:
         if column not in frame:
             frame[column] = pd.Series(pd.NA, index=frame.index, dtype="object")
     return frame
+
+
+def newest_run(frame: pd.DataFrame, benchmarks: tuple[str, ...], command: str) -> pd.DataFrame:
+    """The rows of ``benchmarks`` in the newest (machine, commit, env) that measured one of
+    them; stops naming ``command`` (which runs them) where the committed results hold none."""
+    measured = frame[frame["benchmark"].isin(benchmarks) & frame["value"].notna()]
+    if measured.empty:
+        raise SystemExit(f"the committed results hold no run of {command}: run it")
+    machine, commit, env = measured.sort_values("date").iloc[-1][["machine", "commit", "env"]]
+    run = results.select(frame, machine=machine, commit=commit, env=env)
+    return run[run["benchmark"].isin(benchmarks)]
 
 
 def run_block(runs: Runs) -> str:
@@ -214,12 +226,8 @@ def depth_block(runs: Runs) -> str:
 def instances_block(runs: Runs) -> str:
     """The newest run of the many-live-instances family: where each strategy's fast path
     goes, and dispatch against the population."""
-    frame = results.load(RESULTS)
-    rows = frame[frame["benchmark"].isin(catalog.POPULATED) & frame["value"].notna()]
-    if rows.empty:
-        raise SystemExit("the committed results hold no population: run nox -s instances")
-    machine, commit, env = rows.sort_values("date").iloc[-1][["machine", "commit", "env"]]
-    chosen = results.select(frame, machine=machine, commit=commit, env=env)
+    chosen = newest_run(runs.frame, catalog.POPULATED, "nox -s instances")
+    machine, commit = chosen["machine"].iloc[0], chosen["commit"].iloc[0]
     run = Run(_with_params(chosen).reset_index(drop=True), runs.tmp / "instances")
     population.section(run)
     population.plot(run)
@@ -397,7 +405,7 @@ def validation_block() -> str:
     )
 
 
-def counts_block() -> str:
+def counts_block(frame: pd.DataFrame) -> str:
     """Instructions per call from the newest committed ``nox -s instructions`` run (results/),
     and the checks of the committed counts phase (docs/counts/MACHINE.json).
 
@@ -412,14 +420,8 @@ def counts_block() -> str:
         raise SystemExit(
             f"no counts phase in {COUNTS.relative_to(ROOT)}: nox -s validate -- --phases counts"
         )
-    frame = results.load(RESULTS)
-    counted = frame[frame["benchmark"].isin(catalog.INSTRUCTIONS.values())]
-    if counted["value"].notna().sum() == 0:
-        raise SystemExit("the committed results hold no instruction counts: nox -s instructions")
-    machine, commit, env = (
-        counted[counted["value"].notna()].sort_values("date").iloc[-1][["machine", "commit", "env"]]
-    )
-    run = results.select(counted, machine=machine, commit=commit, env=env)
+    run = newest_run(frame, tuple(catalog.INSTRUCTIONS.values()), "nox -s instructions")
+    machine, commit = run["machine"].iloc[0], run["commit"].iloc[0]
     columns = {
         name: f"instructions per {'cached call' if kind == 'call' else kind}"
         for kind, name in catalog.INSTRUCTIONS.items()
@@ -702,7 +704,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "timing": lambda: timing_block(runs),
         "validation": validation_block,
         "async-dispatch": async_dispatch_block,
-        "counts": counts_block,
+        "counts": lambda: counts_block(runs.frame),
         "depth": lambda: depth_block(runs),
         "instances": lambda: instances_block(runs),
     }

@@ -14,7 +14,7 @@ import pytest
 from test_audit import observed
 
 import jitbench
-from jitbench import catalog
+from jitbench import catalog, results
 from jitbench.cache_audit import audit
 from jitbench.devices import resolve
 
@@ -160,7 +160,7 @@ def _counted_run(folder: Path, source: Path, commit: str, date: int, scale: floa
     (folder / f"{commit[:8]}-{data['env_name']}.json").write_text(json.dumps(data))
 
 
-def test_counts_table_is_the_newest_counted_run(tmp_path, monkeypatch):
+def test_counts_table_is_the_newest_counted_run(tmp_path):
     """The counts block's table is the newest ``nox -s instructions`` run of results/: each
     strategy's two counts as that file holds them, in the strategy list's order, and a
     strategy it could not count named below the table instead of a row."""
@@ -176,9 +176,7 @@ def test_counts_table_is_the_newest_counted_run(tmp_path, monkeypatch):
     date = json.loads(source.read_text())["date"]
     _counted_run(machine, source, "a" * 40, date, 1.0)
     _counted_run(machine, source, "b" * 40, date - 86_400_000, 2.0)  # a day older
-    module = _make_readme()
-    monkeypatch.setattr(module, "RESULTS", tmp_path / "results")
-    block = module.counts_block()
+    block = _make_readme().counts_block(results.load(tmp_path / "results"))
 
     raw = json.loads(source.read_text())["results"]
     strategies = [s.strip("'") for s in raw[catalog.INSTRUCTIONS["call"]][1][0]]
