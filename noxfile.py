@@ -3,7 +3,7 @@
 Every session installs jitbench with the ``all`` extra into a virtualenv of its
 own, so the only prerequisites are Python 3.11+ and ``pip install nox``.
 Arguments after ``--`` go to asv (bench, compare, jax_history) or pytest (tests).
-asv runs with a copy of asv.conf.json made by ``python -m jitbench.asvrun``
+asv runs with a copy of asv.conf.json made by ``python -m jitbench.suite.asvrun``
 where a session needs other folders or another environment matrix.
 """
 
@@ -167,6 +167,10 @@ JAX_HISTORY: dict[str, dict[str, str]] = {
 }
 
 
+# The asv_runner release jitbench's timing relies on: pyproject.toml's pin, read once.
+ASV_RUNNER = re.search(r'"asv_runner==([^"]+)"', (ROOT / "pyproject.toml").read_text())[1]
+
+
 def _pinned() -> list[str]:
     """asv's --cpu-affinity for comparisons: the last CPU, where the machine has several.
 
@@ -205,7 +209,7 @@ def _asv(
     sets += [f"--pin={name}={version}" for name, version in (pins or {}).items()]
     # asvrun turns any other asv status into an error: accept what the session accepts.
     sets += [f"--ok={','.join(map(str, kwargs.get('success_codes', [0])))}"]
-    session.run("python", "-m", "jitbench.asvrun", f"--folder={folder}", *sets, "--", *args,
+    session.run("python", "-m", "jitbench.suite.asvrun", f"--folder={folder}", *sets, "--", *args,
                 **kwargs)  # fmt: skip
 
 
@@ -214,7 +218,7 @@ def _machine(session: nox.Session, args: list[str]) -> None:
     name = args[args.index("--machine") + 1] if "--machine" in args else platform.node()
     # Not `asv machine --yes --machine NAME`: for a name asv does not know yet, that
     # records the name alone, and results filed under it would describe no hardware.
-    session.run("python", "-m", "jitbench.asvcompat", "describe-machine", name)
+    session.run("python", "-m", "jitbench.suite.asvcompat", "describe-machine", name)
     _check_machine(session, name)
 
 
@@ -249,8 +253,8 @@ def _selects(args: list[str]) -> bool:
 
 
 def _regex(session: nox.Session, group: str) -> str:
-    """The ``asv run -b`` regex of a group of benchmarks named in jitbench.catalog."""
-    code = f"from jitbench import catalog; print(catalog.regex(*catalog.{group}))"
+    """The ``asv run -b`` regex of a group of benchmarks named in jitbench.suite.catalog."""
+    code = f"from jitbench.suite import catalog; print(catalog.regex(*catalog.{group}))"
     return session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
 
 
@@ -348,7 +352,7 @@ def _run_at_head(
     """``asv run HEAD^!`` under the session's Python and JAX (``pins``, default the
     session's JAX) in ``.asv/FOLDER``, the session's arguments passed on, then the report.
 
-    ``group``: the jitbench.catalog group of benchmarks to run, unless the arguments
+    ``group``: the jitbench.suite.catalog group of benchmarks to run, unless the arguments
     choose (``-b``); ``env`` adds to asv's environment (an opt-in family's switch).
     """
     args = list(session.posargs)
@@ -393,7 +397,8 @@ def instructions(session: nox.Session) -> None:
     """
     if not _install(session):
         return
-    session.run("python", "-m", "jitbench.callgrind")  # one line and exit 2 without Valgrind
+    # One line and exit 2 without Valgrind or tcmalloc.
+    session.run("python", "-m", "jitbench.measure.counting.callgrind")
     # The hooks' release installed here joins asv's environment, before JAX's pins.
     code = "import importlib.metadata as m; print(m.version('pytest-codspeed'))"
     hooks = session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
@@ -479,7 +484,7 @@ def jax_history(session: nox.Session) -> None:
         {
             "python": "3.12",
             "req": {
-                "setuptools": "", "wheel": "", "asv_runner": "0.3.2",
+                "setuptools": "", "wheel": "", "asv_runner": ASV_RUNNER,
                 **{k: v for k, v in pins.items() if v and k != "jaxlib"},
                 "jaxlib": pins["jaxlib"], "jax": release,
             },

@@ -1,4 +1,4 @@
-"""jitbench's asv suite: thin declarations over ``jitbench.suite``.
+"""jitbench's asv suite: thin declarations over ``jitbench.measure.case``.
 
 Importing the package imports JAX and the optional strategy packages once.
 Under asv's ``forkserver`` launch method that happens in the server, and every

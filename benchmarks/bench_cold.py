@@ -1,33 +1,20 @@
 """The first call of a new instance with every cache cold: trace, lower, compile, run."""
 
-from jitbench import newprocess, suite
-from jitbench.measure import block
+from jitbench.measure import case
+from jitbench.suite import families
 
-from .common import SIZES, STRATEGIES, UNSHARDED_DEVICES, OneCall, Track
+from .common import SIZES, STRATEGIES, UNSHARDED_DEVICES, Benchmark, Track
 
 
-class ColdCall(OneCall):
+class ColdCall(families.ColdCall, Benchmark):
     """One call per sample; ``setup`` builds a new instance and clears the caches."""
 
-    def setup(self, strategy, size, device):
-        self.obj, self.y = suite.Case.of(strategy, size, device).cold_instance()
 
-    def time_first_call(self, strategy, size, device):
-        block(self.obj.calc(self.y))
-
-
-class FreshProcess(OneCall):
-    """The first call in a fresh interpreter, at the smallest size.
-
-    What a new process adds to the cold call is its one-time costs, which do
-    not grow with the arrays; each sample starts an interpreter (about 0.7 s).
-    """
+class FreshProcess(families.FreshProcess, Benchmark):
+    """The first call in a fresh interpreter, at the smallest size (each sample starts an
+    interpreter, about 0.7 s; what it adds does not grow with the arrays)."""
 
     params = [STRATEGIES, [min(SIZES)], UNSHARDED_DEVICES]
-    repeat = 2
-
-    def timeraw_first_call_fresh_process(self, strategy, size, device):
-        return newprocess.code(strategy, size, device)
 
 
 class Stages(Track):
@@ -48,7 +35,7 @@ class Stages(Track):
     version = "3"
 
     def setup_cache(self):
-        return suite.stage_table(STRATEGIES, SIZES, UNSHARDED_DEVICES)
+        return case.stage_table(STRATEGIES, SIZES, UNSHARDED_DEVICES)
 
     def setup(self, table, strategy, size, device):
         self.stages = table.get((strategy, size, device, 1))

@@ -1,20 +1,11 @@
 """Peak memory of building an instance at the largest size and calling it once."""
 
-from jitbench import suite
-from jitbench.measure import block
+from jitbench.suite import families
 
-from .common import DEVICES, STRATEGIES, Benchmark
+from .common import SIZES, PerDevice
 
 
-class Memory(Benchmark):
+class Memory(families.Memory, PerDevice):
     """Strategies that close over their arrays bake them into the program as constants."""
 
-    params = [STRATEGIES, DEVICES]
-    param_names = ["strategy", "device"]
-
-    def setup(self, strategy, device):
-        self.case = suite.Case.of(strategy, max(suite.sizes()), device)
-
-    def peakmem_build_and_first_call(self, strategy, device):
-        obj, y = self.case.cold_instance()
-        block(obj.calc(y))
+    size = max(SIZES)

@@ -2,13 +2,13 @@
 
 What users of short-lived jobs and notebooks see: a warm disk cache skips
 the backend compile but not the tracing and lowering that compute its key.
-Each process times one first call (``jitbench.diskcache``); two rounds give
+Each process times one first call (``jitbench.measure.diskcache``); two rounds give
 two processes per combination.
 """
 
 import tempfile
 
-from jitbench import diskcache, suite
+from jitbench.measure import diskcache
 
 from .common import EDGE_SIZES, STRATEGIES, UNSHARDED_DEVICES, Benchmark
 
@@ -25,8 +25,8 @@ class ColdDiskCache(NewProcess):
     """A new, empty cache directory: the first call compiles and writes it."""
 
     def setup(self, strategy, size, device):
-        case = suite.Case.of(strategy, size, device)
-        self.first_call = diskcache.first_call(case, tempfile.mkdtemp(dir="."))
+        subject = self.row(strategy, size, device).load()
+        self.first_call = diskcache.first_call(subject, tempfile.mkdtemp(dir="."))
 
     def time_first_call(self, strategy, size, device):
         self.first_call()
@@ -39,15 +39,15 @@ class WarmDiskCache(NewProcess):
         return diskcache.fill_all(STRATEGIES, EDGE_SIZES, UNSHARDED_DEVICES)
 
     def setup(self, filled, strategy, size, device):
-        self.case = suite.Case.of(strategy, size, device)
+        self.subject = self.row(strategy, size, device).load()
         self.path = filled[strategy, size, device]
-        self.first_call = diskcache.first_call(self.case, self.path)
+        self.first_call = diskcache.first_call(self.subject, self.path)
 
     def time_first_call(self, filled, strategy, size, device):
         self.first_call()
 
     def track_persistent_cache_hits(self, filled, strategy, size, device):
-        return diskcache.hits(self.case, self.path)
+        return diskcache.hits(self.subject, self.path)
 
     track_persistent_cache_hits.unit = "hits"
     track_persistent_cache_hits.rounds = 1

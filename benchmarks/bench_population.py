@@ -6,14 +6,14 @@ past 8,192 live jitted functions, later jits lose their C++ fast path).
 Without ``JITBENCH_INSTANCES=1`` every row is n/a with the reason.
 """
 
-from jitbench import population
+from jitbench.measure import population
 
 from .common import SIZES, STRATEGIES, Track
 
 
 class Population(Track):
     """One fresh process per population, measured when its row runs and kept for its
-    other figures (``setup_cache`` makes the store); see ``jitbench.population``."""
+    other figures (``setup_cache`` makes the store); see ``jitbench.measure.population``."""
 
     params = [STRATEGIES, list(population.INSTANCE_COUNTS), ["cpu"]]
     param_names = ["strategy", "instances", "device"]
@@ -25,32 +25,15 @@ class Population(Track):
     def setup(self, found, strategy, instances, device):
         self.figures = population.lookup(found, strategy, instances, device, min(SIZES))
 
-    def track_first_call(self, found, strategy, instances, device):
-        return self.figures["first_call"]
 
-    def track_first_call_dispatch(self, found, strategy, instances, device):
-        return self.figures["first_call_dispatch"]
+def _figure(name, unit):
+    def track(self, found, strategy, instances, device):
+        return self.figures[name]
 
-    def track_after_jit_call(self, found, strategy, instances, device):
-        return self.figures["after_jit_call"]
+    track.__name__, track.unit = f"track_{name}", unit
+    return track
 
-    def track_after_jit_dispatch(self, found, strategy, instances, device):
-        return self.figures["after_jit_dispatch"]
 
-    def track_after_jit_python_calls(self, found, strategy, instances, device):
-        return self.figures["after_jit_python_calls"]
-
-    track_after_jit_python_calls.unit = "calls"
-
-    def track_build_seconds(self, found, strategy, instances, device):
-        return self.figures["build_seconds"]
-
-    def track_peak_rss(self, found, strategy, instances, device):
-        return self.figures["peak_rss"]
-
-    track_peak_rss.unit = "bytes"
-
-    def track_kept_alive(self, found, strategy, instances, device):
-        return self.figures["kept_alive"]
-
-    track_kept_alive.unit = "instances"
+for _name in population.FIGURES:
+    _unit = population.UNITS.get(_name, "seconds")
+    setattr(Population, f"track_{_name}", _figure(_name, _unit))

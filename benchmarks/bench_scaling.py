@@ -1,9 +1,50 @@
 """How dispatch grows with pytree width, nesting depth and device count, and trace/compile
 with program size and depth."""
 
-from jitbench import suite
+from jitbench.measure import case
+from jitbench.measure.case import Row
+from jitbench.strategies.codegen import Shape
+from jitbench.suite import families, grid
 
-from .common import STRATEGIES, FittedSlope, Track
+from .common import STRATEGIES, Benchmark, Track
+
+
+class FittedSlope(families.Cached, families.ManyCallsTiming, Benchmark):
+    """A point of a grid the report fits a slope over (the shape's ``axis``): one process per
+    point, and n/a for a strategy that compiles on every call
+    (``jitbench.measure.case.Reused``), whose slope would be a compile's, which the trace
+    and compile rows measure."""
+
+    number = 20
+    rounds = 1
+
+    def row(self, strategy, value):
+        return Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE, Shape(**{self.axis: value}))
+
+
+class _StagesVs(Track):
+    """Trace and compile seconds of a cold first call against the shape's ``axis``, the
+    whole grid in one process (``setup_cache``): per strategy one uncounted cold call,
+    then the median of ``calls`` cold calls per point."""
+
+    timeout = 900
+
+    def setup_cache(self):
+        return case.stage_table(
+            STRATEGIES, [grid.SCALING_SIZE], [grid.SCALING_DEVICE], self.params[1],
+            calls=self.calls, axis=self.axis,
+        )  # fmt: skip
+
+    def setup(self, table, strategy, value):
+        self.stages = table.get((strategy, grid.SCALING_SIZE, grid.SCALING_DEVICE, value))
+        if self.stages is None:
+            raise NotImplementedError(f"{strategy} is not available here")
+
+    def track_trace_seconds(self, table, strategy, value):
+        return self.stages.trace
+
+    def track_compile_seconds(self, table, strategy, value):
+        return self.stages.compile
 
 
 class DispatchVsWidth(FittedSlope):
@@ -13,90 +54,46 @@ class DispatchVsWidth(FittedSlope):
     default grid's minutes, and jit_per_call's compiles most of its samples.
     """
 
-    params = [STRATEGIES, list(suite.WIDTHS)]
+    params = [STRATEGIES, list(grid.WIDTHS)]
     param_names = ["strategy", "n_arrays"]
+    axis = "n_arrays"
     repeat = (3, 10, 1.0)
 
     def time_dispatch(self, strategy, n_arrays):
-        case = lambda: suite.Case.of(  # noqa: E731
-            strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_arrays=n_arrays
-        )
-        self.reused(case).dispatch()
+        self.prepared((strategy, n_arrays), case.Reused).dispatch()
 
 
-class CompileVsProgramSize(Track):
-    """Trace and compile seconds of a cold first call with ``n_ops`` elementwise stages.
+class CompileVsProgramSize(_StagesVs):
+    """Trace and compile seconds of a cold first call with ``n_ops`` elementwise stages."""
 
-    One process measures the whole grid (``setup_cache``): per strategy one
-    uncounted cold call, then one cold call per program size.
-    """
-
-    params = [STRATEGIES, list(suite.PROGRAM_SIZES)]
+    params = [STRATEGIES, list(grid.PROGRAM_SIZES)]
     param_names = ["strategy", "n_ops"]
-    timeout = 900
-
-    def setup_cache(self):
-        return suite.stage_table(
-            STRATEGIES, [suite.SCALING_SIZE], [suite.SCALING_DEVICE], suite.PROGRAM_SIZES, calls=1
-        )
-
-    def setup(self, table, strategy, n_ops):
-        self.stages = table.get((strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, n_ops))
-        if self.stages is None:
-            raise NotImplementedError(f"{strategy} is not available here")
-
-    def track_trace_seconds(self, table, strategy, n_ops):
-        return self.stages.trace
-
-    def track_compile_seconds(self, table, strategy, n_ops):
-        return self.stages.compile
+    axis, calls = "n_ops", 1
 
 
 class CallVsDepth(FittedSlope):
     """Cached call and dispatch of a class of ``depth`` nested layers (``Shape.depth``)."""
 
-    params = [STRATEGIES, list(suite.DEPTHS)]
+    params = [STRATEGIES, list(grid.DEPTHS)]
     param_names = ["strategy", "depth"]
+    axis = "depth"
     repeat = (3, 10, 0.5)
 
-    def _case(self, strategy, depth):
-        return lambda: suite.Case.of(
-            strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, depth=depth
-        )
-
     def time_cached_call(self, strategy, depth):
-        self.reused(self._case(strategy, depth)).call()
+        self.prepared((strategy, depth), case.Reused).call()
 
     def time_cached_call_dispatch(self, strategy, depth):
-        self.reused(self._case(strategy, depth)).dispatch()
+        self.prepared((strategy, depth), case.Reused).dispatch()
 
 
-class CompileVsDepth(Track):
-    """Trace and compile seconds of a cold first call with ``depth`` nested layers, the
-    whole grid in one process (as :class:`CompileVsProgramSize`): the median of three
-    calls, as a compile of 64 layers takes tenths of a second and one slow call would
-    set a per-layer fit alone."""
+class CompileVsDepth(_StagesVs):
+    """Trace and compile seconds of a cold first call with ``depth`` nested layers: the
+    median of three calls, as a compile of 64 layers takes tenths of a second and one
+    slow call would set a per-layer fit alone."""
 
-    params = [STRATEGIES, list(suite.DEPTHS)]
+    params = [STRATEGIES, list(grid.DEPTHS)]
     param_names = ["strategy", "depth"]
-    timeout = 900
-
-    def setup_cache(self):
-        return suite.stage_table(
-            STRATEGIES, [suite.SCALING_SIZE], [suite.SCALING_DEVICE], suite.DEPTHS, calls=3,
-            axis="depth",
-        )  # fmt: skip
-
-    def setup(self, table, strategy, depth):
-        self.stages = table.get((strategy, suite.SCALING_SIZE, suite.SCALING_DEVICE, depth))
-        if self.stages is None:
-            raise NotImplementedError(f"{strategy} is not available here")
-
-    def track_trace_seconds(self, table, strategy, depth):
-        return self.stages.trace
-
-    def track_compile_seconds(self, table, strategy, depth):
-        return self.stages.compile
+    axis, calls = "depth", 3
 
 
 class DispatchVsDeviceCount(FittedSlope):
@@ -106,9 +103,12 @@ class DispatchVsDeviceCount(FittedSlope):
     process starts without a backend, so each process sets its own count.
     """
 
-    params = [STRATEGIES, list(suite.DEVICE_COUNTS)]
+    params = [STRATEGIES, list(grid.DEVICE_COUNTS)]
     param_names = ["strategy", "n_devices"]
     repeat = (3, 10, 1.0)
 
+    def subject(self, strategy, n_devices):
+        return case.host_device_subject(strategy, grid.SCALING_SIZE, n_devices)
+
     def time_dispatch(self, strategy, n_devices):
-        self.reused(lambda: suite.host_device_case(strategy, n_devices)).dispatch()
+        self.prepared((strategy, n_devices), case.Reused).dispatch()

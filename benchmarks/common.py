@@ -1,20 +1,22 @@
-"""The grids and timing attributes the suite's benchmark classes share.
+"""The grids the suite's benchmark classes share, and the built-in strategies' rows.
 
-Each class extends one of these and declares only what differs, in the
-manner of scipy's ``XPBenchmark``: parameters come from ``jitbench.suite``
-(strategies, sizes, the devices this host has), and a parameter combination
-this host cannot run raises NotImplementedError, which asv records as n/a.
+Each class joins a family of ``jitbench.suite.families`` (the one definition of
+what is timed or tracked, shared with a target's rows) to :class:`Benchmark`, the
+strategy x size x device grid, in the manner of scipy's ``XPBenchmark``: a
+combination this host cannot run raises NotImplementedError, which asv records
+as n/a.
 """
 
-from jitbench import suite
 from jitbench.errors import JitbenchError
+from jitbench.measure.case import Row
+from jitbench.suite import grid
 
 try:
-    STRATEGIES = suite.strategy_names()
-    SIZES = suite.sizes()
-    EDGE_SIZES = suite.edge_sizes()
-    DEVICES = suite.devices()
-    UNSHARDED_DEVICES = suite.unsharded_devices()
+    STRATEGIES = grid.strategy_names()
+    SIZES = grid.sizes()
+    EDGE_SIZES = grid.edge_sizes()
+    DEVICES = grid.devices()
+    UNSHARDED_DEVICES = grid.unsharded_devices()
 except JitbenchError as exc:
     # A bad JITBENCH_* variable: one line in asv's output instead of a traceback
     # from inside its discovery of the suite.
@@ -32,27 +34,19 @@ class Benchmark:
     # on the host's default device configuration (results of version 1 differ).
     version = "2"
 
-
-class OneCall(suite.OneCallTiming, Benchmark):
-    """Each sample times exactly one call, after a ``setup`` that prepares it."""
-
-
-class ManyCalls(suite.Cached, suite.ManyCallsTiming, Benchmark):
-    """Each sample times ``number`` cached calls (see ``jitbench.suite.Cached``), three
-    rounds (``jitbench.suite.ManyCallsTiming`` says why)."""
+    def row(self, strategy, size, device):
+        return Row(strategy, device, size)
 
 
-class FittedSlope(ManyCalls):
-    """A point of a grid the report fits a slope over: one process per point, and n/a for
-    a strategy that compiles on every call (``jitbench.suite.Reused``), whose slope would
-    be a compile's, which the trace and compile rows measure."""
+class PerDevice(Benchmark):
+    """strategy x device, at a size of the class's own (``size``)."""
 
-    number = 20
-    rounds = 1
+    params = [STRATEGIES, DEVICES]
+    param_names = ["strategy", "device"]
+    size = None
 
-    def reused(self, case):
-        """The point's prepared call, built on first use (``ManyCalls.cached``)."""
-        return self.cached(case, suite.Reused)
+    def row(self, strategy, device):
+        return Row(strategy, device, self.size)
 
 
 class Track(Benchmark):

@@ -39,8 +39,8 @@ if mode == "sync":
     jax.config.update("jax_cpu_enable_async_dispatch", False)
 if mode == "pinned":
     os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
-from jitbench.suite import Case, Prepared
-prepared = Prepared(Case.of("helper_function", size, "cpu"))
+from jitbench.measure.case import Prepared, Row
+prepared = Prepared(Row("helper_function", "cpu", size).load())
 runs = [timeit.timeit(prepared.call, number=2000) / 2000 for _ in range(15)]
 print(statistics.median(runs))
 """

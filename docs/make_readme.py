@@ -30,11 +30,12 @@ from pathlib import Path
 import pandas as pd
 
 import jitbench
-from jitbench import catalog, results, suite
+from jitbench import results
 from jitbench.report import document, plots, population, sections, write_report
 from jitbench.report import releases as release_page
 from jitbench.report.document import Page
 from jitbench.report.run import Run
+from jitbench.suite import catalog, grid
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -202,7 +203,7 @@ def depth_block(runs: Runs) -> str:
 
     lines = [
         f"From the run above (machine **{runs.machine}**, JAX {runs.jax}; "
-        f"{', '.join(map(str, suite.DEPTHS))} layers, `bench_scaling.CallVsDepth` and "
+        f"{', '.join(map(str, grid.DEPTHS))} layers, `bench_scaling.CallVsDepth` and "
         "`CompileVsDepth`; the cached call includes running the layers, dispatch does not "
         "wait for them).",
         "",
@@ -536,16 +537,16 @@ def audit_block() -> str:
     """``jitbench audit`` on this machine's JAX, as a Markdown table."""
     import jax
 
-    from jitbench import cache_audit
-    from jitbench.changes import SCENARIO
     from jitbench.devices import resolve
     from jitbench.strategies import STRATEGIES
+    from jitbench.subjects.audit import audit
+    from jitbench.subjects.scenario import SCENARIO
 
     placement = resolve("cpu")
     header = ["strategy", *SCENARIO, "stale", "errors", "leaked"]
     rows = []
     for strategy in STRATEGIES.values():
-        result = cache_audit.audit(strategy, placement)
+        result = audit(strategy, placement)
         cells = [f"{s.traces}/{s.compiles}{_mark(s.outcome)}" for s in result.steps]
         totals = [result.stale_results, result.errors, result.leaked_instances]
         rows.append([f"`{strategy.name}`", *cells, *map(str, totals)])
@@ -635,7 +636,7 @@ def screenshot(runs: Runs) -> None:
 
     from playwright.sync_api import sync_playwright
 
-    from jitbench.asvrun import AsvConfig
+    from jitbench.suite.asvrun import AsvConfig
 
     html = runs.tmp / "html"
     config = AsvConfig(ROOT, runs.tmp / "asv", html_dir=str(html))

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from jitbench.codegen import Shape, Template, arrays_of, shape_of, statics_of
-from jitbench.computation import compute, reference_calc, render_body
 from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
 from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
-from jitbench.instances import make_instance
 from jitbench.strategies import (
     STRATEGIES,
     Strategy,
@@ -21,11 +18,14 @@ from jitbench.strategies import (
     load_plugins,
     register_strategy,
 )
+from jitbench.strategies.codegen import Shape, Template, arrays_of, shape_of, statics_of
+from jitbench.strategies.computation import compute, reference_calc, render_body
+from jitbench.strategies.instances import make_instance
 from jitbench.targets import Target, load_target
 
 if TYPE_CHECKING:
-    from jitbench.cache_audit import AuditResult
-    from jitbench.timing import Timings
+    from jitbench.measure.timing import Timings
+    from jitbench.subjects.result import AuditResult
 
 __all__ = [
     "DEVICE_SPECS",
@@ -58,21 +58,25 @@ __all__ = [
 
 
 def audit(strategy: Strategy, placement: Placement, **kwargs: Any) -> AuditResult:
-    """Run the cache audit scenario (imports JAX); see :func:`jitbench.cache_audit.audit`."""
-    from jitbench.cache_audit import audit as run_audit
+    """The cache audit of a built-in strategy (imports JAX); see
+    :func:`jitbench.subjects.audit.audit`."""
+    from jitbench.subjects.audit import audit as run_audit
 
     return run_audit(strategy, placement, **kwargs)
 
 
 def audit_object(target: Target, **kwargs: Any) -> AuditResult:
-    """The cache audit of a user's object (imports JAX); see :mod:`jitbench.object_audit`."""
-    from jitbench.object_audit import audit_object as run_audit
+    """The cache audit of a user's object (imports JAX); see
+    :func:`jitbench.subjects.audit.audit_object`."""
+    from jitbench.subjects.audit import audit_object as run_audit
 
     return run_audit(target, **kwargs)
 
 
 def time_object(target: Target, **kwargs: Any) -> Timings:
-    """Time a user's object's call (imports JAX); see :func:`jitbench.timing.time_object`."""
-    from jitbench.timing import time_object as run_timing
+    """Time a user's object's call as the suite times it (imports JAX); see
+    :func:`jitbench.measure.timing.time_subject`."""
+    from jitbench.measure.timing import time_subject
+    from jitbench.subjects.subject import subject_of
 
-    return run_timing(target, **kwargs)
+    return time_subject(subject_of(target), **kwargs)

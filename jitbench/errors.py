@@ -1,6 +1,9 @@
-"""Errors that the command line turns into one line and exit status 2."""
+"""Errors that the command line turns into one line and exit status 2, and rows without a figure."""
 
 from __future__ import annotations
+
+import dataclasses
+from typing import Any, NoReturn
 
 
 class JitbenchError(Exception):
@@ -17,3 +20,41 @@ class DeviceUnavailable(NotImplementedError):
 
 class StrategyUnavailable(NotImplementedError):
     """A strategy whose optional package is not installed (asv skips it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NoFigure:
+    """Why a row has no figure: not applicable here (asv records n/a), or it failed.
+
+    What a measurement returns in place of its figure when it has none, so that the
+    reason travels (between processes too, as JSON) and is raised where asv reads it.
+    """
+
+    reason: str
+    failed: bool = False
+
+    @classmethod
+    def of(cls, exc: BaseException) -> NoFigure:
+        """A NotImplementedError is not applicable; anything else failed."""
+        text = (
+            str(exc)
+            if isinstance(exc, NotImplementedError | JitbenchError)
+            else (f"{type(exc).__name__}: {exc}")
+        )
+        return cls(text, failed=not isinstance(exc, NotImplementedError))
+
+    def throw(self) -> NoReturn:
+        """Raise it as asv reads it: NotImplementedError (n/a) or JitbenchError (failed)."""
+        raise (JitbenchError if self.failed else NotImplementedError)(self.reason)
+
+    def to_json(self) -> dict[str, str]:
+        return {"failed" if self.failed else "not_applicable": self.reason}
+
+    @classmethod
+    def from_json(cls, data: Any) -> NoFigure | None:
+        """The NoFigure that :meth:`to_json` wrote, or None for anything else."""
+        if isinstance(data, dict) and len(data) == 1:
+            ((key, reason),) = data.items()
+            if key in ("failed", "not_applicable"):
+                return cls(reason, failed=key == "failed")
+        return None

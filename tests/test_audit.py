@@ -26,12 +26,15 @@ import pytest
 from jax_releases import JAX, Release, for_release, in_range, runnable
 
 import jitbench
-from jitbench import changes
-from jitbench.cache_audit import DEFAULT_SIZE, TOTALS, Step, audit
-from jitbench.codegen import PROBES, fields_of
+from jitbench.compiles import block, clear_caches, count_compiles
 from jitbench.devices import resolve
-from jitbench.measure import block, clear_caches, count_compiles
+from jitbench.hazards import TOTALS
+from jitbench.options import DEFAULT_SIZE
 from jitbench.strategies import Strategy
+from jitbench.strategies.codegen import PROBES, fields_of
+from jitbench.subjects import scenario
+from jitbench.subjects.audit import audit
+from jitbench.subjects.result import Step
 
 DEVICES = ["cpu", "cpu-sharded"]
 NAMES = list(jitbench.STRATEGIES)
@@ -342,8 +345,8 @@ def test_releases_do_not_overlap_and_cover_this_jax():
 
 
 def test_scenario_is_the_pinned_order():
-    assert changes.SCENARIO == STEPS
-    assert set(changes.DESCRIPTIONS) == set(STEPS)
+    assert scenario.SCENARIO == STEPS
+    assert list(scenario.STEPS) == list(STEPS)
 
 
 def cells_of(cells: str) -> list[str]:
@@ -361,7 +364,7 @@ def traces_of(cells: str) -> int:
 def test_audit_per_step(name, device):
     cells, leaked = expected_rows()[name]
     result = _audit(name, device)
-    assert (result.strategy, result.device, result.size) == (name, device, DEFAULT_SIZE)
+    assert (result.subject, result.device, result.size) == (name, device, DEFAULT_SIZE)
     assert tuple(s.name for s in result.steps) == STEPS
     got = [s.cell for s in result.steps]
     want = cells_of(cells)

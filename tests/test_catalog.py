@@ -1,4 +1,4 @@
-"""``jitbench.catalog`` names every benchmark of the suite, the fixture project and the report.
+"""``jitbench.suite.catalog`` names every benchmark of the suite, the fixture project, the report.
 
 The suite's and the fixture's benchmarks are listed by asv's own discovery
 (``asv_runner.discovery.list_benchmarks``, what ``asv run`` reads), each in a
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from jitbench import catalog
+from jitbench.suite import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "benchmarks"

@@ -16,8 +16,8 @@ from jax_releases import below_minimum, for_release
 from test_audit import STEPS, cells_of, expected_rows, observed, traces_of
 
 import jitbench
-from jitbench.changes import DESCRIPTIONS
 from jitbench.cli import main
+from jitbench.subjects.scenario import STEPS as DESCRIPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -138,17 +138,21 @@ def test_audit_json(capsys):
         "leaked_instances": 0,
         "repeat_call_compiles": 0,
     }
-    for step, name, cell in zip(steps, STEPS, cells_of(row), strict=True):
+    fields = ["", "", "s0", "s0", "a0", "a0", "", ""]
+    for step, name, cell, field in zip(steps, STEPS, cells_of(row), fields, strict=True):
         explanations = step.pop("explanations")
+        how = step.pop("how")
         traces, compiles = map(int, cell.rstrip("!").split("/"))
         assert step == {
             "name": name,
+            "field": field,
             "traces": traces,
             "compiles": compiles,
             "outcome": "stale" if cell.endswith("!") else "correct",
             "error": "",
             "body_runs": None,
         }
+        assert how == ("setattr" if field else how)
         # Where nested traces count (before 0.10), JAX explains the traced call only.
         assert len(explanations) == (min(traces, 1) if observed().nested_traces else traces)
         assert all(e.startswith("TRACING CACHE MISS") for e in explanations)
@@ -157,10 +161,13 @@ def test_audit_json(capsys):
 def test_audit_csv(capsys):
     assert main(["audit", "--strategy", "aot_compiled", "--format", "csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    # The columns of every audit's CSV, a built-in strategy's or a user's object's.
     assert rows[0] == [
-        "strategy", "device", "size", "step", "traces", "compiles", "outcome", "error",
-        "explanation",
+        "subject", "device", "size", "step", "field", "how", "traces", "compiles", "outcome",
+        "error", "explanation",
     ]  # fmt: skip
+    for row in rows[1:]:
+        del row[4:6]  # the field and how it was changed: s0 and a0 by setattr
     aot_error = for_release(AOT_ERRORS)
     # Where nested traces count (before 0.10), first_call and equal_instance report more.
     first, *_, equal, other = (
@@ -218,13 +225,13 @@ def test_audit_of_cpu_sharded_in_a_fresh_process(bare_env):
     assert out.returncode == 0, out.stderr
     rows = list(csv.reader(io.StringIO(out.stdout)))[1:]
     first = cells_of(expected_rows()["aot_compiled"][0])[0].split("/")[0]  # 1 from 0.10 on
-    assert [row[3:7] for row in rows][:3] == [
-        ["first_call", first, "1", "correct"],
-        ["repeat_call", "0", "0", "correct"],
-        ["new_static", "0", "0", "stale"],
+    assert [row[3:9] for row in rows][:3] == [
+        ["first_call", "", "", first, "1", "correct"],
+        ["repeat_call", "", "", "0", "0", "correct"],
+        ["new_static", "s0", "setattr", "0", "0", "stale"],
     ]
     # 10 elements rounded up to 12 for four devices.
-    assert "Argument 'a0' compiled with float32[12] and called with float32[2,12]" in rows[5][7]
+    assert "Argument 'a0' compiled with float32[12] and called with float32[2,12]" in rows[5][9]
 
 
 @pytest.mark.parametrize(

@@ -20,13 +20,13 @@ from jax_releases import needs, runnable
 from test_audit import observed
 
 import jitbench
-from jitbench import codegen, strategies
-from jitbench.cache_audit import audit
+from jitbench import strategies
 from jitbench.cli import main
-from jitbench.codegen import PROBES, Shape, Template, class_name, fields_of, shape_of
-from jitbench.computation import compute, reference_calc, render_body
 from jitbench.devices import resolve
-from jitbench.strategies import Strategy, get_strategy
+from jitbench.strategies import Strategy, codegen, get_strategy
+from jitbench.strategies.codegen import PROBES, Shape, Template, class_name, fields_of, shape_of
+from jitbench.strategies.computation import compute, reference_calc, render_body
+from jitbench.subjects.audit import audit
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = list(jitbench.STRATEGIES)
@@ -423,7 +423,7 @@ def _layers(obj):
 @pytest.mark.parametrize("depth", [1, 4])
 @pytest.mark.parametrize("name", runnable(NAMES))
 def test_nested_instances_compute_the_reference(name, depth):
-    from jitbench.computation import reference_layers
+    from jitbench.strategies.computation import reference_layers
 
     obj, y = jitbench.make_instance(get_strategy(name), 8, CPU, Shape(depth=depth))
     layers = _layers(obj)
@@ -463,7 +463,7 @@ def test_nested_nnx_modules_hold_their_params_in_sub_modules(name):
 
 @pytest.mark.parametrize("name", runnable([n for n in NAMES if n not in ("eager", "jit_per_call")]))
 def test_a_nested_instance_compiles_once_then_hits_the_cache(name):
-    from jitbench.measure import count_compiles
+    from jitbench.compiles import count_compiles
 
     obj, y = jitbench.make_instance(get_strategy(name), 8, CPU, Shape(depth=3))
     with count_compiles() as first:

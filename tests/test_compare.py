@@ -17,8 +17,10 @@ import pandas as pd
 import pytest
 from test_results import CACHED, MACHINE, MEMORY, SLOWDOWN, copy_results
 
-from jitbench import asvcompat, catalog, compare, results
+from jitbench import results
 from jitbench.errors import JitbenchError
+from jitbench.results import compare
+from jitbench.suite import asvcompat, catalog
 from jitbench.validate import stats
 
 pytestmark = pytest.mark.slow

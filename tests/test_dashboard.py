@@ -37,7 +37,8 @@ from dashboard_helpers import (
     serve,
 )
 
-from jitbench import dashboard, vendored
+from jitbench import dashboard
+from jitbench.dashboard import vendored
 
 SCREENSHOT = ROOT / "test-artifacts" / "dashboard.png"
 ASV_WWW = Path(asv.__file__).parent / "www"
@@ -206,7 +207,7 @@ def test_wheel_ships_the_vendored_files() -> None:
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     data = config["tool"]["setuptools"].get("package-data", {}).get("jitbench", [])
-    assert "dashboard_vendor/**/*" in data, data
+    assert "dashboard/vendor/**/*" in data, data
 
 
 def _require_browser() -> None:

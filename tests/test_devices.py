@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import jitbench
-from jitbench.codegen import Shape
 from jitbench.devices import (
     DEVICE_SPECS,
     Placement,
@@ -27,6 +26,7 @@ from jitbench.devices import (
     resolve,
 )
 from jitbench.strategies import get_strategy
+from jitbench.strategies.codegen import Shape
 
 
 def _jax_has(platform: str) -> bool:

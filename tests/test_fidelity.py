@@ -3,7 +3,7 @@
 Counted, not timed: ``sys.setprofile`` sees every Python function call
 ('call') and every call of a C function from Python ('c_call'), so one cached
 call of a generated instance must make exactly the calls its hand-written twin
-(:mod:`jitbench.twins`) makes. A per-call loop, lookup or extra frame of
+(:mod:`jitbench.strategies.twins`) makes. A per-call loop, lookup or extra frame of
 jitbench's on the call path shows up as extra calls.
 """
 
@@ -24,8 +24,10 @@ import pytest
 from jax_releases import runnable
 
 import jitbench
-from jitbench import measure, recipes
-from jitbench.codegen import (
+from jitbench import compiles as measure
+from jitbench.devices import resolve
+from jitbench.strategies import Strategy, get_strategy, recipes
+from jitbench.strategies.codegen import (
     Shape,
     Template,
     field_owner,
@@ -33,10 +35,8 @@ from jitbench.codegen import (
     fields_of,
     layer_class,
 )
-from jitbench.computation import reference_layers
-from jitbench.devices import resolve
-from jitbench.strategies import Strategy, get_strategy
-from jitbench.twins import NESTED_TWINS, TWINS, nested_twin, twin
+from jitbench.strategies.computation import reference_layers
+from jitbench.strategies.twins import NESTED_TWINS, TWINS, nested_twin, twin
 
 NAMES = list(jitbench.STRATEGIES)
 CPU = resolve("cpu")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import user_models
 
-from jitbench import fields
+from jitbench.targets import fields, values
 
 
 def _paths(obj):
@@ -61,7 +61,7 @@ def test_each_change_is_made_the_objects_way():
     mlp = user_models.mlp()
     found, _ = fields.walk(mlp)
     by_path = {f.path: f for f in found}
-    wide = fields.new_array(mlp.layers[1].bias, rng, (2, 8))
+    wide = values.new_array(mlp.layers[1].bias, rng, (2, 8))
     changed = fields.set_field(mlp, by_path["layers[1].bias"], wide)
     assert changed is not mlp and changed.layers[1].bias.shape == (2, 8)
     assert mlp.layers[1].bias.shape == (8,)  # eqx.tree_at leaves the original as it was
@@ -70,7 +70,7 @@ def test_each_change_is_made_the_objects_way():
     linear = user_models.linear()
     found, _ = fields.walk(linear)
     kernel = linear.kernel
-    new = fields.new_array(fields.get_field(linear, found[0]), rng)
+    new = values.new_array(fields.get_field(linear, found[0]), rng)
     assert fields.set_field(linear, found[0], new) is linear
     assert linear.kernel is kernel and linear.kernel.get_value() is new  # the same Variable
 
@@ -91,11 +91,11 @@ def test_choose_caps_arrays_and_matches_patterns():
 
 
 def test_new_values():
-    assert [fields.next_value(v) for v in (True, 3, 1.5, "relu", (3, 3), None, ())] == [
+    assert [values.new_value(v) for v in (True, 3, 1.5, "relu", (3, 3), None, ())] == [
         False, 4, 2.5, "relu_changed", (4, 3), None, None,
     ]  # fmt: skip
     x = user_models.vector()
-    same = fields.new_array(x, np.random.default_rng(0))
+    same = values.new_array(x, np.random.default_rng(0))
     assert same.shape == x.shape and same.dtype == x.dtype and not np.allclose(same, x)
     assert same.committed == x.committed
-    assert fields.new_shape(x) == (2, 64)
+    assert values.new_shape(x) == (2, 64)

@@ -47,7 +47,7 @@ def test_audit_twice_through_the_package():
         "for _ in range(2):\n"
         "    r = jitbench.audit(jitbench.get_strategy('helper_function'), placement, size=8)\n"
         "    cells = ' '.join(s.cell for s in r.steps)\n"
-        "    print(callable(jitbench.audit), r.strategy, r.size, cells)\n"
+        "    print(callable(jitbench.audit), r.subject, r.size, cells)\n"
     )
     cells = observed().correct  # "1/1 0/0 1/1 0/0 0/0 1/1 0/0 0/0" from JAX 0.10 on
     assert _run(code) == [f"True helper_function 8 {cells}"] * 2

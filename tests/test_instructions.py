@@ -19,9 +19,12 @@ from pathlib import Path
 import pytest
 from conftest import without_host_devices
 
-from jitbench import callgrind, compare, instructions
-from jitbench.errors import JitbenchError
-from jitbench.instructions import Counts, Row
+from jitbench.errors import JitbenchError, NoFigure
+from jitbench.measure.case import Row as CaseRow
+from jitbench.measure.counting import callgrind, instructions, worker
+from jitbench.measure.counting.instructions import Counts, Row
+from jitbench.options import COUNT_TOLERANCE
+from jitbench.results import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_valgrind = pytest.mark.skipif(
@@ -33,7 +36,7 @@ needs_valgrind = pytest.mark.skipif(
 def test_the_family_is_opt_in(monkeypatch):
     monkeypatch.delenv(instructions.OPT_IN_ENV, raising=False)
     counted = instructions.table([Row("helper_function", "cpu", 10)])
-    assert counted == instructions.opt_in_reason()
+    assert counted == NoFigure(instructions.opt_in_reason())
     with pytest.raises(NotImplementedError, match=r"opt-in .*nox -s instructions"):
         instructions.lookup(counted, Row("helper_function", "cpu", 10))
 
@@ -41,11 +44,15 @@ def test_the_family_is_opt_in(monkeypatch):
 def test_lookup_gives_counts_na_or_the_rows_error():
     ok, na, bad = Row("a", "cpu", 10), Row("b", "cpu", 10), Row("c", "cpu", 10)
     counts = Counts(10.0, 5.0, {"call": 0.0, "dispatch": 0.0})
-    counted = {ok: counts, na: "n/a: flax is not installed", bad: "error: ValueError: boom"}
+    counted = {
+        ok: counts,
+        na: NoFigure("flax is not installed"),
+        bad: NoFigure.of(ValueError("boom")),
+    }
     assert instructions.lookup(counted, ok) is counts
     with pytest.raises(NotImplementedError, match=r"^flax is not installed$"):
         instructions.lookup(counted, na)
-    with pytest.raises(JitbenchError, match=r"^error: ValueError: boom$"):
+    with pytest.raises(JitbenchError, match=r"^ValueError: boom$"):
         instructions.lookup(counted, bad)
     with pytest.raises(NotImplementedError, match="d on cpu was not counted"):
         instructions.lookup(counted, Row("d", "cpu", 10))
@@ -58,13 +65,16 @@ def test_without_valgrind_the_reason_is_one_line(monkeypatch, tmp_path):
     with pytest.raises(NotImplementedError, match="apt-get install valgrind"):
         instructions.count_rows([Row("helper_function", "cpu", 10)])
     monkeypatch.setenv(instructions.OPT_IN_ENV, "1")
-    assert instructions.table([Row("helper_function", "cpu", 10)]) == reason
+    assert instructions.table([Row("helper_function", "cpu", 10)]) == NoFigure(reason)
 
 
 def test_the_check_command_is_one_line_and_exit_2_without_valgrind(tmp_path):
     env = {**os.environ, "PATH": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "jitbench.callgrind"], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "jitbench.measure.counting.callgrind"],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 2
     assert done.stderr == (
@@ -83,24 +93,28 @@ def test_calls_are_sized_by_counts_within_the_budget():
     # Every cached call of the suite (tens to hundreds of thousands of instructions) gets
     # the full warm-up and stretches; a call that compiles every time gets fewer.
     full = (instructions.WARM_UP, (instructions.SHORT, instructions.LONG))
-    assert instructions.calls_for(60_000) == full
-    assert instructions.calls_for(instructions.BUDGET / instructions.LONG) == full
-    assert instructions.calls_for(instructions.BUDGET / 25) == (25, (8, 25))
-    assert instructions.calls_for(instructions.BUDGET * 10) == (3, (1, 2))
-    assert instructions.calls_for(0) == full
+    assert worker.calls_for(60_000) == full
+    assert worker.calls_for(instructions.BUDGET / instructions.LONG) == full
+    assert worker.calls_for(instructions.BUDGET / 25) == (25, (8, 25))
+    assert worker.calls_for(instructions.BUDGET * 10) == (3, (1, 2))
+    assert worker.calls_for(0) == full
 
 
 def test_the_canarys_row_carries_its_slowdown_and_is_found_by_it(monkeypatch):
     from jitbench.strategies import STRATEGIES
 
     registered = dict(STRATEGIES)
-    from jitbench import canary  # its first import registers it: other tests must not see it
+    from jitbench.strategies import (
+        canary,  # its first import registers it: other tests must not see it
+    )
 
     try:
         monkeypatch.setenv(canary.SLOWDOWN_ENV, "0.05")
-        row = instructions.strategy_row(canary.NAME, 10, "cpu")
+        row = instructions.counted(CaseRow(canary.NAME, "cpu", 10))
         assert row == Row(canary.NAME, "cpu", 10, slowdown=0.05)
-        rows = instructions.strategy_rows([canary.NAME, "helper_function"], [10], ["cpu"])
+        rows = [
+            instructions.counted(CaseRow(n, "cpu", 10)) for n in (canary.NAME, "helper_function")
+        ]
         assert rows == [row, Row("helper_function", "cpu", 10)]
         counts = Counts(10.0, 5.0, {"call": 0.0, "dispatch": 0.0})
         assert instructions.lookup(dict.fromkeys(rows, counts), row) is counts
@@ -133,7 +147,9 @@ def test_a_tcmalloc_path_that_is_not_a_file_is_one_line_and_exit_2(monkeypatch, 
             "libtcmalloc_minimal.so or unset it to use the system's"
         )
         done = subprocess.run(
-            [sys.executable, "-m", "jitbench.callgrind"], capture_output=True, text=True
+            [sys.executable, "-m", "jitbench.measure.counting.callgrind"],
+            capture_output=True,
+            text=True,
         )
         assert (done.returncode, done.stdout) == (2, "")
         assert done.stderr == f"jitbench: error: {reason}\n"
@@ -190,11 +206,12 @@ def counted():
 def test_the_same_call_counts_the_same_in_two_processes(counted):
     first, second = (found[0] for found in counted)
     # Both kinds of call count the same within the tolerance jitbench compare judges by
-    # (under glibc's malloc a blocking call's counts spread past it, see jitbench.callgrind).
+    # (under glibc's malloc a blocking call's counts spread past it, see
+    # jitbench.measure.counting.callgrind).
     for kind in instructions.KINDS:
         a, b = getattr(first, kind), getattr(second, kind)
         assert a > 1000
-        assert abs(a / b - 1) <= instructions.COUNT_TOLERANCE, (kind, a, b)
+        assert abs(a / b - 1) <= COUNT_TOLERANCE, (kind, a, b)
     # The calling thread waits for its own result: a blocking call counts more.
     assert first.call > first.dispatch
     assert set(first.other_threads) == set(instructions.KINDS)
@@ -206,7 +223,7 @@ def test_a_generated_class_counts_what_its_twin_counts(counted):
     generated, twin = counted[0][1], counted[1][1]
     for kind in instructions.KINDS:
         a, b = getattr(generated, kind), getattr(twin, kind)
-        assert abs(a / b - 1) <= instructions.COUNT_TOLERANCE, (kind, a, b)
+        assert abs(a / b - 1) <= COUNT_TOLERANCE, (kind, a, b)
 
 
 @pytest.mark.slow
@@ -216,19 +233,20 @@ def test_planted_work_slows_the_call_by_its_fraction_of_instructions(counted):
     # Sized in the slowed process from its own counts: 2% of the call, give or take what the
     # rows before it (a twin here, the generated class there) leave in the caches.
     assert 0.01 < slowed.call / plain.call - 1 < 0.03
-    assert compare.count_mark(plain.call, slowed.call, instructions.COUNT_TOLERANCE) == "+"
+    assert compare.count_mark(plain.call, slowed.call, COUNT_TOLERANCE) == "+"
 
 
 @pytest.mark.slow
 @needs_valgrind
 def test_a_bad_row_is_its_own_error(counted):
-    assert counted[0][3].startswith("error: JitbenchError: unknown strategy 'no_such_strategy'")
+    missing = counted[0][3]
+    assert missing.failed and missing.reason.startswith("unknown strategy 'no_such_strategy'")
 
 
 @pytest.mark.slow
 @needs_valgrind
 def test_a_call_that_compiles_every_time_is_not_counted(counted):
-    assert counted[1][3] == instructions.NOT_AVAILABLE + instructions.COMPILES_REASON
+    assert counted[1][3] == NoFigure(instructions.COMPILES_REASON)
     with pytest.raises(NotImplementedError, match="compiles on every call"):
         instructions.lookup(
             {Row("jit_per_call", "cpu", 10): counted[1][3]}, Row("jit_per_call", "cpu", 10)

@@ -12,8 +12,8 @@ import pytest
 from jax._src import monitoring
 from jax_releases import for_release
 
-from jitbench import measure
-from jitbench.measure import (
+from jitbench import compiles as measure
+from jitbench.compiles import (
     EXPLAIN_LOGGERS,
     block,
     clear_caches,

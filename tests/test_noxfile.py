@@ -142,9 +142,11 @@ def test_bench_files_results_under_the_machine_name_given(monkeypatch):
     monkeypatch.setattr(noxfile, "_check_machine", lambda session, name: None)
     session = RecordingSession("--machine", "myhost-h100", "--quick")
     noxfile.bench(session)
-    machine = [c for c in session.commands if "jitbench.asvcompat" in c]
-    assert machine == [("python", "-m", "jitbench.asvcompat", "describe-machine", "myhost-h100")]
-    runs = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.asvrun" in c]
+    machine = [c for c in session.commands if "jitbench.suite.asvcompat" in c]
+    assert machine == [
+        ("python", "-m", "jitbench.suite.asvcompat", "describe-machine", "myhost-h100")
+    ]
+    runs = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.suite.asvrun" in c]
     assert len(runs) == 1 and runs[0][0] == "run"
     assert runs[0][runs[0].index("--machine") + 1] == "myhost-h100"
     assert "--quick" in runs[0]
@@ -161,7 +163,7 @@ def test_jax_history_runs_the_benchmarks_asked_for(args, selected, monkeypatch):
     monkeypatch.setattr(noxfile, "_check_machine", lambda session, name: None)
     session = RecordingSession(*args)
     noxfile.jax_history(session)
-    (run,) = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.asvrun" in c]
+    (run,) = [c[c.index("--") + 1 :] for c in session.commands if "jitbench.suite.asvrun" in c]
     chosen = [run[i + 1] for i, a in enumerate(run) if a == "-b"]
     if selected is None:  # the default: the history's benchmarks, one regex
         assert len(chosen) == 1 and "Hazards" in chosen[0] and "CachedCall" in chosen[0]
@@ -359,7 +361,7 @@ def test_a_named_machine_is_described_with_its_hardware(tmp_path, monkeypatch):
 
     monkeypatch.setenv("HOME", str(tmp_path))  # asv's machine file: ~/.asv-machine.json
     done = subprocess.run(
-        [sys.executable, "-m", "jitbench.asvcompat", "describe-machine", "box-1"],
+        [sys.executable, "-m", "jitbench.suite.asvcompat", "describe-machine", "box-1"],
         capture_output=True, text=True, env={**os.environ, "HOME": str(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -367,7 +369,9 @@ def test_a_named_machine_is_described_with_its_hardware(tmp_path, monkeypatch):
     hardware = {k: Machine.get_defaults()[k] for k in _noxfile().HARDWARE}
     assert {k: entry[k] for k in hardware} == hardware and entry["machine"] == "box-1"
     bad = subprocess.run(
-        [sys.executable, "-m", "jitbench.asvcompat", "describe"], capture_output=True, text=True
+        [sys.executable, "-m", "jitbench.suite.asvcompat", "describe"],
+        capture_output=True,
+        text=True,
     )
     assert bad.returncode == 2
-    assert bad.stderr == "usage: python -m jitbench.asvcompat describe-machine NAME\n"
+    assert bad.stderr == "usage: python -m jitbench.suite.asvcompat describe-machine NAME\n"

@@ -12,17 +12,13 @@ from jax_releases import for_release, runnable
 from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 
 import jitbench
-from jitbench.changes import SCENARIO
 from jitbench.devices import resolve
-from jitbench.object_audit import audit_object, same_result, tolerance
-from jitbench.targets import Target, builtin_target, load_target
+from jitbench.subjects.audit import audit_object
+from jitbench.subjects.scenario import SCENARIO
+from jitbench.subjects.subject import Generated, same_result, tolerance
+from jitbench.targets import Target, load_target
 
 VECTOR = "user_models:vector"
-# What the disable_jit oracle cannot see (see jitbench.object_audit): an nnx graph cached
-# (or flattened) once replays the flag it holds without jit too, so its stale flag looks
-# correct; and the AOT path refuses disable_jit, so there is no oracle at all.
-ORACLE_BLIND = ("nnx_cached_partial", "nnx_split_merge", "nnx_jit_partial")
-NO_ORACLE = "aot_compiled"
 
 
 @functools.cache
@@ -64,7 +60,9 @@ def test_seed_class_with_identity_hash_is_stale_and_leaks_like_static_self_id_ha
     result = _target_audit("user_models:custom_class", "calc")
     assert result.matches == "static_self_id_hash"
     assert [s.name for s in result.steps] == list(SCENARIO)
-    assert result.changed[2:6] == (("mul", "setattr"),) * 2 + (("x", "setattr"),) * 2
+    assert [(s.field, s.how) for s in result.steps[2:6]] == [("mul", "setattr")] * 2 + [
+        ("x", "setattr")
+    ] * 2
     _agrees_step_by_step(result, "static_self_id_hash")
     assert result.step("new_static").outcome == "stale"
     assert result.leaked_instances == expected_rows()["static_self_id_hash"][1] == 3
@@ -95,19 +93,16 @@ def test_equinox_mlp_through_filter_jit_matches_equinox_filter_jit():
     result = _target_audit("user_models:mlp", "user_models:forward")
     assert result.matches == "equinox_filter_jit"
     _agrees_step_by_step(result, "equinox_filter_jit")
-    statics = [f for (f, _), s in zip(result.changed, result.steps, strict=True)
-               if s.name == "new_static"]  # fmt: skip
+    statics = [s.field for s in result.steps if s.name == "new_static"]
     assert statics == [
         *(f"layers[{i}].{name}" for i in range(3)
           for name in ("in_features", "out_features", "use_bias")),
         "use_bias", "use_final_bias", "in_size", "out_size", "width_size", "depth", "scan",
     ]  # fmt: skip
-    arrays = [f for (f, _), s in zip(result.changed, result.steps, strict=True)
-              if s.name == "same_shape_array"]  # fmt: skip
+    arrays = [s.field for s in result.steps if s.name == "same_shape_array"]
     assert arrays == ["layers[0].weight", "layers[0].bias", "layers[1].weight"]
     # n/a: a batch axis the model cannot take, and scan=True over layers of unequal shapes.
-    na = [(s.name, f) for (f, _), s in zip(result.changed, result.steps, strict=True)
-          if s.outcome == "n/a"]  # fmt: skip
+    na = [(s.name, s.field) for s in result.steps if s.outcome == "n/a"]
     assert na == [("new_static", "scan")] + [("new_shape_array", f) for f in arrays]
     assert dict(result.skipped)["activation"].startswith("a function")
     assert "layers[1].bias" in dict(result.skipped)  # past the first three arrays
@@ -118,7 +113,7 @@ def test_nnx_linear_behind_nnx_jit_matches_flax_nnx_jit():
     result = _target_audit("user_models:linear", "user_models:apply")
     assert result.matches == "flax_nnx_jit"
     _agrees_step_by_step(result, "flax_nnx_jit")
-    changed = dict(zip([f for f, _ in result.changed], [h for _, h in result.changed], strict=True))
+    changed = {s.field: s.how for s in result.steps}
     assert changed["kernel"] == "Variable.set_value" and changed["use_bias"] == "setattr"
     assert dict(result.skipped)["dtype"] == "None: no other value of its type to try"
     assert result.step("new_shape_array").outcome == "n/a"
@@ -128,7 +123,7 @@ def test_registered_dataclass_matches_pytree_dataclass():
     result = _target_audit("user_models:scaled")
     assert result.matches == "pytree_dataclass"
     _agrees_step_by_step(result, "pytree_dataclass")
-    assert {how for _, how in result.changed[2:6]} == {"dataclasses.replace"}
+    assert {s.how for s in result.steps[2:6]} == {"dataclasses.replace"}
     assert result.verdict[0].startswith("no hazard")
 
 
@@ -170,7 +165,7 @@ def test_the_first_call_must_run_with_and_without_jit():
 
 def test_fields_pattern_plays_only_what_matches():
     result = _target_audit("user_models:mlp", "user_models:forward", fields="layers[2].")
-    played = {f for f, _ in result.changed if f}
+    played = {s.field for s in result.steps if s.field}
     assert played == {"layers[2].weight", "layers[2].bias", "layers[2].in_features",
                       "layers[2].out_features", "layers[2].use_bias"}  # fmt: skip
     with pytest.raises(jitbench.JitbenchError, match=r"^--fields 'nothing' matches no field; "):
@@ -201,26 +196,20 @@ def test_json_carries_fields_verdict_and_match():
 
 @pytest.mark.parametrize("name", runnable(NAMES))
 def test_builtins_through_the_object_path(name):
-    """A generated instance audited as a user's object: the same row as the built-in audit,
-    except where the disable_jit oracle is blind (pinned as such)."""
+    """A generated instance handed over as a user's object is its strategy's subject (its
+    fields, its reference oracle): the audit prints the very rows of the built-in audit,
+    the nnx fast paths' and the AOT executable's stale flags included."""
     strategy = jitbench.get_strategy(name)
-    if name == NO_ORACLE:
-        with pytest.raises(jitbench.JitbenchError, match="Disable jit is not supported"):
-            audit_object(builtin_target(strategy, resolve("cpu")), verdict=False)
-        return
-    mine = audit_object(builtin_target(strategy, resolve("cpu")), verdict=False)
+    target = Generated(strategy, resolve("cpu")).target
+    mine = audit_object(Target(target.obj, target.inputs, "calc", "mine", target.factory))
     builtin = _audit(name, "cpu")
     assert mine.leaked_instances == builtin.leaked_instances
-    for got, want in zip(mine.steps, builtin.steps, strict=True):
-        if name in ORACLE_BLIND and got.name in ("new_static", "other_instance"):
-            # The stale flag looks correct without jit too; the other instance keeps the
-            # factory's flag where the built-in one sets a new one.
-            assert got.outcome == "correct", got
-            continue
-        if "?" in expected_rows()[name][0]:
-            assert (got.compiles, got.outcome) == (want.compiles, want.outcome), got
-        else:
-            assert _cell(got) == _cell(want), (got, want)
+    assert [_row(s) for s in mine.steps] == [_row(s) for s in builtin.steps]
+    assert mine.subject == "mine" and not mine.builtin and mine.verdict
+
+
+def _row(step) -> tuple:
+    return step.name, step.field, step.how, step.traces, step.compiles, step.outcome, step.error
 
 
 # --- The tolerance ------------------------------------------------------------------------------

@@ -13,10 +13,10 @@ import jax.numpy as jnp
 import pytest
 from jax_releases import runnable
 
-from jitbench import population
-from jitbench.errors import JitbenchError
-from jitbench.population import Population, python_calls
-from jitbench.suite import Case
+from jitbench.errors import JitbenchError, NoFigure
+from jitbench.measure import population
+from jitbench.measure.case import Row
+from jitbench.measure.population import Population, python_calls
 
 # What a small population shows (JAX 0.10.2 and 0.12.0.1 alike): jit's cache keeps every
 # instance of a static self hashed by id, nothing else outlives its population.
@@ -35,7 +35,7 @@ def test_a_jit_call_on_the_fast_path_enters_no_python_function():
 @pytest.mark.parametrize("name", runnable(["helper_function", "static_self_id_hash",
                                            "bound_method_jit", "nnx_jit_partial"]))  # fmt: skip
 def test_a_population_keeps_what_jits_cache_holds(name):
-    crowd = Population(Case.of(name, 10, "cpu"), SMALL)
+    crowd = Population(Row(name, "cpu", 10).load(), SMALL)
     assert len(crowd.members) == SMALL
     assert crowd.first() is not None and crowd.after() is not None
     # A few live wrappers are far below jax issue 39078's 8,192: the jit made after
@@ -46,7 +46,8 @@ def test_a_population_keeps_what_jits_cache_holds(name):
 
 def test_one_process_measures_every_figure():
     done = subprocess.run(
-        [sys.executable, "-m", "jitbench.population", "bound_method_jit", "100", "cpu", "10"],
+        [sys.executable, "-m", "jitbench.measure.population", "bound_method_jit", "100", "cpu",
+         "10"],
         capture_output=True, text=True, check=True, timeout=600,
     )  # fmt: skip
     figures = json.loads(done.stdout.strip().splitlines()[-1])
@@ -58,12 +59,12 @@ def test_one_process_measures_every_figure():
 
 def test_a_bad_strategy_is_one_error_line():
     done = subprocess.run(
-        [sys.executable, "-m", "jitbench.population", "no_such", "1", "cpu", "10"],
+        [sys.executable, "-m", "jitbench.measure.population", "no_such", "1", "cpu", "10"],
         capture_output=True, text=True, check=True, timeout=120,
     )  # fmt: skip
     entry = json.loads(done.stdout.strip().splitlines()[-1])
-    assert entry.startswith("error: unknown strategy 'no_such'; valid: eager,")
-    assert entry.startswith("error: unknown strategy 'no_such'; valid: eager,")
+    assert list(entry) == ["failed"]
+    assert entry["failed"].startswith("unknown strategy 'no_such'; valid: eager,")
 
 
 def test_a_population_is_measured_once_when_its_row_asks(monkeypatch, tmp_path):
@@ -85,7 +86,7 @@ def test_a_population_is_measured_once_when_its_row_asks(monkeypatch, tmp_path):
 def test_the_family_is_opt_in(monkeypatch):
     monkeypatch.delenv(population.OPT_IN_ENV, raising=False)
     found = population.store()
-    assert found == population.opt_in_reason()
+    assert found == NoFigure(population.opt_in_reason())
     with pytest.raises(NotImplementedError, match="nox -s instances"):
         population.lookup(found, "helper_function", 1, "cpu", 10)
     assert population.opted_in({population.OPT_IN_ENV: "1"})
@@ -98,4 +99,4 @@ def test_the_grid_crosses_the_live_jit_limit_of_jax_issue_39078():
 
 def test_an_empty_population_is_refused():
     with pytest.raises(JitbenchError, match="at least one instance, got 0"):
-        Population(Case.of("helper_function", 10, "cpu"), 0)
+        Population(Row("helper_function", "cpu", 10).load(), 0)

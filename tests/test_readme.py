@@ -14,9 +14,10 @@ import pytest
 from test_audit import observed
 
 import jitbench
-from jitbench import catalog, results
-from jitbench.cache_audit import audit
+from jitbench import results
 from jitbench.devices import resolve
+from jitbench.subjects.audit import audit
+from jitbench.suite import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

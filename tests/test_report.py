@@ -17,9 +17,10 @@ import pytest
 from asv.results import Results
 from test_results import CACHED, MACHINE, PER_CALL, STRATEGIES, copy_results
 
-from jitbench import catalog, report
+from jitbench import report
 from jitbench.cli import main
 from jitbench.report.summary import break_even_cold
+from jitbench.suite import catalog
 
 pytestmark = pytest.mark.slow
 

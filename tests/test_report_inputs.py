@@ -21,10 +21,11 @@ import pytest
 from test_report import ERRORS, STALE, _asv, _cli, _index, _links_exist
 from test_results import CACHED, MACHINE, STRATEGIES, copy_results
 
-from jitbench import catalog, report
+from jitbench import report
 from jitbench.cli import main
 from jitbench.errors import JitbenchError
 from jitbench.report.releases import COUNTS
+from jitbench.suite import catalog
 
 pytestmark = pytest.mark.slow
 
@@ -150,7 +151,7 @@ def test_release_page_compares_hazards_per_release(runs, releases):
     assert rows["pytree_class"] == ["stale 2", "none", "none", "yes"]
     assert rows[STALE] == ["stale 1", "stale 1", "none", "yes"]
     assert rows["bound_method_jit"] == ["leaks 1"] * 3 + [""]
-    assert rows[ERRORS] == ["errors 1, repeat-call compiles 1"] * 3 + [""]
+    assert rows[ERRORS] == ["errors 1, recompiles every call 1"] * 3 + [""]
     assert "### Hazards per JAX release: cpu-sharded" in page
 
 

@@ -23,8 +23,9 @@ import pandas as pd
 import pytest
 from asv.results import Results
 
-from jitbench import catalog, results
+from jitbench import results
 from jitbench.errors import JitbenchError
+from jitbench.suite import catalog
 
 pytestmark = pytest.mark.slow
 

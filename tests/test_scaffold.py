@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from asv.config import Config
 
-from jitbench import scaffold
 from jitbench.cli import main
+from jitbench.suite import scaffold
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = "target_models:make_model"
@@ -68,7 +68,7 @@ def test_asv_reads_the_config_as_the_projects(written):
     assert config.branches == ["trunk"]
     assert config.environment_type == "virtualenv"
     assert config.pythons == [f"{sys.version_info.major}.{sys.version_info.minor}"]
-    assert config.matrix == {"req": {"asv_runner": [scaffold.ASV_RUNNER], "jax": [""]}}
+    assert config.matrix == {"req": {"asv_runner": [scaffold.asv_runner_pin()], "jax": [""]}}
     # The project's wheel and the pinned jitbench wheel, at every commit.
     assert config.install_command == [
         f"in-dir={{env_dir}} python -m pip install {{wheel_file}} {{conf_dir}}/{WHEEL}"

@@ -13,10 +13,10 @@ from packaging.version import Version
 
 import jitbench
 from jitbench import strategies
-from jitbench.codegen import DEFAULT_SHAPE, Shape, fields_of
 from jitbench.devices import resolve
-from jitbench.instances import DEFAULT_STATIC, random_array
 from jitbench.strategies import Strategy, get_strategy
+from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, fields_of
+from jitbench.strategies.instances import DEFAULT_STATIC, random_array
 
 NAMES = [
     "eager",

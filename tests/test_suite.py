@@ -18,10 +18,13 @@ import pytest
 from jax_releases import below_minimum, for_release, runnable
 
 import jitbench
-from jitbench import changes, diskcache, newprocess, suite
-from jitbench.codegen import Shape
+from jitbench.compiles import clear_caches, count_compiles
 from jitbench.devices import host_devices
-from jitbench.measure import clear_caches, count_compiles
+from jitbench.measure import case, diskcache
+from jitbench.measure.case import Row
+from jitbench.strategies.codegen import Shape
+from jitbench.subjects import scenario
+from jitbench.suite import families, grid
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -72,7 +75,7 @@ def test_every_cold_sample_compiles(name, device):
 
 @pytest.mark.parametrize("name", runnable(NAMES))
 def test_first_call_stages_are_parts_of_the_call(name):
-    stages = suite.first_call_stages(suite.Case.of(name, 10, "cpu"))
+    stages = case.first_call_stages(Row(name, "cpu", 10).load())
     assert stages.trace > 0 and stages.lower > 0 and stages.compile > 0
     assert stages.trace + stages.lower + stages.compile <= stages.call
     assert stages.remainder == stages.call - stages.trace - stages.lower - stages.compile >= 0
@@ -81,21 +84,21 @@ def test_first_call_stages_are_parts_of_the_call(name):
 def test_typical_stages_are_those_of_the_median_call(monkeypatch):
     # Per-stage medians of these calls add up to 15 s, more than any call: the
     # stages reported must be one call's own, the median call's (10.6 s).
-    warm_up = suite.Stages(9.0, 9.0, 9.0, 99.0)
+    warm_up = case.Stages(9.0, 9.0, 9.0, 99.0)
     calls = [
-        suite.Stages(5.0, 5.0, 0.0, 10.5),
-        suite.Stages(0.0, 5.0, 5.0, 11.0),
-        suite.Stages(5.0, 0.0, 5.0, 10.6),
+        case.Stages(5.0, 5.0, 0.0, 10.5),
+        case.Stages(0.0, 5.0, 5.0, 11.0),
+        case.Stages(5.0, 0.0, 5.0, 10.6),
     ]
     measured = iter([warm_up, *calls])
-    monkeypatch.setattr(suite, "first_call_stages", lambda case: next(measured))
-    assert suite.typical_stages(None, calls=3) is calls[2]
+    monkeypatch.setattr(case, "first_call_stages", lambda subject: next(measured))
+    assert case.typical_stages(None, calls=3) is calls[2]
     assert next(measured, None) is None
 
 
 def test_stage_benchmarks_report_one_call_and_its_parts():
     names = [name for name in NAMES if below_minimum(name) is None]
-    table = suite.stage_table(names, [10], ["cpu"], calls=3)
+    table = case.stage_table(names, [10], ["cpu"], calls=3)
     assert {key[0] for key in table} == set(names)
     bench = bench_cold.Stages()
     for name in names:
@@ -155,37 +158,38 @@ def test_cached_build_is_off_the_clock(monkeypatch):
         def perf_counter():
             return now[0]
 
-    class Built(suite.Prepared):
-        def __init__(self, case):
+    class Built(case.Prepared):
+        def __init__(self, subject):
             now[0] += 7.0
 
         def call(self):
             now[0] += 0.5
 
-    monkeypatch.setattr(suite, "time", Clock)
-    monkeypatch.setattr(suite, "Prepared", Built)
-    monkeypatch.setattr(suite, "_build_seconds", 0.0)
-    assert bench_cached.CachedCall.timer is suite.clock
+    monkeypatch.setattr(families, "time", Clock)
+    monkeypatch.setattr(case, "Prepared", Built)
+    monkeypatch.setattr(families, "_build_seconds", 0.0)
+    assert bench_cached.CachedCall.timer is families.clock
     bench = bench_cached.CachedCall()
     for expected_build in (7.0, 0.0):
-        build_before, c0 = suite._build_seconds, suite.clock()
+        build_before, c0 = families._build_seconds, families.clock()
         bench.time_cached_call("helper_function", 10, "cpu")
-        assert suite._build_seconds - build_before == expected_build
-        assert suite.clock() - c0 == 0.5  # the call alone, whether or not it built
+        assert families._build_seconds - build_before == expected_build
+        assert families.clock() - c0 == 0.5  # the call alone, whether or not it built
     assert isinstance(bench._prepared, Built)
 
 
-def test_a_build_that_cannot_run_is_skipped_and_off_the_clock():
+def test_a_build_that_cannot_run_is_skipped_and_off_the_clock(monkeypatch):
     from asv_runner.benchmarks.mark import SkipNotImplemented
 
-    def unavailable():
+    def unavailable(*params):
         raise jitbench.StrategyUnavailable("strategy 'x' needs package 'y'")
 
     bench = bench_cached.CachedCall()
-    before = suite._build_seconds
+    monkeypatch.setattr(bench, "subject", unavailable)
+    before = families._build_seconds
     with pytest.raises(SkipNotImplemented, match=r"^strategy 'x' needs package 'y'$"):
-        bench.cached(unavailable)
-    assert suite._build_seconds > before and bench._prepared is None
+        bench.time_cached_call("x", 10, "cpu")
+    assert families._build_seconds > before and bench._prepared is None
 
 
 def test_asv_times_cached_calls_only():
@@ -193,12 +197,12 @@ def test_asv_times_cached_calls_only():
     and the one compile is the build of the first call."""
     from asv_runner.discovery import get_benchmark_from_name
 
-    wanted = ("helper_function", min(suite.sizes()), "cpu")
+    wanted = ("helper_function", min(grid.sizes()), "cpu")
     combos = list(itertools.product(*bench_cached.CachedCall.params))
     name = f"bench_cached.CachedCall.time_cached_call-{combos.index(wanted)}"
     bench = get_benchmark_from_name(str(ROOT / "benchmarks"), name)
     assert not bench.do_setup()
-    assert bench.timer is suite.clock
+    assert bench.timer is families.clock
     with count_compiles() as stats:
         result = bench.run(*wanted)
     assert stats.compiles == 1
@@ -209,65 +213,28 @@ def test_asv_times_cached_calls_only():
 
 # --- The call after a change ---------------------------------------------------------------------
 
-# Per strategy: the compiles of AfterChange.setup (the first call, then what the change
-# needs first: seen_static calls after new_static), and of the timed call right after
-# the change, for the changes in TIMED_CHANGES order:
-#                 new_static seen_static same_shape_array new_shape_array equal_instance
-# "-" marks a change the strategy cannot take (its setup raises NotImplementedError: n/a).
-# A strategy that misses a change (0 where a correct one compiles) returns stale results.
-CORRECT = ("1 2 1 1 1", "1 0 0 1 0")
-MISSES_ALL = ("1 1 1 1 1", "0 0 0 0 1")
-AFTER_CHANGE = {
-    "eager": ("2 2 2 2 2", "0 0 0 2 0"),
-    "bound_method_jit": MISSES_ALL,
-    "helper_function": CORRECT,
-    "static_self_id_hash": MISSES_ALL,
-    "pytree_class": CORRECT,
-    "pytree_dataclass": CORRECT,
-    "jit_per_call": ("1 2 1 1 1", "1 1 1 1 1"),
-    "equinox_filter_jit": CORRECT,
-    "flax_struct_dataclass": CORRECT,
-    "flax_nnx_jit": CORRECT,
-    "aot_compiled": ("1 1 1 - 1", "0 0 0 - 0"),
-    "equinox_module_jax_jit": CORRECT,
-    "nnx_cached_partial": ("1 1 1 1 1", "0 0 0 1 0"),
-    "nnx_split_merge": ("1 1 1 1 1", "0 0 0 1 0"),
-    "nnx_tree_mode": CORRECT,
-    # Its flag is flattened once (stale), and an equal instance's wrapper is a new jit.
-    "nnx_jit_partial": ("1 1 1 1 1", "0 0 0 1 1"),
-}
-VALUE_HASH_CORRECT = {"static_self_value_hash": ("1 2 1 1 1", "1 0 1 1 0")}
-AFTER_CHANGE_BY_RELEASE = [
-    (
-        (0, 4, 30),
-        (0, 4, 36),
-        # equinox 0.11's first call compiles two eager operations of its own (see test_audit).
-        {**VALUE_HASH_CORRECT, "equinox_filter_jit": ("3 4 3 3 3", "1 0 0 1 0")},
-    ),
-    # From 0.9 to 0.10 the mutated value-hashed self finds its old program (see test_audit).
-    ((0, 9), (0, 11), {"static_self_value_hash": ("1 1 1 1 1", "0 0 0 0 0")}),
-    ((0, 11), None, VALUE_HASH_CORRECT),
-]
-
 
 @pytest.mark.parametrize("name", runnable(NAMES))
-def test_after_change_compiles_as_observed(name):
-    pinned = {**AFTER_CHANGE, **for_release(AFTER_CHANGE_BY_RELEASE)}[name]
+def test_the_call_after_a_change_is_the_audits_step(name):
+    """AfterChange's setup plays the audit's scenario up to the change (its compiles are
+    those of every earlier step), and the timed call is the audit's step of that change:
+    the pinned audit rows (test_audit) are this benchmark's compiles too."""
+    from test_audit import cells_of, expected_rows
+
+    cells, _ = expected_rows()[name]
+    compiles = [int(c.rstrip("! E").split("/")[1]) for c in cells_of(cells)]
     bench = bench_change.AfterChange()
-    setups, calls = [], []
-    for change in changes.TIMED_CHANGES:
-        with count_compiles() as setup:
-            try:
+    for change in scenario.TIMED_CHANGES:
+        step = scenario.SCENARIO.index(change)
+        if change in jitbench.get_strategy(name).raises_on:
+            with pytest.raises(NotImplementedError, match="by design"):
                 bench.setup(name, 10, "cpu", change)
-            except NotImplementedError:
-                setups.append("-")
-                calls.append("-")
-                continue
-        setups.append(str(setup.compiles))
+            continue
+        with count_compiles() as setup:
+            bench.setup(name, 10, "cpu", change)
         with count_compiles() as stats:
             bench.time_call_after_change(name, 10, "cpu", change)
-        calls.append(str(stats.compiles))
-    assert (" ".join(setups), " ".join(calls)) == pinned
+        assert (setup.compiles, stats.compiles) == (sum(compiles[:step]), compiles[step]), change
 
 
 @pytest.mark.parametrize("name", runnable(NAMES))
@@ -279,33 +246,33 @@ def test_what_raises_by_design_is_what_the_audit_sees_raise(name):
     assert errors == strategy.raises_on
     for change in strategy.raises_on:
         with pytest.raises(NotImplementedError, match=f"{name} raises on {change} by design"):
-            suite.after_change(suite.Case.of(name, 10, "cpu"), change)
+            bench_change.AfterChange().setup(name, 10, "cpu", change)
 
 
 def test_unknown_change_is_rejected():
-    case = suite.Case.of("eager", 10, "cpu")
     with pytest.raises(
         jitbench.JitbenchError,
         match=r"^unknown change 'other_instance'; valid: new_static, seen_static, "
         r"same_shape_array, new_shape_array, equal_instance$",
     ):
-        suite.after_change(case, "other_instance")
+        bench_change.AfterChange().setup("eager", 10, "cpu", "other_instance")
 
 
 # --- Cases and grids -----------------------------------------------------------------------------
 
 
-def test_case_resolves_once():
-    case = suite.Case.of("pytree_class", 10, "cpu-sharded", n_arrays=3, n_ops=2)
-    assert case.strategy is jitbench.get_strategy("pytree_class")
-    assert case.placement.spec == "cpu-sharded" and case.placement.n_devices == 4
-    assert case.shape == Shape(n_arrays=3, n_ops=2) and case.size == 10
-    obj, y = case.instance()
+def test_a_row_loads_its_subject():
+    subject = Row("pytree_class", "cpu-sharded", 10, Shape(n_arrays=3, n_ops=2)).load()
+    assert subject.strategy is jitbench.get_strategy("pytree_class")
+    assert subject.placement.spec == "cpu-sharded" and subject.placement.n_devices == 4
+    assert subject.shape == Shape(n_arrays=3, n_ops=2) and subject.size == 10
+    obj, y = subject.instance()
     assert y.shape == (12,) and len(jitbench.arrays_of(obj)) == 3
-    with pytest.raises(jitbench.JitbenchError, match="unknown strategy 'nope'"):
-        suite.Case.of("nope", 10, "cpu")
+    # A name that is neither a strategy nor a target (package.module:factory).
+    with pytest.raises(jitbench.JitbenchError, match=r"unknown strategy 'nope'; valid: eager,"):
+        Row("nope", "cpu", 10).load()
     with pytest.raises(jitbench.JitbenchError, match="n_ops must be a positive integer"):
-        suite.Case.of("eager", 10, "cpu", n_ops=0)
+        Row("eager", "cpu", 10, Shape(n_ops=0)).load()
 
 
 @pytest.mark.skipif(not ABSENT, reason="this host has every device: nothing is absent")
@@ -320,17 +287,17 @@ def test_absent_device_skips_everywhere():
     with pytest.raises(SkipNotImplemented, match=f"device '{spec}' is not available"):
         bench_cached.CachedCall().time_cached_call("eager", 10, spec)
     with pytest.raises(NotImplementedError):
-        newprocess.code("eager", 10, spec)
+        case.fresh_code(Row("eager", spec, 10))
 
 
 def test_sizes_default_and_override(monkeypatch):
     monkeypatch.delenv("JITBENCH_SIZES", raising=False)
-    assert suite.sizes() == [10, 1000, 100000, 1000000]
-    assert suite.edge_sizes() == [10, 1000000]
+    assert grid.sizes() == [10, 1000, 100000, 1000000]
+    assert grid.edge_sizes() == [10, 1000000]
     monkeypatch.setenv("JITBENCH_SIZES", "16, 4096")
-    assert suite.sizes() == [16, 4096]
+    assert grid.sizes() == [16, 4096]
     monkeypatch.setenv("JITBENCH_SIZES", "16")
-    assert suite.edge_sizes() == [16]
+    assert grid.edge_sizes() == [16]
     for bad in ("16,big", "16,0"):
         monkeypatch.setenv("JITBENCH_SIZES", bad)
         item = bad.split(",")[1]
@@ -338,19 +305,19 @@ def test_sizes_default_and_override(monkeypatch):
             jitbench.JitbenchError,
             match=f"^JITBENCH_SIZES has '{item}'; expected positive integers like '10,1000'$",
         ):
-            suite.sizes()
+            grid.sizes()
 
 
 def test_devices_default_and_override(monkeypatch):
     monkeypatch.delenv("JITBENCH_DEVICES", raising=False)
-    assert suite.devices() == host_devices()
-    assert suite.unsharded_devices() == [d for d in host_devices() if "-" not in d]
+    assert grid.devices() == host_devices()
+    assert grid.unsharded_devices() == [d for d in host_devices() if "-" not in d]
     monkeypatch.setenv("JITBENCH_DEVICES", "cpu-sharded,cpu")
-    assert suite.devices() == ["cpu-sharded", "cpu"]
-    assert suite.unsharded_devices() == ["cpu"]
+    assert grid.devices() == ["cpu-sharded", "cpu"]
+    assert grid.unsharded_devices() == ["cpu"]
     monkeypatch.setenv("JITBENCH_DEVICES", "cpu,xpu")
     with pytest.raises(jitbench.JitbenchError) as error:
-        suite.devices()
+        grid.devices()
     assert str(error.value) == (
         "JITBENCH_DEVICES has 'xpu'; expected device specs from cpu, cpu-sharded, gpu, "
         "gpu-sharded, tpu, tpu-sharded"
@@ -362,13 +329,13 @@ def test_a_device_this_host_lacks_is_refused_at_discovery(monkeypatch):
     # Not a grid of nothing but n/a that exits 0: the spec and this host's specs, named.
     monkeypatch.setenv("JITBENCH_DEVICES", f"cpu,{ABSENT[-1]}")
     with pytest.raises(jitbench.JitbenchError) as error:
-        suite.devices()
+        grid.devices()
     assert str(error.value) == (
         f"JITBENCH_DEVICES has {ABSENT[-1]!r}, which this host cannot serve; "
         f"this host has: {', '.join(host_devices())}"
     )
     with pytest.raises(jitbench.JitbenchError) as error:
-        suite.check_environment({"JITBENCH_DEVICES": ABSENT[-1]})
+        grid.check_environment({"JITBENCH_DEVICES": ABSENT[-1]})
     assert str(error.value).startswith(f"JITBENCH_DEVICES has {ABSENT[-1]!r}, which this host")
 
 
@@ -376,7 +343,8 @@ def test_audit_all_keeps_what_this_process_serves():
     from test_audit import expected_rows, traces_of
 
     specs = ["cpu", *ABSENT[:1]]
-    totals = suite.audit_all(["bound_method_jit", "helper_function"], specs)
+    rows = [Row(n, s) for s in specs for n in ["bound_method_jit", "helper_function"]]
+    totals = case.hazard_totals(rows)
     rows = expected_rows()
     assert totals == {
         ("bound_method_jit", "cpu"): {
@@ -460,11 +428,11 @@ def test_cpu_sharded_after_the_backend_started_is_unavailable(bare_env):
 def test_host_device_case_in_a_fresh_process(bare_env):
     code = (
         "import jax\n"
-        "from jitbench import suite\n"
-        "case = suite.host_device_case('pytree_dataclass', 2)\n"
-        "prepared = suite.Prepared(case)\n"
+        "from jitbench.measure import case\n"
+        "subject = case.host_device_subject('pytree_dataclass', 10, 2)\n"
+        "prepared = case.Prepared(subject)\n"
         "result = prepared.call()\n"
-        "print(case.placement.n_devices, case.size, len(jax.devices('cpu')),\n"
+        "print(subject.placement.n_devices, subject.size, len(jax.devices('cpu')),\n"
         "      len(result.sharding.device_set), result.shape[0])\n"
     )
     assert _python(code, bare_env).stdout.split() == ["2", "20", "2", "2", "20"]
@@ -475,14 +443,14 @@ def test_host_device_case_after_the_backend_started_is_unavailable():
     with pytest.raises(
         jitbench.DeviceUnavailable, match=r"^2 host devices asked for, the CPU backend has 4$"
     ):
-        suite.host_device_case("helper_function", 2)
-    assert suite.host_device_case("helper_function", 4).placement.n_devices == 4
+        case.host_device_subject("helper_function", 10, 2)
+    assert case.host_device_subject("helper_function", 10, 4).placement.n_devices == 4
 
 
 def test_fresh_process_code_times_only_the_first_call():
-    stmt, setup = newprocess.code("helper_function", 10, "cpu")
+    stmt, setup = case.fresh_code(Row("helper_function", "cpu", 10))
     assert stmt == "first_call()"
-    code = f"{setup}\nfrom jitbench.measure import count_compiles\n"
+    code = f"{setup}\nfrom jitbench.compiles import count_compiles\n"
     code += "with count_compiles() as s:\n    first_call()\n"
     code += "print(s.compiles, s.persistent_cache_hits)\n"
     assert _python(code).stdout.split() == ["1", "0"]
@@ -502,9 +470,9 @@ def test_plugins_join_the_grid(tmp_path):
     env = dict(os.environ, JITBENCH_PLUGINS="my_strategies", PYTHONPATH=str(tmp_path))
     code = (
         "from benchmarks import bench_cached, bench_hazards\n"
-        "from jitbench import suite\n"
+        "from jitbench.measure.case import Prepared, Row\n"
         "print(bench_cached.CachedCall.params[0][-1], bench_hazards.Hazards.params[0][-1])\n"
-        "prepared = suite.Prepared(suite.Case.of('my_pytree', 4, 'cpu'))\n"
+        "prepared = Prepared(Row('my_pytree', 'cpu', 4).load())\n"
         "print(type(prepared.obj).__name__, prepared.call().shape)\n"
     )
     assert _python(code, env).stdout.splitlines() == ["my_pytree my_pytree", "MyPytree (4,)"]
@@ -537,11 +505,12 @@ def test_asvrun_checks_the_grid_before_asv_starts(variable, tmp_path):
     value, message = BAD_GRIDS[variable]
     folder = tmp_path / "asv"
     out = subprocess.run(
-        [sys.executable, "-m", "jitbench.asvrun", f"--folder={folder}", "--", "run", "--quick"],
+        [sys.executable, "-m", "jitbench.suite.asvrun", f"--folder={folder}", "--", "run",
+         "--quick"],
         cwd=ROOT, env=dict(os.environ, **{variable: value}), capture_output=True, text=True,
     )  # fmt: skip
     assert (out.returncode, out.stdout) == (2, "")
-    assert out.stderr == f"jitbench.asvrun: error: {message}\n"
+    assert out.stderr == f"jitbench.suite.asvrun: error: {message}\n"
     assert not folder.exists()  # not even the config copy
 
 
@@ -562,11 +531,11 @@ def test_asv_check_shows_a_bad_grid_variable_in_one_line():
 
 DISK_CODE = """
 import sys
-from jitbench import diskcache
-from jitbench.measure import clear_caches, count_compiles
-from jitbench.suite import Case
+from jitbench.compiles import clear_caches, count_compiles
+from jitbench.measure import diskcache
+from jitbench.measure.case import Row
 
-case = Case.of("helper_function", 10, "cpu")
+case = Row("helper_function", "cpu", 10).load()
 call = diskcache.first_call(case, sys.argv[1])  # the process's first call, as benchmarked
 with count_compiles() as stats:
     call()
@@ -577,7 +546,7 @@ print(stats.persistent_cache_hits, stats.persistent_cache_misses, stats.compiles
 
 def test_disk_cache_helpers_in_fresh_processes(tmp_path):
     filled, empty, other = (str(tmp_path / d) for d in ("filled", "empty", "other"))
-    diskcache.fill(suite.Case.of("helper_function", 10, "cpu"), filled)
+    diskcache.fill(Row("helper_function", "cpu", 10).load(), filled)
     assert os.listdir(filled), "the filling call wrote nothing"
     assert not jax.config.jax_enable_compilation_cache  # left off for the next cold call
     script = tmp_path / "disk.py"
@@ -609,7 +578,7 @@ def test_fill_all_skips_what_this_process_cannot_serve(tmp_path, monkeypatch):
 
 def test_depth_stage_table_is_keyed_by_depth_and_read_by_its_benchmark():
     names = ["helper_function", "pytree_dataclass"]
-    table = suite.stage_table(names, [10], ["cpu"], (1, 4), calls=1, axis="depth")
+    table = case.stage_table(names, [10], ["cpu"], (1, 4), calls=1, axis="depth")
     assert set(table) == {(n, 10, "cpu", d) for n in names for d in (1, 4)}
     bench = bench_scaling.CompileVsDepth()
     for name in names:
@@ -622,18 +591,18 @@ def test_depth_stage_table_is_keyed_by_depth_and_read_by_its_benchmark():
 
 
 def test_depth_case_builds_the_nested_class():
-    case = suite.Case.of("pytree_class", 10, "cpu", depth=16)
-    assert case.shape.depth == 16
-    prepared = suite.Prepared(case)
+    subject = Row("pytree_class", "cpu", 10, Shape(depth=16)).load()
+    assert subject.shape.depth == 16
+    prepared = case.Prepared(subject)
     assert len(prepared.obj.layers) == 16
     assert prepared.call().shape == (10,)
 
 
 def test_reused_refuses_a_strategy_that_compiles_every_call():
-    case = suite.Case.of("jit_per_call", 10, "cpu", depth=2)
+    subject = Row("jit_per_call", "cpu", 10, Shape(depth=2)).load()
     with pytest.raises(NotImplementedError, match=r"^jit_per_call compiles on every call"):
-        suite.Reused(case)
-    prepared = suite.Reused(suite.Case.of("helper_function", 10, "cpu", depth=2))
+        case.Reused(subject)
+    prepared = case.Reused(Row("helper_function", "cpu", 10, Shape(depth=2)).load())
     with count_compiles() as stats:
         prepared.call()
     assert stats.compiles == 0

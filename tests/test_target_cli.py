@@ -11,11 +11,13 @@ from jax_releases import needs
 from test_object_audit import _target_audit
 
 import jitbench
-from jitbench.changes import SCENARIO
+from jitbench import time_object
 from jitbench.cli import main
 from jitbench.devices import resolve
-from jitbench.targets import builtin_target, load_target
-from jitbench.timing import Spread, time_object
+from jitbench.measure.timing import Spread
+from jitbench.subjects.scenario import SCENARIO
+from jitbench.subjects.subject import Generated
+from jitbench.targets import load_target
 
 SEED = ["user_models:custom_class", "--call", "calc", "--inputs", "user_models:vector"]
 
@@ -36,13 +38,20 @@ def test_audit_target_table(capsys):
 def test_audit_target_json_and_csv(capsys):
     assert main(["audit", *SEED, "--format", "json"]) == 0
     (data,) = json.loads(capsys.readouterr().out)
-    assert (
-        data["strategy"] == "user_models:custom_class" and data["matches"] == "static_self_id_hash"
-    )
+    assert data["target"] == "user_models:custom_class" and data["matches"] == "static_self_id_hash"
     assert [s["field"] for s in data["steps"]] == ["", "", "mul", "mul", "x", "x", "", ""]
     assert main(["audit", *SEED, "--format", "csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
-    assert rows[0][:8] == ["target", "device", "size", "step", "field", "how", "traces", "compiles"]
+    assert rows[0][:8] == [
+        "subject",
+        "device",
+        "size",
+        "step",
+        "field",
+        "how",
+        "traces",
+        "compiles",
+    ]
     assert rows[3][3:9] == ["new_static", "mul", "setattr", "0", "0", "stale"]
 
 
@@ -125,7 +134,7 @@ def test_time_target_and_strategy_measure_the_same_things(capsys):
 
 
 def test_time_object_counts_what_it_was_asked():
-    target = builtin_target(jitbench.get_strategy("helper_function"), resolve("cpu"), 16)
+    target = Generated(jitbench.get_strategy("helper_function"), resolve("cpu"), 16).target
     result = time_object(target, repeat=3, number=4, cold_calls=2, after_runs=2, fields="s0")
     assert (result.cached.samples, result.cached.number) == (3, 4)
     assert (result.dispatch.samples, result.dispatch.number) == (3, 4)
@@ -139,7 +148,7 @@ def test_time_object_counts_what_it_was_asked():
 
     result = time_object(replace(without_factory, factory=None), repeat=2, cold_calls=2,
                          after_runs=1)  # fmt: skip
-    assert result.cold_on == "the same object, caches cleared"
+    assert result.cold_on == "a copy of the object, caches cleared"
 
 
 def test_spread_quartiles():
@@ -174,7 +183,7 @@ def test_flax_benchmark_example_compiles_once_then_reuses(factory, monkeypatch):
     """docs/examples/flax_mlp.py: flax's overhead benchmark's three calls, as targets."""
     from pathlib import Path
 
-    from jitbench.measure import count_compiles
+    from jitbench.compiles import count_compiles
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "docs" / "examples"))
     target = load_target(f"flax_mlp:{factory}")

@@ -33,7 +33,7 @@ from urllib.parse import quote
 import pytest
 from dashboard_helpers import CHROMIUM, CHROMIUM_ARGS, serve
 
-from jitbench import catalog
+from jitbench.suite import catalog
 
 pytestmark = pytest.mark.slow
 

@@ -19,12 +19,12 @@ from jax_releases import below_minimum
 
 import jitbench
 from jitbench import cli, validate
-from jitbench.codegen import Shape
-from jitbench.compare import Noise
+from jitbench.compiles import block
 from jitbench.errors import JitbenchError
-from jitbench.measure import block
+from jitbench.results.compare import Noise
 from jitbench.strategies import STRATEGIES, get_strategy
-from jitbench.twins import TWINS
+from jitbench.strategies.codegen import Shape
+from jitbench.strategies.twins import TWINS
 from jitbench.validate import inprocess, stats, summary, writer
 from jitbench.validate.plan import PHASES, Outcome, Plan, Progress
 
@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def canary(monkeypatch):
     """The canary module, registered for the test only (other tests see the usual registry)."""
-    from jitbench import canary as module
+    from jitbench.strategies import canary as module
 
     module.register()
     module.reset_calibration()
@@ -169,7 +169,7 @@ def test_canary_source_is_helper_function_plus_the_work(canary):
     mine = canary.CANARY.source(Shape()).splitlines()
     added = [line for line in mine if line not in helper]
     assert added == [
-        "from jitbench.canary import planned_units, spin",
+        "from jitbench.strategies.canary import planned_units, spin",
         "class Canary:",
         "        self.units = planned_units(self)",
         "        if self.units:",
@@ -194,7 +194,10 @@ def test_canary_results_stay_correct(canary, monkeypatch, slowdown):
 def test_canary_registers_only_when_imported():
     for code, registered in (
         ("import jitbench; print('canary' in jitbench.STRATEGIES)", "False"),
-        ("import jitbench.canary, jitbench; print('canary' in jitbench.STRATEGIES)", "True"),
+        (
+            "import jitbench.strategies.canary, jitbench; print('canary' in jitbench.STRATEGIES)",
+            "True",
+        ),
     ):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert out.stdout.strip() == registered, out.stderr
@@ -667,7 +670,7 @@ def test_counts_figures_judge_same_places_of_different_processes():
 
 
 def test_counts_figures_leave_out_and_name_what_was_not_counted():
-    from jitbench.instructions import COMPILES_REASON, NOT_AVAILABLE
+    from jitbench.measure.counting.instructions import COMPILES_REASON
     from jitbench.validate import counts
 
     base = {"helper_function": 50_000, "jit_per_call": 0, "*": 50_000}
@@ -675,8 +678,8 @@ def test_counts_figures_leave_out_and_name_what_was_not_counted():
     table = _counts_table(base, slowed, {"helper_function": 50_000, "jit_per_call": 0})
     skipped = table["strategy"] == "jit_per_call"
     table.loc[skipped, "instructions"] = float("nan")
-    table.loc[skipped, "outcome"] = NOT_AVAILABLE + COMPILES_REASON
+    table.loc[skipped, "outcome"] = COMPILES_REASON
     found = counts.figures(table, [100.0, 100.0])
     assert found["noise_rows"] == 2 and found["fidelity_rows"] == 2 and found["false_flags"] == 0
     assert [r["strategy"] for r in found["per_call"]] == ["helper_function"]
-    assert found["not_counted"] == {"jit_per_call": NOT_AVAILABLE + COMPILES_REASON}
+    assert found["not_counted"] == {"jit_per_call": COMPILES_REASON}

@@ -12,7 +12,7 @@ The page leads with a short table per device and size and the main plots;
 every other table follows, and every table has its CSV. When one machine and
 commit were measured under several JAX releases, a second page compares them
 (:mod:`jitbench.report.releases`). Benchmarks are named through
-:mod:`jitbench.catalog` only. Both pages are built once as a
+:mod:`jitbench.suite.catalog` only. Both pages are built once as a
 :mod:`~jitbench.report.document` and rendered to Markdown and HTML.
 """
 

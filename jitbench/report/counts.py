@@ -2,7 +2,7 @@
 
 ``nox -s instructions`` runs in an asv environment of its own: the timed
 environment's packages plus pytest-codspeed, whose compiled hooks start and
-stop Valgrind's counting (:mod:`jitbench.callgrind`) and which no timed code
+stop Valgrind's counting (:mod:`jitbench.measure.counting.callgrind`) and which no timed code
 path imports. asv names an environment by its packages, so the counts are
 filed under another name than the times they go with. The report reads them
 as rows of the timed environment of the same machine, commit and packages
@@ -15,7 +15,7 @@ import re
 
 import pandas as pd
 
-from jitbench import catalog
+from jitbench.suite import catalog
 
 # The hooks' package in an asv environment name (asv writes name and version, no separator).
 _HOOKS = re.compile(r"-pytest-codspeed[0-9.]*(?=-|$)")

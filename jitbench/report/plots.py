@@ -9,9 +9,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from jitbench import catalog
 from jitbench.report.run import HAZARD_MARK, Run, slug
 from jitbench.report.summary import hazard_of
+from jitbench.suite import catalog
 
 # The colour cycle has ten colours: the marker tells the next ten apart.
 MARKERS = "os^D"

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jitbench import catalog
 from jitbench.report import plots
 from jitbench.report.document import Code
 from jitbench.report.run import Run, slug
 from jitbench.report.summary import hazard_of
+from jitbench.suite import catalog
 
 # The figures shown, renamed so the report's cells format them (``_s`` seconds, ``_bytes``).
 COLUMNS = {

@@ -13,10 +13,11 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from jitbench import catalog, results
+from jitbench import hazards, results
 from jitbench.report.document import Block, Bullets, Code, Heading, Page, Paragraph
 from jitbench.report.plots import DASHED, outside_legend, style
 from jitbench.report.run import HAZARD_MARK, Run, order, slug
+from jitbench.suite import catalog
 
 STEM = "releases"
 DEVICE = "cpu"
@@ -25,12 +26,8 @@ MEASURES = {
     "dispatch_s": ("dispatch only", catalog.DISPATCH),
     "first_call_s": ("cold first call", catalog.COLD),
 }
-COUNTS = {
-    "stale_results": "stale",
-    "errors": "errors",
-    "leaked_instances": "leaks",
-    "repeat_call_compiles": "repeat-call compiles",
-}
+# The audit's hazardous totals, in the hazard table's words.
+COUNTS = hazards.WORDS
 
 
 def groups(chosen: pd.DataFrame) -> list[pd.DataFrame]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jitbench import catalog
 from jitbench.devices import PLATFORMS
 from jitbench.report import plots
 from jitbench.report.audit import explanations
@@ -22,6 +21,7 @@ from jitbench.report.summary import (
     summary,
 )
 from jitbench.report.targets import group_slug, group_title, is_target_group
+from jitbench.suite import catalog
 
 BREAK_EVEN_TEXT = {
     "break_even_vs_warm_eager": (

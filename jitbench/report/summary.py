@@ -21,8 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from jitbench import catalog
+from jitbench import hazards
 from jitbench.report.run import Run, order
+from jitbench.suite import catalog
 
 BASELINE = "eager"
 
@@ -51,13 +52,7 @@ COUNTED = {
 # Per (device, strategy): sizes whose first call found nothing in a filled disk cache.
 DISK_MISSES = "sizes_without_disk_hit"
 # Hazard words in the order they are listed; stale is the one that bars "fastest".
-HAZARD_WORDS = {
-    "stale_results": "stale",
-    "errors": "errors",
-    "leaked_instances": "leaks",
-    "repeat_call_compiles": "recompiles every call",
-    DISK_MISSES: "no disk-cache hit",
-}
+HAZARD_WORDS = {**hazards.WORDS, DISK_MISSES: "no disk-cache hit"}
 BREAK_EVEN = ("break_even_vs_warm_eager", "break_even_vs_cold_eager")
 HEADLINE = [
     "strategy",

@@ -3,7 +3,7 @@
 A target's benchmarks have their own names and a ``target`` parameter in
 place of ``strategy`` and ``size`` (it brings its own sizes). The report
 reads them as rows of the built-in benchmark they twin
-(:data:`jitbench.catalog.TARGET_TWINS`), with the target's spec as the
+(:data:`jitbench.suite.catalog.TARGET_TWINS`), with the target's spec as the
 strategy and no size, so every table that lists strategies lists targets
 too, in a table of their own per device ("targets") where tables go by size.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jitbench import catalog
+from jitbench.suite import catalog
 
 COLUMN = "target"
 

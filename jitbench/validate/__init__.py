@@ -10,8 +10,8 @@ Four phases, each against a target, written to a short report
 * **noise**: asv twice on unchanged code (:mod:`jitbench.validate.asvphases`);
   its per-row table ``noise.csv`` is what ``jitbench compare --noise`` reads;
 * **sensitivity**: a strategy slowed by a known fraction
-  (:mod:`jitbench.canary`) against itself unslowed, judged by
-  :func:`jitbench.compare.compare_frames`.
+  (:mod:`jitbench.strategies.canary`) against itself unslowed, judged by
+  :func:`jitbench.results.compare.compare_frames`.
 
 The arithmetic is in :mod:`jitbench.validate.stats`, the verdicts in
 :mod:`jitbench.validate.summary`, the report in :mod:`jitbench.validate.writer`.
@@ -53,8 +53,8 @@ def run_validation(
     (as ``nox -s compare`` pins them). Bad input raises JitbenchError before
     anything is written.
     """
-    from jitbench import asvrun
-    from jitbench.suite import DEFAULT_SIZES
+    from jitbench.suite import asvrun
+    from jitbench.suite.grid import DEFAULT_SIZES
 
     plan = Plan(Path(out), repetitions, tuple(slowdowns), factor, tuple(sizes), tuple(phases))
     plan.check(DEFAULT_SIZES)

@@ -1,7 +1,7 @@
 """The phases that run asv: noise (unchanged code twice) and sensitivity (the canary).
 
 asv runs the checkout's suite with ``--python=same`` through a config copy
-(:class:`jitbench.asvrun.AsvConfig`) whose results, dashboard and
+(:class:`jitbench.suite.asvrun.AsvConfig`) whose results, dashboard and
 environments go to a temporary folder, with ``HOME`` there too so the user's
 ``~/.asv-machine.json`` is untouched; the two sides of a comparison are two
 asv machine names. The grid is narrowed with ``JITBENCH_SIZES`` and
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitbench import catalog
 from jitbench.errors import JitbenchError
+from jitbench.suite import catalog
 from jitbench.validate.inprocess import host_parallelism
 from jitbench.validate.plan import Plan, Progress
 from jitbench.validate.stats import (
@@ -32,7 +32,7 @@ from jitbench.validate.stats import (
     sensitivity_summary,
 )
 
-CANARY_MODULE = "jitbench.canary"
+CANARY_MODULE = "jitbench.strategies.canary"
 NOISE_DEVICES = ("cpu", "cpu-sharded")
 SENSITIVITY_DEVICE = "cpu"
 LOG_TAIL = 25
@@ -54,7 +54,7 @@ class AsvSession:
     def __init__(
         self, root: Path, folder: Path, commit: str, cpu_affinity: str | None = None
     ) -> None:
-        from jitbench.asvrun import AsvConfig
+        from jitbench.suite.asvrun import AsvConfig
 
         self.folder = folder
         self.commit = commit

@@ -4,7 +4,7 @@ A row's count may depend a little on what its process counted before it
 (the interpreter's and the libraries' caches are shared; under glibc's
 malloc, before jitbench preloaded tcmalloc, by about 1%). So every
 check compares rows at the same place of the same plan, in different
-Valgrind processes (:func:`jitbench.instructions.count_rows`):
+Valgrind processes (:func:`jitbench.measure.counting.instructions.count_rows`):
 
 * the **base** process counts every built-in strategy that has a
   hand-written twin, then ``helper_function`` again, as the canary's place
@@ -15,7 +15,7 @@ Valgrind processes (:func:`jitbench.instructions.count_rows`):
 
 **Noise** is each strategy's spread over the base and slowed processes;
 **sensitivity**: in every slowed process the last row against the base's is
-a ``+`` of :func:`jitbench.compare.count_mark`, and no strategy is one
+a ``+`` of :func:`jitbench.results.compare.count_mark`, and no strategy is one
 between two processes; **fidelity**: each generated class against its twin
 (the same call: the counts must agree). Counts do not move with the
 machine's load, so the processes run two at a time where there are two
@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jitbench.compare import count_mark
-from jitbench.instructions import COUNT_TOLERANCE, KINDS, Counts, Row, count_rows
+from jitbench.measure.counting.instructions import KINDS, Counts, Row, count_rows
+from jitbench.options import COUNT_TOLERANCE
+from jitbench.results.compare import count_mark
 from jitbench.validate.plan import Progress
 
 SLOWED = 2
@@ -76,7 +77,7 @@ def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[st
                         "kind": kind,
                         "instructions": getattr(counts, kind) if isinstance(counts, Counts)
                         else np.nan,
-                        "outcome": counts if isinstance(counts, str) else "ok",
+                        "outcome": "ok" if isinstance(counts, Counts) else counts.reason,
                     }
                 )  # fmt: skip
     seconds = [runs[name][1] for name in plans if name != "twin"]

@@ -1,7 +1,7 @@
 """The phases timed in this process: fidelity and accuracy (and the host-parallelism probe).
 
 * **fidelity**: every built-in strategy's generated class against its
-  hand-written twin (:mod:`jitbench.twins`), on the same arrays: does the
+  hand-written twin (:mod:`jitbench.strategies.twins`), on the same arrays: does the
   generated source cost what the code a user writes costs?
 * **accuracy**: the suite's own asv benchmark objects against an independent
   ``timeit`` of the same call: does the suite's timing report the call and
@@ -51,7 +51,7 @@ TIMEIT_REPEATS = 1  # per round
 def fidelity_strategies() -> list[str]:
     """The built-in strategies (each has a hand-written twin) that can run here."""
     from jitbench.strategies import STRATEGIES
-    from jitbench.twins import TWINS
+    from jitbench.strategies.twins import TWINS
 
     return [name for name in TWINS if name in STRATEGIES and STRATEGIES[name].available]
 
@@ -117,12 +117,12 @@ def measure_fidelity(
     size: int, progress: Progress, strategies: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """Generated instance against its twin per strategy: cached call and dispatch at ``size``."""
-    from jitbench.codegen import arrays_of, statics_of
+    from jitbench.compiles import block
     from jitbench.devices import resolve
-    from jitbench.instances import make_instance
-    from jitbench.measure import block
     from jitbench.strategies import get_strategy
-    from jitbench.twins import twin
+    from jitbench.strategies.codegen import arrays_of, statics_of
+    from jitbench.strategies.instances import make_instance
+    from jitbench.strategies.twins import twin
 
     placement = resolve(FIDELITY_DEVICE)
     rows = []
@@ -193,18 +193,10 @@ class _Plain:
     """
 
     def __init__(self, strategy: str, size: int, device: str) -> None:
-        from jitbench.measure import block
-        from jitbench.suite import Case
+        from jitbench.measure.case import Prepared, Row
 
-        self._block = block
-        self.obj, self.y = Case.of(strategy, size, device).instance(seed=1)
-        self.call()
-
-    def call(self) -> Any:
-        return self._block(self.obj.calc(self.y))
-
-    def dispatch(self) -> Any:
-        return self.obj.calc(self.y)
+        prepared = Prepared(Row(strategy, device, size).load(), seed=1)
+        self.call, self.dispatch = prepared.call, prepared.dispatch
 
 
 def _accuracy_row(
@@ -245,7 +237,7 @@ def measure_accuracy(
     """asv's own benchmark objects (median of their samples) against timeit, in this process."""
     from asv_runner.discovery import get_benchmark_from_name
 
-    from jitbench.measure import clear_memory_caches
+    from jitbench.compiles import clear_memory_caches
 
     bench_dir = str(root / "benchmarks")
     with suite_grid(sizes, [ACCURACY_DEVICE]):

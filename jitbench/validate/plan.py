@@ -12,10 +12,8 @@ from typing import Any
 import pandas as pd
 
 from jitbench.errors import JitbenchError
+from jitbench.options import VALIDATE_PHASES as PHASES
 
-PHASES = ("fidelity", "accuracy", "noise", "sensitivity", "counts")
-# What runs unless phases are named: counts need Valgrind and minutes (jitbench.validate.counts).
-DEFAULT_PHASES = PHASES[:4]
 # Phases that run the asv suite of a source checkout (fidelity needs only the package).
 SUITE_PHASES = ("accuracy", "noise", "sensitivity")
 

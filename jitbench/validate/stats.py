@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jitbench import catalog
-from jitbench.compare import CHANGE_MARKS, REGRESSION_MARKS, compare_frames
+from jitbench.results.compare import CHANGE_MARKS, REGRESSION_MARKS, compare_frames
+from jitbench.suite import catalog
 
 CACHED, DISPATCH, COLD = catalog.CACHED, catalog.DISPATCH, catalog.COLD
 FAMILIES = {CACHED: "cached call", DISPATCH: "dispatch", COLD: "cold first call"}
@@ -81,7 +81,7 @@ def noise_table(first: pd.DataFrame, second: pd.DataFrame, factor: float) -> pd.
     ``first`` and ``second`` are :func:`jitbench.results.load` frames of one
     run each; only benchmarks of :data:`FAMILIES` measured on both sides
     count. The columns are those of validate's ``noise.csv``, which
-    :class:`jitbench.compare.Noise` reads.
+    :class:`jitbench.results.compare.Noise` reads.
     """
     table = compare_frames(first, second, factor)
     keep = table["benchmark"].isin(list(FAMILIES)) & (table["base_status"] == "ok")

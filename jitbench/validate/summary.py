@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+from jitbench.options import DEFAULT_PHASES
 from jitbench.validate import counts
-from jitbench.validate.plan import DEFAULT_PHASES, Outcome
+from jitbench.validate.plan import Outcome
 from jitbench.validate.stats import (
     ACCURACY_RANGE,
     CACHED,

@@ -77,7 +77,8 @@ def _fidelity_section(outcome: Outcome, out: Path) -> list[str]:
         "## Fidelity: each generated class against its hand-written twin",
         "",
         f"Size {size} on {device}. The generated instance (`jitbench show STRATEGY`) and its "
-        "twin (`jitbench.twins`) hold the same arrays and are called with the same `y`, in "
+        "twin (`jitbench.strategies.twins`) hold the same arrays and are called with the same "
+        "`y`, in "
         "this process, in alternation: per round one timeit loop of each (about "
         f"{FIDELITY_LOOP_S * 1e3:g} ms of calls, the same number on both sides), the order "
         f"swapped every round, up to {FIDELITY_ROUNDS} rounds; each side is the median. "
@@ -253,7 +254,8 @@ def _counts_section(outcome: Outcome, out: Path) -> list[str]:
     return [
         "## Counts: instructions per call under Valgrind",
         "",
-        f"{table['process'].nunique()} Valgrind processes (`jitbench.instructions`): a base "
+        f"{table['process'].nunique()} Valgrind processes "
+        "(`jitbench.measure.counting.instructions`): a base "
         "one counts every strategy with a hand-written twin at the smallest size on cpu and "
         f"then {counts.BASELINE} again, {counts.SLOWED} more the same with that last row slowed "
         f"by {counts.SLOWDOWN:.0%} of its instructions (planted work sized by counts), and one "

@@ -1,0 +1,423 @@
+"""The ``jitbench`` command: every argument is parsed here, and nowhere else.
+
+Subcommands call plain library functions with typed keyword arguments. Bad
+input ends in one line on stderr that names the bad value and the valid
+choices, and exit status 2; nothing is written in that case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from jitbench.devices import DEVICE_SPECS
+from jitbench.errors import JitbenchError
+from jitbench.options import (
+    COMPARE_BY,
+    COUNT_TOLERANCE,
+    DEFAULT_PHASES,
+    DEFAULT_SIZE,
+    FORMATS,
+    REPEAT,
+    VALIDATE_PHASES,
+)  # fmt: skip
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line (argparse prints usage first)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (math.isfinite(value) and value >= 1):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 1 such as 1.05, got {text!r}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite fraction >= 0 such as 0.01, got {text!r}"
+        )
+    return value
+
+
+def _items(parse: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    """A comma-separated list whose items each go through ``parse``."""
+
+    def parse_list(text: str) -> list[Any]:
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+        return [parse(item) for item in items]
+
+    return parse_list
+
+
+def _choice(what: str, valid: Sequence[str]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in valid:
+            raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; valid: {', '.join(valid)}")
+        return text
+
+    return parse
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1000:
+        raise argparse.ArgumentTypeError(f"a slowdown in percent such as 10, got {text!r}")
+    return value
+
+
+def _cmd_strategies(args: argparse.Namespace) -> int:
+    from jitbench.cli.render import table
+    from jitbench.strategies import STRATEGIES, load_plugins
+
+    load_plugins()
+    rows = [
+        (s.name, s.summary, "yes" if s.available else f"no: {s.unavailable_reason}")
+        for s in STRATEGIES.values()
+    ]
+    table(rows, ("strategy", "what the user writes", "available"))
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from jitbench.strategies import get_strategy, load_plugins
+    from jitbench.strategies.codegen import Shape
+
+    load_plugins()
+    strategy = get_strategy(args.strategy)
+    print(strategy.source(Shape(args.n_arrays, args.n_static, args.n_ops, args.depth)), end="")
+    return 0
+
+
+def _strategies(args: argparse.Namespace) -> list[Any]:
+    """The subjects of ``--strategy`` (every one available here without it)."""
+    from jitbench.devices import resolve
+    from jitbench.strategies import STRATEGIES, get_strategy, load_plugins
+    from jitbench.subjects.subject import Generated
+
+    load_plugins()
+    names = args.strategy or [s.name for s in STRATEGIES.values() if s.available]
+    strategies = [get_strategy(name) for name in names]
+    for strategy in strategies:
+        strategy.check_available()
+    placement = resolve(args.device)
+    return [Generated(strategy, placement, args.size) for strategy in strategies]
+
+
+def _target(args: argparse.Namespace) -> Any:
+    from jitbench.subjects.subject import subject_of
+    from jitbench.targets import load_target
+
+    return subject_of(load_target(args.target, call=args.call, inputs=args.inputs))
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from jitbench.cli import render
+    from jitbench.subjects.audit import audit_subject
+
+    if args.target is not None and args.strategy:
+        raise JitbenchError(f"give a TARGET ({args.target!r}) or --strategy, not both")
+    target = args.target is not None
+    subjects = [_target(args)] if target else _strategies(args)
+    results = [audit_subject(s, fields=args.fields, verdict=target) for s in subjects]
+    if args.format == "json":
+        render.as_json([r.to_dict() for r in results])
+    elif args.format == "csv":
+        render.audit_csv(results)
+    elif target:
+        (subject,) = subjects
+        title = f"{subject.name} ({type(subject.target.obj).__name__}, call "
+        render.object_audit(results[0], f"{title}{subject.target.call_name})", args.explain)
+    else:
+        render.strategy_audits(results, args.device, args.size, args.explain)
+    return 0
+
+
+def _cmd_time(args: argparse.Namespace) -> int:
+    from jitbench.cli import render
+    from jitbench.measure.timing import time_subject
+
+    if (args.target is None) == (args.strategy is None):
+        raise JitbenchError(
+            "give a TARGET (package.module:factory) or --strategy NAME, one of them"
+        )
+    if args.target is not None:
+        subject = _target(args)
+    else:
+        args.strategy = [args.strategy]
+        (subject,) = _strategies(args)
+    result = time_subject(subject, repeat=args.repeat, fields=args.fields)
+    render.timings(result, args.format, args.repeat)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from jitbench import extras
+
+    extras.require("report", "report")  # before anything imports pandas or asv
+    from jitbench.report import write_report
+
+    index = write_report(
+        args.results,
+        args.out,
+        machine=args.machine,
+        commit=args.commit,
+        env=args.env,
+        skip_bad=args.skip_bad,
+        audit_json=args.audit_json,
+    )
+    print(index)
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from jitbench import extras
+
+    extras.require("report", "compare")  # before anything imports pandas or asv
+    from jitbench.results.compare import run_compare
+
+    return run_compare(
+        args.base,
+        args.head,
+        by=args.by,
+        factor=args.factor,
+        machine=args.machine,
+        commit=args.commit,
+        env=args.env,
+        results=args.results,
+        skip_bad=args.skip_bad,
+        only_changed=args.only_changed,
+        noise=args.noise,
+        count_tolerance=args.count_tolerance,
+    )
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from jitbench import extras
+
+    extras.require("report", "validate")  # before anything imports pandas or asv
+    from jitbench.validate import run_validation
+
+    return run_validation(
+        args.out,
+        repetitions=args.repetitions,
+        slowdowns=tuple(sorted(set(args.slowdowns))),
+        factor=args.factor,
+        sizes=tuple(sorted(set(args.sizes))),
+        phases=tuple(p for p in VALIDATE_PHASES if p in args.phases),
+        cpu_affinity=",".join(args.cpu_affinity) if args.cpu_affinity else None,
+    )
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from jitbench.suite.scaffold import init_project
+
+    for path in init_project(args.dir, args.target):
+        print(path)
+    return 0
+
+
+def _target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "target", nargs="?", metavar="TARGET",
+        help="your object: package.module:factory (a callable returning it, or a jitbench.Target)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--call",
+        help="TARGET's method to call (default __call__), or package.module:function(obj, *inputs)",
+    )
+    parser.add_argument(
+        "--inputs", help="package.module:function returning TARGET's call arguments"
+    )
+    parser.add_argument(
+        "--fields", metavar="PATTERN",
+        help="TARGET's fields to change: a path prefix (layers[0].), glob (*.weight) or regex; "
+        "default: every static field and the first 3 arrays",
+    )  # fmt: skip
+
+
+def _results_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--results", type=Path, default=Path("results"), help="asv results dir (default results)"
+    )
+    parser.add_argument("--machine", help="only this machine")
+    parser.add_argument("--env", help="only this asv environment")
+    parser.add_argument(
+        "--skip-bad", action="store_true", help="warn about unreadable result files, load the rest"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="jitbench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("strategies", help="list the strategies and whether each can run here")
+
+    p = sub.add_parser("show", help="print the generated source of a strategy's class")
+    p.add_argument("strategy", help="a strategy name (see jitbench strategies)")
+    for knob, what in (("arrays", "array fields"), ("static", "static fields"), ("ops", "stages")):
+        p.add_argument(f"--n-{knob}", type=_positive_int, default=1, help=f"{what} (default 1)")
+    p.add_argument(
+        "--depth",
+        type=_positive_int,
+        default=0,
+        help="nested layers, each a sub-object with a weight, a bias and a flag (default: flat)",
+    )
+
+    p = sub.add_parser("audit", help="run the cache audit scenario per strategy, or on your object")
+    _target_options(p)
+    p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
+    p.add_argument(
+        "--size", type=_positive_int, default=DEFAULT_SIZE,
+        help=f"array length (default {DEFAULT_SIZE})",
+    )  # fmt: skip
+    p.add_argument(
+        "--device", type=_choice("device", DEVICE_SPECS), default="cpu", help="device spec"
+    )
+    p.add_argument(
+        "--format", type=_choice("format", FORMATS), default="table", help="output format"
+    )
+    p.add_argument(
+        "--explain", action="store_true", help="under the table, JAX's reason for every trace"
+    )
+
+    p = sub.add_parser("time", help="time a strategy's or your object's call, as the suite does")
+    _target_options(p)
+    p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
+    p.add_argument(
+        "--size", type=_positive_int, default=DEFAULT_SIZE, help="--strategy's array length"
+    )
+    p.add_argument(
+        "--device", type=_choice("device", DEVICE_SPECS), default="cpu", help="--strategy's device"
+    )
+    p.add_argument(
+        "--repeat",
+        type=_positive_int,
+        default=REPEAT,
+        help=f"samples per figure (default {REPEAT})",
+    )
+    p.add_argument(
+        "--format", type=_choice("format", FORMATS), default="table", help="output format"
+    )
+
+    p = sub.add_parser("report", help="tables and plots from asv results")
+    _results_options(p)
+    p.add_argument("--commit", help="this commit or hash prefix (default: newest per machine)")
+    p.add_argument("--out", type=Path, default=Path("reports"), help="output dir (default reports)")
+    p.add_argument(
+        "--audit-json", type=Path, help="output of 'jitbench audit --format json' (JAX's reasons)"
+    )
+
+    p = sub.add_parser(
+        "compare", help="compare two commits, envs or machines; exit 1 on regression"
+    )
+    p.add_argument("base", metavar="BASE", help="reference commit, env or machine")
+    p.add_argument("head", metavar="HEAD", help="commit, env or machine to judge")
+    _results_options(p)
+    p.add_argument("--commit", help="commit of both sides (--by env or machine)")
+    p.add_argument(
+        "--by", type=_choice("comparison", COMPARE_BY), default="commit", help="what BASE/HEAD name"
+    )
+    p.add_argument("--factor", type=_factor, default=1.1, help="ratio that counts (default 1.1)")
+    p.add_argument(
+        "--count-tolerance",
+        type=_fraction,
+        default=COUNT_TOLERANCE,
+        help=f"instruction counts: the change that counts (default {COUNT_TOLERANCE:g})",
+    )
+    p.add_argument("--only-changed", action="store_true", help="list significant changes only")
+    p.add_argument(
+        "--noise",
+        type=Path,
+        metavar="NOISE_CSV",
+        help="jitbench validate's noise.csv: a change within a row's measured noise is marked ~",
+    )
+
+    p = sub.add_parser("init", help="write asv's config and benchmarks into another project")
+    p.add_argument("dir", nargs="?", type=Path, default=Path("."), help="its git repository")
+    p.add_argument(
+        "--target",
+        action="append",
+        metavar="MODULE:FACTORY",
+        help="a factory of an object with a jitted method (repeatable)",
+    )
+
+    p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
+    p.add_argument("--out", type=Path, default=Path("reports/validation"), help="report folder")
+    p.add_argument("--repetitions", type=_positive_int, default=3, help="pairs per slowdown")
+    p.add_argument(
+        "--slowdowns", type=_items(_percent), default=[5.0, 10.0, 20.0], help="percent, e.g. 5,10"
+    )
+    p.add_argument("--factor", type=_factor, default=1.05, help="compare's factor (default 1.05)")
+    p.add_argument(
+        "--sizes", type=_items(_positive_int), default=[10, 1_000_000], help="array sizes"
+    )
+    p.add_argument(
+        "--phases",
+        type=_items(_choice("phase", VALIDATE_PHASES)),
+        default=list(DEFAULT_PHASES),
+        help=f"checks to run (default {','.join(DEFAULT_PHASES)}; counts needs Valgrind)",
+    )
+    # sched_getaffinity is Linux's; elsewhere every CPU the OS counts may be named.
+    allowed = getattr(os, "sched_getaffinity", lambda pid: range(os.cpu_count() or 1))(0)
+    host_cpus = [str(cpu) for cpu in sorted(allowed)]
+    p.add_argument(
+        "--cpu-affinity",
+        metavar="CPUS",
+        type=_items(_choice("CPU", host_cpus)),
+        help="pin the asv phases' processes, e.g. 1",
+    )
+    return parser
+
+
+_COMMANDS = {
+    "strategies": _cmd_strategies,
+    "show": _cmd_show,
+    "audit": _cmd_audit,
+    "time": _cmd_time,
+    "report": _cmd_report,
+    "compare": _cmd_compare,
+    "validate": _cmd_validate,
+    "init": _cmd_init,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``jitbench`` console script and ``python -m jitbench``."""
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        return _COMMANDS[args.command](args)
+    except (JitbenchError, NotImplementedError) as exc:
+        print(f"jitbench: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,145 @@
+"""What the commands print: their results as a table, JSON or CSV.
+
+One rendering per kind of result, whichever subject it comes from: an audit's
+steps print the same for a built-in strategy and a user's object (a CSV row
+per step: subject, device, size, step, field, how, traces, compiles, outcome,
+error, explanation).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+from jitbench.hazards import HAZARDS
+from jitbench.subjects.scenario import SCENARIO, STEPS
+
+CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
+STEP_COLUMNS = ("subject", "device", "size", "step", "field", "how", "traces", "compiles")
+
+
+def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> None:
+    """Columns padded to their widest cell, a rule under the header."""
+    cells = [list(map(str, header))] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for n, row in enumerate(cells):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def as_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2)
+    print()
+
+
+def audit_csv(results: Sequence[Any]) -> None:
+    """Every step of every audit, one row each (the same columns for any subject)."""
+    writer = csv.writer(sys.stdout)
+    writer.writerow([*STEP_COLUMNS, "outcome", "error", "explanation"])
+    for r in results:
+        for s in r.steps:
+            row = [r.subject, r.device, r.size, s.name, s.field, s.how, s.traces, s.compiles]
+            writer.writerow([*row, s.outcome, s.error, "\n\n".join(s.explanations)])
+
+
+def explanation(step: Any) -> str:
+    """JAX's words for the step's tracing-cache misses, or why there are none."""
+    if step.explanations:
+        return "\n".join(step.explanations)
+    return (
+        "JAX gave no explanation: it explains misses of functions defined outside JAX only "
+        "(op-by-op dispatch traces JAX's own primitives), and not a trace that its tracing "
+        "cache served"
+    )
+
+
+def _explained(steps: Sequence[Any], fields: bool) -> None:
+    for step in steps:
+        if step.traces or step.explanations:
+            where = f" {step.field}" if step.field and fields else ""
+            print(f"  {step.name}{where} ({step.cell}): {STEPS[step.name]}")
+            print(textwrap.indent(explanation(step), "    "))
+
+
+def strategy_audits(results: Sequence[Any], device: str, size: int, explain: bool) -> None:
+    """The built-in strategies' audits: one row per strategy, a cell per step, the totals."""
+    print(f"cache audit on {device}, size {size}")
+    print(CELLS + "\n")
+    rows = [[r.subject, *(s.cell for s in r.steps), *r.totals().values()] for r in results]
+    table(rows, ["strategy", *SCENARIO, *(h.short for h in HAZARDS)])
+    errors = [(r.subject, s) for r in results for s in r.steps if s.error]
+    if errors:
+        print()
+        for name, step in errors:
+            print(f"{name} {step.name}: {step.error}")
+    for r in results if explain else ():
+        print(f"\n{r.subject}")
+        _explained(r.steps, fields=False)
+
+
+def object_audit(result: Any, title: str, explain: bool) -> None:
+    """A user's object's audit: one row per step, then what was left out and the verdict."""
+    print(f"cache audit of {title}")
+    print(f"on {result.device}, first array field of {result.size} elements")
+    print(f"{CELLS}, 'n/a' a call that raises without jit too\n")
+    rows = [[s.name, s.field or "-", s.how or "-", s.cell] for s in result.steps]
+    table(rows, ["step", "field", "change made with", "cell"])
+    leaked = result.leaked_instances
+    print(f"\nleaked instances: {'not checked (no weak references)' if leaked is None else leaked}")
+    if result.skipped:
+        print("skipped: " + "; ".join(f"{path} ({reason})" for path, reason in result.skipped))
+    print("\nverdict:")
+    for line in result.verdict:
+        print(f"  - {line}")
+    if explain:
+        print()
+        _explained(result.steps, fields=True)
+
+
+def spread(figure: Any) -> str:
+    """Median [q1, q3] in microseconds, or milliseconds from 1 ms on."""
+    scale, unit = (1e3, "ms") if figure.median >= 1e-3 else (1e6, "us")
+    q1, median, q3 = (value * scale for value in (figure.q1, figure.median, figure.q3))
+    return f"{median:.1f} {unit} [{q1:.1f}, {q3:.1f}]"
+
+
+def timings(result: Any, form: str, repeat: int) -> None:
+    """``jitbench time``'s figures: cold, cached, dispatch, and after each change."""
+    if form == "json":
+        as_json(result.to_dict())
+        return
+    rows = [
+        ("cold first call", "", "", result.cold, ""),
+        ("cached call", "", "", result.cached, ""),
+        ("dispatch only", "", "", result.dispatch, ""),
+        *((f"after {a.step}", a.field, a.how, a.seconds, a.outcome) for a in result.after_change),
+    ]
+    if form == "csv":
+        writer = csv.writer(sys.stdout)
+        writer.writerow(["target", "device", "measure", "field", "how", "median_s", "q1_s", "q3_s",
+                         "samples", "number", "outcome"])  # fmt: skip
+        for name, field, how, s, outcome in rows:
+            writer.writerow([result.target, result.device, name, field, how, s.median, s.q1,
+                             s.q3, s.samples, s.number, outcome])  # fmt: skip
+        return
+    print(f"timings of {result.target} on {result.device}: seconds per call, median [q1, q3]")
+    print(f"cold calls on {result.cold_on}; cached and dispatch: {repeat} samples\n")
+    shown = [
+        (name, field or "-", how or "-", spread(s), s.samples * s.number, _mark(outcome))
+        for name, field, how, s, outcome in rows
+    ]
+    table(shown, ["measure", "field", "change made with", "per call", "calls", "result"])
+    for a in result.after_change:
+        if a.outcome != "correct":
+            why = a.error or "its result differs from the call's without jit"
+            print(f"after {a.step} {a.field or ''}: {_mark(a.outcome)}: {why}".replace("  ", " "))
+
+
+def _mark(outcome: str) -> str:
+    """The result column of a timed step: blank for a correct one."""
+    return {"": "", "correct": "", "stale": "STALE", "error": "raised", "n/a": "n/a"}[outcome]

@@ -1,0 +1,270 @@
+"""Make ``asv publish``'s dashboard work offline, and link it with the jitbench report.
+
+asv's ``index.html`` loads its JavaScript and CSS from public CDNs and sends
+the browser to ``error.html`` when one fails to load: without a network the
+whole dashboard is asv's error page. This module, run after ``asv publish``
+(``python -m jitbench.dashboard html``):
+
+1. verifies the copies of those files that ship inside this package
+   (:mod:`jitbench.dashboard.vendored`) against their pinned sha256;
+2. copies them to ``html/vendor/<package>-<version>/`` and rewrites asv's
+   pages to load them from there, with ``integrity`` recomputed (sha384) for
+   the vendored bytes;
+3. puts a link back to the dashboard at the top of the copied jitbench report,
+   ``html/report/index.html`` (the dashboard's header link, ``project_url``,
+   opens that report).
+
+Everything is checked before anything is written. A page of a new asv release
+that loads something this module does not know, or no longer loads something
+it knows (or pins it with another hash), stops it with a one-line error;
+``html/`` then stays as asv wrote it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from jitbench.dashboard.vendored import (
+    ASSETS,
+    VENDOR_DIR,
+    VENDOR_SOURCE,
+    Asset,
+    DashboardError,
+    integrity,
+    local_path,
+    refresh_vendor,
+    vendored_files,
+)
+
+# Where the report is copied in the published site.
+REPORT_DIR = "report"
+BACK_LINK_ID = "jitbench-dashboard-link"
+BACK_LINK = (
+    f'<p><a id="{BACK_LINK_ID}" href="../index.html">&larr; asv dashboard of these results</a></p>'
+)
+
+
+@dataclass
+class _Tag:
+    name: str
+    attrs: dict[str, str | None]
+    start: int  # offset of "<" in the page
+    text: str  # the start tag as written
+
+
+class _Tags(HTMLParser):
+    """The start tags of a page with their offsets, for rewriting in place."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[_Tag] = []
+        self.inline: list[tuple[str, str]] = []  # (script or style, its text)
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", page)]
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        line, column = self.getpos()
+        start = self._line_starts[line - 1] + column
+        self.tags.append(_Tag(tag, dict(attrs), start, self.get_starttag_text() or ""))
+
+    handle_startendtag = handle_starttag
+
+    def handle_data(self, data: str) -> None:
+        if self.tags and self.tags[-1].name in ("script", "style"):
+            self.inline.append((self.tags[-1].name, data))
+
+
+def _is_external(url: str) -> bool:
+    parts = urlsplit(url.strip())
+    return bool(parts.netloc) or parts.scheme not in ("", "data")
+
+
+_CSS_EXTERNAL = re.compile(r"""(?:@import\s*(?:url\()?|url\()\s*['"]?((?:https?:)?//[^'")\s]+)""")
+_JS_EXTERNAL = re.compile(r"""https?://[^\s"'()<>\\]+""")
+
+
+def _set_attribute(tag_text: str, name: str, value: str) -> str:
+    """``tag_text`` with attribute ``name`` set to ``value`` (added before ``>`` if absent)."""
+    pattern = re.compile(rf"""(\s{name}\s*=\s*)(?:"[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
+    quoted = '"' + html.escape(value, quote=True) + '"'
+    if pattern.search(tag_text):
+        return pattern.sub(lambda m: m[1] + quoted, tag_text, count=1)
+    end = -2 if tag_text.endswith("/>") else -1
+    return f"{tag_text[:end]} {name}={quoted}{tag_text[end:]}"
+
+
+def _asv_files(html_dir: Path, suffix: str) -> list[Path]:
+    """asv's own files of one kind: everything but the vendored files and the report copy."""
+    skip = {html_dir / VENDOR_DIR, html_dir / REPORT_DIR}
+    return sorted(
+        p for p in html_dir.rglob(f"*{suffix}") if p.is_file() and not (set(p.parents) & skip)
+    )
+
+
+def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, set[Asset]]:
+    """``page`` loading every known CDN file from ``vendor/``; the assets it referenced.
+
+    Raises DashboardError naming the first external reference it does not know,
+    or a known one whose integrity differs from asv 0.6.6's.
+    """
+    by_url = {a.url: a for a in ASSETS}
+    by_local = {local_path(a): a for a in ASSETS}
+    seen: set[Asset] = set()
+    edits: list[tuple[_Tag, str]] = []
+    parsed = _Tags(page)
+    for tag in parsed.tags:
+        attribute = "href" if tag.name == "link" else "src" if "src" in tag.attrs else None
+        if tag.name in ("a", "area", "base", "form") or attribute is None:
+            continue  # links a person follows, not files the page loads
+        url = (tag.attrs.get(attribute) or "").strip()
+        if url in by_local:  # already vendored by an earlier run
+            asset = by_local[url]
+            expected = integrity(files[url.removeprefix(VENDOR_DIR + "/")])
+            if tag.attrs.get("integrity") != expected:
+                raise DashboardError(
+                    f"{name}: {url} has integrity {tag.attrs.get('integrity')!r}, "
+                    f"the vendored file's is {expected}"
+                )
+            seen.add(asset)
+        elif url in by_url:
+            asset = by_url[url]
+            if tag.attrs.get("integrity") != asset.cdn_integrity:
+                raise DashboardError(
+                    f"{name}: <{tag.name}> {url} has integrity {tag.attrs.get('integrity')!r}, "
+                    f"asv 0.6.6 gives {asset.cdn_integrity}: a new asv page, check it"
+                )
+            new = local_path(asset)
+            text = _set_attribute(tag.text, attribute, new)
+            text = _set_attribute(text, "integrity", integrity(files[new.split("/", 1)[1]]))
+            edits.append((tag, text))
+            seen.add(asset)
+        elif _is_external(url):
+            raise DashboardError(
+                f"{name}: <{tag.name}> loads {url}, an external file jitbench does not vendor"
+            )
+    # What scripts and styles written into the page itself load.
+    for kind, text in parsed.inline + [("style", t.attrs.get("style") or "") for t in parsed.tags]:
+        if kind == "style" and (match := _CSS_EXTERNAL.search(text)):
+            raise DashboardError(f"{name}: a style loads {match[1]}, an external file")
+        if kind == "script" and (match := _JS_EXTERNAL.search(text)):
+            raise DashboardError(f"{name}: an inline script names {match[0]}, an external address")
+    for tag, text in sorted(edits, key=lambda e: e[0].start, reverse=True):
+        assert page[tag.start : tag.start + len(tag.text)] == tag.text, tag
+        page = page[: tag.start] + text + page[tag.start + len(tag.text) :]
+    return page, seen
+
+
+def vendor(html_dir: Path, files: dict[str, bytes]) -> dict[Path, str]:
+    """The new text of every asv page under ``html_dir``; checks everything, writes nothing.
+
+    ``files`` are the vendored files (``vendored_files()``) the pages will load.
+    """
+    pages = _asv_files(html_dir, ".html")
+    if html_dir / "index.html" not in pages:
+        raise DashboardError(f"{html_dir / 'index.html'} missing: run asv publish first")
+    for path in _asv_files(html_dir, ".css"):
+        if match := _CSS_EXTERNAL.search(path.read_text(encoding="utf-8")):
+            raise DashboardError(f"{path}: loads {match[1]}, an external file")
+    for path in _asv_files(html_dir, ".js"):
+        if match := _JS_EXTERNAL.search(path.read_text(encoding="utf-8")):
+            raise DashboardError(f"{path}: names {match[0]}, an external address")
+    rewritten, seen = {}, set()
+    for path in pages:
+        text, found = rewrite_page(path.read_text(encoding="utf-8"), str(path), files)
+        rewritten[path] = text
+        seen |= found
+    missing = [a.url for a in ASSETS if a not in seen]
+    if missing:
+        raise DashboardError(
+            f"{html_dir}: asv's pages no longer load {', '.join(missing)}: a new asv page, check it"
+        )
+    vendor_dir = html_dir / VENDOR_DIR
+    if vendor_dir.exists():
+        unknown = [
+            str(p.relative_to(vendor_dir))
+            for p in vendor_dir.rglob("*")
+            if p.is_file() and p.relative_to(vendor_dir).as_posix() not in files
+        ]
+        if unknown:
+            raise DashboardError(f"{vendor_dir} holds files jitbench did not put there: {unknown}")
+    return rewritten
+
+
+def link_report(report_page: Path) -> str:
+    """The report page's text with a link back to the dashboard at the top of its body."""
+    if not report_page.is_file():
+        raise DashboardError(
+            f"{report_page} missing: the dashboard's header link (project_url) opens it; "
+            "copy jitbench report's folder there first"
+        )
+    text = report_page.read_text(encoding="utf-8")
+    if f'id="{BACK_LINK_ID}"' in text:
+        return text
+    body = re.search(r"<body\b[^>]*>\n?", text, re.IGNORECASE)
+    if body is None:
+        raise DashboardError(f"{report_page} has no <body> tag to put the dashboard link in")
+    return text[: body.end()] + BACK_LINK + "\n" + text[body.end() :]
+
+
+def publish(html_dir: Path, source: Path = VENDOR_SOURCE) -> list[Path]:
+    """Vendor asv's CDN files into ``html_dir`` and link the report; the files written."""
+    html_dir = Path(html_dir)
+    files = vendored_files(source)
+    pages = vendor(html_dir, files)
+    report_page = html_dir / REPORT_DIR / "index.html"
+    report = link_report(report_page)
+    written = []
+    for relative, data in files.items():
+        target = html_dir / VENDOR_DIR / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        written.append(target)
+    for path, text in [*pages.items(), (report_page, report)]:
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    return written
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(
+        prog="python -m jitbench.dashboard",
+        description="Make asv publish's html/ work offline and link it with the jitbench report.",
+    )
+    parser.add_argument("html_dir", nargs="?", type=Path, help="asv's html_dir, after publish")
+    parser.add_argument(
+        "--refresh-vendor",
+        action="store_true",
+        help="download the pinned npm releases again into jitbench/dashboard/vendor/",
+    )
+    args = parser.parse_args(argv)
+    if args.refresh_vendor == (args.html_dir is not None):
+        parser.error("give either HTML_DIR or --refresh-vendor")
+    try:
+        if args.refresh_vendor:
+            refresh_vendor()
+            print(f"{VENDOR_SOURCE}: every pinned file downloaded and verified")
+        else:
+            written = publish(args.html_dir)
+            print(
+                f"{args.html_dir}: {len(ASSETS)} CDN files served from {VENDOR_DIR}/, "
+                f"report linked back ({len(written)} files written)"
+            )
+    except DashboardError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0

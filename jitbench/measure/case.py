@@ -1,0 +1,284 @@
+"""The case runtime: one subject, built and called for each measurement the suite makes.
+
+A :class:`Row` names what an asv row measures, a built-in strategy at a size
+(and shape) or a target, on a device; :meth:`Row.load` makes its
+:class:`~jitbench.subjects.subject.Subject`. Every measurement works on a subject,
+whichever kind it is:
+
+* :class:`Prepared`: an instance called once (compiled); its ``call`` waits for the
+  result, its ``dispatch`` does not. Both are code generated for the subject's call
+  (``obj.calc(y)``, ``model(x)``, ``forward(model, x)``), so what runs per call is the
+  user's call and the wait, nothing of jitbench's (:func:`call_code`);
+* :func:`cold_call` (every in-memory cache cleared), :func:`fresh_code` (a new
+  interpreter), :func:`typical_stages` (trace, lower and compile of cold calls);
+* :func:`jitbench.subjects.scenario.call_after` (the call right after a change) and
+  :func:`hazard_totals` (the audit's totals per row and device).
+
+Every benchmark process serves one device spec and starts from asv's forkserver,
+which imported JAX without starting a backend; resolving the spec
+(:func:`jitbench.devices.resolve`) sets up the host devices it needs first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from jitbench.compiles import block, clear_caches, count_compiles, use_persistent_cache
+from jitbench.devices import Placement, ensure_host_devices, parse_spec, resolve
+from jitbench.errors import DeviceUnavailable, JitbenchError, NoFigure
+from jitbench.strategies import STRATEGIES, get_strategy
+from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape
+from jitbench.subjects.subject import DEFAULT_SIZE, Generated, Subject, subject_of
+from jitbench.targets import load_target, resolve_name
+
+TARGETS_ENV = "JITBENCH_TARGETS"
+_reported: set[str] = set()
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """What a row measures: ``subject``, a built-in strategy at ``size`` and ``shape``, or a
+    target (``package.module:factory``, ``size`` None: it brings its own), on ``device``."""
+
+    subject: str
+    device: str = "cpu"
+    size: int | None = None
+    shape: Shape = DEFAULT_SHAPE
+
+    def load(self) -> Subject:
+        """The subject; NotImplementedError (asv: n/a) where it cannot run here."""
+        if self.subject in STRATEGIES or ":" not in self.subject:  # no target spec: a strategy
+            strategy = get_strategy(self.subject)
+            strategy.check_available()
+            placement = resolve(self.device)
+            return Generated(strategy, placement, self.size or DEFAULT_SIZE, self.shape)
+        _use_device(self.device)
+        reason = target_problems([self.subject]).get(self.subject)
+        if reason is not None:
+            raise JitbenchError(reason)
+        return subject_of(load_target(self.subject))
+
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "shape": dataclasses.asdict(self.shape)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Row:
+        return cls(**{**data, "shape": Shape(**data["shape"])})
+
+
+def _use_device(device: str) -> None:
+    """Make ``device`` JAX's default: a target's factory places its arrays there itself."""
+    import jax
+
+    if parse_spec(device)[1]:
+        raise NotImplementedError(f"a target is measured unsharded; {device!r} does not apply")
+    jax.config.update("jax_default_device", resolve(device).devices[0])
+
+
+def target_specs(declared: Sequence[str] = ()) -> list[str]:
+    """The targets of the grid: ``declared`` then ``JITBENCH_TARGETS``, each once, unimported."""
+    import os
+
+    listed = [s.strip() for s in os.environ.get(TARGETS_ENV, "").split(",")]
+    return list(dict.fromkeys(s.strip() for s in [*declared, *listed] if s.strip()))
+
+
+def target_problems(specs: Sequence[str]) -> dict[str, str]:
+    """Why a target cannot be measured, for each that cannot: imports its module.
+
+    The factory is found but not called (that builds arrays, which starts a JAX
+    backend; asv's discovery must not). Each problem is printed once per process as
+    one line on stderr.
+    """
+    found = {}
+    for spec in specs:
+        try:
+            factory = resolve_name(spec, "target")
+            if not callable(factory):
+                kind = type(factory).__name__
+                raise JitbenchError(f"target {spec!r} is not callable: it is a {kind}")
+        except JitbenchError as exc:
+            found[spec] = f"{exc} (from {TARGETS_ENV} or a benchmark module's declared targets)"
+            if spec not in _reported:
+                _reported.add(spec)
+                print(f"jitbench: error: {found[spec]}", file=sys.stderr, flush=True)
+    return found
+
+
+# --- The call, as code of its own -----------------------------------------------------------
+
+
+def call_code(subject: Subject, obj: Any) -> tuple[str, dict[str, Any]]:
+    """The subject's call on ``obj`` as one expression and the names it reads: what a user
+    writes (``obj.calc(x0)``, ``function(obj, x0, key=k0)``), so that code compiled from it
+    does what the user's loop does and nothing else."""
+    target = subject.target
+    names = {"obj": obj, **{f"x{i}": value for i, value in enumerate(target.inputs)}}
+    args = [f"x{i}" for i in range(len(target.inputs))]
+    if isinstance(target.call, str):
+        return f"obj.{target.call}({', '.join(args)})", names
+    return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}
+
+
+def compiled(source: str, names: dict[str, Any], what: str) -> Any:
+    """``source`` (a module's text defining ``what``) compiled with ``names`` as its globals."""
+    namespace = dict(names)
+    exec(compile(source, f"<jitbench {what}>", "exec"), namespace)
+    return namespace[what]
+
+
+class Prepared:
+    """A new instance of ``subject``, called once (compiled): ``call`` (waits for the
+    result) and ``dispatch`` (does not), each code of its own (see :func:`call_code`)."""
+
+    def __init__(self, subject: Subject, obj: Any = None, seed: int = 0) -> None:
+        self.subject, self.obj = subject, subject.new(seed) if obj is None else obj
+        expr, names = call_code(subject, self.obj)
+        names["block"] = block
+        self.call = compiled(f"def call():\n    return block({expr})\n", names, "call")
+        self.dispatch = compiled(f"def dispatch():\n    return {expr}\n", names, "dispatch")
+        self.call()
+
+
+class Reused(Prepared):
+    """A :class:`Prepared` whose calls hit jit's cache, or NotImplementedError (asv: n/a)
+    for a strategy that compiles on every call: its timing is a compile's, which the
+    trace and compile benchmarks measure, and at depth it takes seconds a sample."""
+
+    def __init__(self, subject: Subject) -> None:
+        super().__init__(subject)
+        with count_compiles() as again:
+            self.call()
+        if again.compiles:
+            raise NotImplementedError(
+                f"{subject.name} compiles on every call: see its trace and compile rows"
+            )
+
+
+def cold_call(subject: Subject) -> Callable[[], Any]:
+    """The first call of a new instance, every in-memory cache cleared: it compiles."""
+    call = subject.call(subject.new())
+    clear_caches()
+    return lambda: block(call())
+
+
+def fresh(row: dict[str, Any]) -> Callable[[], Any]:
+    """In a new interpreter: everything but the first call (the on-disk cache off)."""
+    subject = Row.from_json(row).load()
+    call = subject.call(subject.new())
+    use_persistent_cache(None)
+    return lambda: block(call())
+
+
+def fresh_code(row: Row) -> tuple[str, str]:
+    """(stmt, setup) of asv's ``timeraw_`` for the row's first call in a fresh interpreter;
+    the row is loaded here first, so an unavailable one is n/a without a new process."""
+    row.load()
+    setup = f"from jitbench.measure.case import fresh\nfirst_call = fresh({row.to_json()!r})\n"
+    return "first_call()", setup
+
+
+def host_device_subject(strategy: str, size: int, n_devices: int) -> Subject:
+    """A strategy's call sharded over ``n_devices`` host devices (this process's backend must
+    not exist yet: XLA fixes the host device count when the CPU backend starts)."""
+    ensure_host_devices(n_devices)
+    import jax
+
+    found = jax.devices("cpu")
+    if len(found) != n_devices:
+        raise DeviceUnavailable(
+            f"{n_devices} host devices asked for, the CPU backend has {len(found)}"
+        )
+    chosen = get_strategy(strategy)
+    chosen.check_available()
+    placement = Placement("cpu-sharded", tuple(found), sharded=True)
+    return Generated(chosen, placement, size * n_devices)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stages:
+    """Seconds of one cold first call: its trace, lowering and compile, and the whole call."""
+
+    trace: float
+    lower: float
+    compile: float
+    call: float
+
+    @property
+    def remainder(self) -> float:
+        """The call minus its three stages: dispatch, argument handling, running the program."""
+        return self.call - self.trace - self.lower - self.compile
+
+
+def first_call_stages(subject: Subject) -> Stages:
+    """One cold first call, timed whole and stage by stage (``jax.monitoring`` durations)."""
+    call = cold_call(subject)
+    with count_compiles() as stats:
+        start = time.perf_counter()
+        call()
+        seconds = time.perf_counter() - start
+    return Stages(stats.trace_seconds, stats.lower_seconds, stats.compile_seconds, seconds)
+
+
+STAGE_CALLS = 5
+StageKey = tuple[str, int, str, int]
+
+
+def typical_stages(subject: Subject, calls: int = STAGE_CALLS, warm_up: bool = True) -> Stages:
+    """The median of ``calls`` cold first calls, with that call's own stages.
+
+    One call and its parts, not per-stage medians: those could come from different
+    calls and add up to more than any of them. The uncounted call first makes the
+    process state match the cold-call benchmark's samples: its first sample pays the
+    one-time costs (the process's first compile, the strategy's first use) and its
+    median leaves them out.
+    """
+    if warm_up:
+        first_call_stages(subject)
+    runs = sorted((first_call_stages(subject) for _ in range(calls)), key=lambda r: r.call)
+    return runs[(len(runs) - 1) // 2]
+
+
+def stage_table(
+    strategies: list[str], sizes: list[int], specs: list[str], values: tuple[int, ...] = (1,),
+    calls: int = STAGE_CALLS, axis: str = "n_ops",
+) -> dict[StageKey, Stages]:  # fmt: skip
+    """:func:`typical_stages` of every combination this process can run, keyed (strategy,
+    size, device, value of the shape's ``axis``: ``n_ops`` or ``depth``); one uncounted
+    cold call per strategy first. One process measures them all (asv's ``setup_cache``),
+    so the specs must not need conflicting host-device counts (pass unsharded specs)."""
+    table = {}
+    for spec in specs:
+        for name in strategies:
+            warmed = False
+            for size in sizes:
+                for value in values:
+                    try:
+                        subject = Row(name, spec, size, Shape(**{axis: value})).load()
+                    except NotImplementedError:
+                        continue
+                    table[name, size, spec, value] = typical_stages(subject, calls, not warmed)
+                    warmed = True
+    return table
+
+
+def hazard_totals(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, Any] | NoFigure]:
+    """The audit's totals per (subject, device) this process can serve: an absent device is
+    left out (n/a), a subject whose audit fails maps to why (its rows fail with it)."""
+    from jitbench.subjects.audit import audit_subject
+
+    if any(parse_spec(row.device) == ("cpu", True) for row in rows):
+        ensure_host_devices()  # before the first resolve starts the CPU backend
+    found: dict[tuple[str, str], dict[str, Any] | NoFigure] = {}
+    for row in rows:
+        try:
+            found[row.subject, row.device] = audit_subject(row.load()).totals()
+        except NotImplementedError:
+            continue
+        except JitbenchError as exc:
+            found[row.subject, row.device] = NoFigure(str(exc), failed=True)
+    return found

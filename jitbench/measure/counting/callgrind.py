@@ -1,0 +1,255 @@
+"""Instructions executed by chosen stretches of a Python process, counted by Valgrind's callgrind.
+
+Why callgrind, started and stopped by client requests:
+
+* A time drifts with the machine's load; the instructions a call executes do
+  not. cachegrind counts whole processes, and two identical JAX processes
+  differ by millions of instructions (imports, compiles, XLA's threads),
+  more than the calls measured. Callgrind's client requests
+  (``CALLGRIND_ZERO_STATS``, ``START``/``STOP_INSTRUMENTATION``,
+  ``DUMP_STATS_AT``) count between two points of the program only, and with
+  ``--instr-atstart=no`` the rest of the process (JAX's import, every
+  compile) runs uninstrumented, several times faster. This is how CodSpeed
+  measures (its open-source instrument hooks).
+* ``--toggle-collect=FUNCTION``, the other way to limit what is counted,
+  needs a C function that only the measured stretch enters, and keeps the
+  whole process instrumented (JAX's import under full instrumentation is
+  most of a run's minutes).
+* ``--separate-threads=yes`` writes one count per thread: the thread that
+  calls (Python and JAX's C++ dispatch) is read apart from XLA's worker
+  threads, so what is counted is what a change of the dispatch path moves.
+
+A client request is a machine-code sequence that a C compiler emits from
+``valgrind.h``; jitbench ships no C, so it issues them through CodSpeed's
+compiled hooks in ``pytest-codspeed`` (wheels for CPython 3.9+ on Linux).
+That module is private to pytest-codspeed: it is used here and nowhere else,
+and a release that moves it is one clear error, not a traceback.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import dataclasses
+import os
+import platform
+import re
+import shutil
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jitbench.errors import JitbenchError
+
+HOOKS_MODULE = "pytest_codspeed.instruments.hooks.dist_instrument_hooks"
+HOOKS_PACKAGE = "pytest-codspeed>=5,<6"
+OUT_NAME = "callgrind.out"
+# The options every counting process runs with (see the module docstring):
+# nothing instrumented until the first request, one file per thread and dump,
+# instruction counts only (no per-instruction or jump data to write).
+OPTIONS = (
+    "--tool=callgrind",
+    "--instr-atstart=no",
+    "--separate-threads=yes",
+    "--dump-instr=no",
+    "--collect-jumps=no",
+)
+# The thread Valgrind numbers 1 is the process's main thread: the one that calls.
+CALLING_THREAD = 1
+
+
+def valgrind() -> str | None:
+    """The ``valgrind`` executable on PATH, or None."""
+    return shutil.which("valgrind")
+
+
+def unavailable_reason() -> str | None:
+    """Why this process cannot count (not Linux, no Valgrind, hooks or tcmalloc), or None."""
+    if not sys.platform.startswith("linux"):
+        return f"instruction counts need Valgrind on Linux; this is {sys.platform}"
+    if valgrind() is None:
+        return "valgrind is not on PATH (Debian/Ubuntu: apt-get install valgrind)"
+    try:
+        _hooks()
+        allocator()
+    except JitbenchError as exc:
+        return str(exc)
+    return None
+
+
+def _hooks() -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(HOOKS_MODULE)
+    except ImportError:
+        pass
+    try:
+        importlib.import_module("pytest_codspeed")
+    except ImportError:
+        raise JitbenchError(
+            "instruction counts need CodSpeed's instrument hooks: "
+            f"pip install '{HOOKS_PACKAGE}' (or jitbench[instructions])"
+        ) from None
+    raise JitbenchError(
+        f"this pytest-codspeed has no {HOOKS_MODULE} (moved in a new release?); "
+        f"install {HOOKS_PACKAGE!r}"
+    )
+
+
+# What the counted process's environment fixes so that two runs of the same code execute
+# the same instructions. The hash seed fixes set and dict probes. Memory is the other
+# source: what the calling thread's allocations cost, and where its objects land (jit's
+# C++ cache and CPython's method cache hash some by address), depends on the heap's
+# history, and XLA's worker threads allocate at moments that differ from run to run.
+# * Python's objects come from malloc (PYTHONMALLOC=malloc), not from CPython's arenas,
+#   which are mmaps placed between the threads' mappings at addresses that differ per
+#   process (with them flax_struct_dataclass's dispatch counted 2.0% apart in two
+#   processes: jit's absl hash map probes, _PyType_Lookup).
+# * malloc is gperftools' tcmalloc (LD_PRELOAD), not glibc's. Every cached call makes
+#   aligned allocations (XLA's async values and buffers: aligned operator new,
+#   posix_memalign); glibc 2.36 serves those past its thread cache, by searching the
+#   arena's bins, whose contents depend on the process's history: glibc tuned as far as
+#   its tunables go (thread cache of 65,535 per size, no fastbins, a fixed mmap threshold)
+#   still left counts up to 0.6% apart between processes, call to call within one up to
+#   1.5%. tcmalloc serves aligned and unaligned blocks alike from per-thread size classes:
+#   six strategies in three processes, every count within 0.05%.
+# The price: a count is the call's under tcmalloc, a few percent below what a process with
+# glibc's and CPython's allocators executes (helper_function's cached call: about 50.5k
+# instructions against 58.4k). Counts are compared with counts taken the same way.
+ALLOCATOR_ENV = "JITBENCH_TCMALLOC"
+ALLOCATOR = "tcmalloc_minimal"
+ALLOCATOR_PACKAGE = "libtcmalloc-minimal4"
+DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "PYTHONMALLOC": "malloc"}
+
+
+def allocator() -> str:
+    """The tcmalloc library the counted process preloads: ``JITBENCH_TCMALLOC``, or the system's.
+
+    JitbenchError, one line, where there is none (or the path set does not exist).
+    """
+    chosen = os.environ.get(ALLOCATOR_ENV, "").strip()
+    if chosen:
+        if not Path(chosen).is_file():
+            raise JitbenchError(
+                f"{ALLOCATOR_ENV}={chosen!r} is not a file: set it to a libtcmalloc_minimal.so "
+                "or unset it to use the system's"
+            )
+        return chosen
+    found = ctypes.util.find_library(ALLOCATOR)
+    if found is None:
+        raise JitbenchError(
+            f"instruction counts are taken under tcmalloc, which is not installed "
+            f"(Debian/Ubuntu: apt-get install {ALLOCATOR_PACKAGE}; or set {ALLOCATOR_ENV})"
+        )
+    return found
+
+
+def environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with :data:`DETERMINISTIC_ENV` set and tcmalloc preloaded first (its
+    ``malloc`` is the one the process uses; libraries ``base`` preloads follow)."""
+    preload = " ".join(p for p in (allocator(), base.get("LD_PRELOAD", "").strip()) if p)
+    return {**base, **DETERMINISTIC_ENV, "LD_PRELOAD": preload}
+
+
+def check_allocator(maps: Path = Path("/proc/self/maps")) -> None:
+    """Inside the counted process: JitbenchError unless tcmalloc is loaded (a preload that
+    the loader skipped would leave glibc's malloc counting, silently)."""
+    if ALLOCATOR not in maps.read_text():
+        raise JitbenchError(
+            f"the counting process runs without tcmalloc: LD_PRELOAD="
+            f"{os.environ.get('LD_PRELOAD', '')!r} did not load it"
+        )
+
+
+def command(out_dir: Path, argv: Sequence[str]) -> list[str]:
+    """The command line that runs ``argv`` under callgrind, its files written to ``out_dir``."""
+    exe = valgrind()
+    if exe is None:
+        raise JitbenchError(unavailable_reason() or "valgrind is not on PATH")
+    counted = [exe, *OPTIONS, f"--callgrind-out-file={out_dir / OUT_NAME}.%p", *argv]
+    # Address-space randomisation off where util-linux's setarch can: an object's default
+    # hash is its address, so with addresses that differ per process, dict and set
+    # probes, and with them the counts, would differ between two runs of the same code.
+    setarch = shutil.which("setarch")
+    return [setarch, platform.machine(), "-R", *counted] if setarch else counted
+
+
+class Counter:
+    """Counted stretches of this process; inside callgrind only (:func:`command`).
+
+    Each :meth:`stretch` zeroes the counts, instruments what runs inside it,
+    and dumps the counts under its label: :func:`read_dumps` reads them back.
+    """
+
+    def __init__(self) -> None:
+        self._module = _hooks()
+        self._hooks = self._module.instrument_hooks_init()
+        if self._hooks is None or not self._module.instrument_hooks_is_instrumented(self._hooks):
+            raise JitbenchError("this process is not running under Valgrind: nothing to count")
+        check_allocator()
+
+    def start(self) -> None:
+        """Zero the counts and instrument from here on."""
+        self._module.instrument_hooks_start_benchmark(self._hooks)
+
+    def stop(self, label: str) -> None:
+        """Stop instrumenting and dump the counts since :meth:`start` under ``label``."""
+        self._module.instrument_hooks_stop_benchmark(self._hooks)
+        self._module.instrument_hooks_set_executed_benchmark(
+            self._hooks, os.getpid(), label.encode("ascii")
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Dump:
+    """One dump of one thread: its label (the client request's) and instructions executed."""
+
+    label: str
+    thread: int
+    instructions: int
+
+
+_TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.*)$", re.M)
+_THREAD = re.compile(r"^thread: (\d+)$", re.M)
+_TOTALS = re.compile(r"^totals: (\d+)", re.M)
+# A dump's label and thread are in its header, its total on its last line: a file is read
+# at both ends only (a dump lists every function run, hundreds of kilobytes, and the
+# counting process reads its own dumps while it runs, under Valgrind).
+_HEAD = _TAIL = 4096
+
+
+def read_dumps(out_dir: Path, label: str | None = None) -> Iterator[Dump]:
+    """Every labelled dump callgrind wrote to ``out_dir`` (a dump at exit has no label);
+    with ``label``, that label's only.
+
+    A dump with no instruction counted (``totals`` absent) counts zero; a file
+    callgrind wrote that this cannot read is a JitbenchError naming it.
+    """
+    for path in sorted(out_dir.glob(f"{OUT_NAME}.*")):
+        with path.open("rb") as file:
+            head = file.read(_HEAD).decode(errors="replace")
+            trigger = _TRIGGER.search(head)
+            if trigger is None or (label is not None and trigger[1] != label):
+                continue
+            thread = _THREAD.search(head)
+            if thread is None:
+                raise JitbenchError(f"{path} has no 'thread:' line: not written with {OPTIONS[2]}")
+            file.seek(max(0, path.stat().st_size - _TAIL))
+            totals = _TOTALS.search(file.read().decode(errors="replace"))
+        yield Dump(trigger[1], int(thread[1]), int(totals[1]) if totals else 0)
+
+
+def main() -> int:
+    """``python -m jitbench.measure.counting.callgrind``: whether counting can run here, in
+    one line; exit 2 if not."""
+    reason = unavailable_reason()
+    if reason is not None:
+        print(f"jitbench: error: {reason}", file=sys.stderr)
+        return 2
+    print(f"instruction counts: {valgrind()} with {HOOKS_MODULE}, malloc from {allocator()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

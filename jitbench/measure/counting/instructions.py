@@ -1,0 +1,231 @@
+"""Instructions per cached call and per dispatch, counted in one Valgrind process for many rows.
+
+A row is any subject on a device (a built-in strategy at a size, or a target):
+the object the timed benchmarks build (:class:`jitbench.measure.case.Prepared`),
+called the same two ways, waiting for the result and not. :func:`count_rows`
+starts one Python under callgrind (:mod:`.callgrind`) that runs the worker
+(:mod:`.worker`) over every row: the interpreter's start and JAX's import under
+Valgrind are most of a run's cost, so they are paid once.
+
+Per row and kind of call, uncounted calls come first (compile, then enough calls
+that CPython's adaptive interpreter has specialised the loop), then two counted
+stretches of ``SHORT`` and ``LONG`` calls (fewer for a dear call); the count per
+call is their difference over the difference of calls, so what starting and
+stopping a stretch costs cancels out. How many calls each takes is decided by
+counts too, from one counted probe call, never by a clock. A row whose calls
+compile (``jit_per_call``) is n/a. The calling thread is counted (Python and
+JAX's C++ dispatch); XLA's worker threads apart (``other_threads``). Python's
+cyclic garbage collector is off inside a stretch.
+
+JAX's asynchronous CPU dispatch is off in the counting process
+(``jax_cpu_enable_async_dispatch``). Under Valgrind one thread runs at a
+time, and with it on, whether the calling thread finds XLA's worker done
+and runs a program itself depends on Valgrind's scheduler: the same
+dispatch counted up to 10% apart in two processes. With it off the calling
+thread runs every program itself, the same way each time; what is counted
+is the dispatch path plus the program's own run on that thread (small at
+the sizes counted), and ``dispatch`` differs from ``call`` by the wait.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jitbench.errors import JitbenchError, NoFigure
+from jitbench.measure.counting import callgrind
+
+if TYPE_CHECKING:
+    from jitbench.measure.case import Row as CaseRow
+
+OPT_IN_ENV = "JITBENCH_INSTRUCTIONS"
+# The unit of the counts in asv's results: jitbench compare judges these without samples.
+COUNT_UNIT = "instructions"
+KINDS = ("call", "dispatch")
+WARM_UP = 200
+SHORT = 100
+LONG = 300
+# Instructions (of the calling thread) that the warm-up or the longer stretch may take at
+# most: a minute under Valgrind. The suite's cached calls are under 1/LONG of it (a million
+# instructions at most); a dearer call gets fewer calls.
+BUDGET = 1_000_000_000
+# A call that compiles (every call, for jit_per_call) has no cached call to count: its count
+# would be a compile's, which moves by several percent from one compile to the next.
+COMPILES_REASON = "it compiles on every call: a count would be a compile's (see the compile rows)"
+# Seconds one counting process may take (JAX's import alone is ~20 s under Valgrind).
+TIMEOUT_S = 1800
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """What to count: a strategy at a size, or a target (``size`` None), on a device.
+
+    ``slowdown`` (a fraction) plants work in each call, sized by counts in the
+    counting process so that the call's count grows by that fraction
+    (:func:`_calibrate`): the canary of counts, a regression of known size. The
+    ``canary`` strategy gets ``JITBENCH_CANARY_SLOWDOWN`` this way. ``twin``
+    counts the strategy's hand-written twin (:mod:`jitbench.strategies.twins`) on the
+    generated instance's own arrays, as ``jitbench validate``'s fidelity does.
+    ``calibrated`` runs a slowed row's calibration first and plants nothing:
+    the unslowed row a slowed one is judged against, with the same calls
+    before its count (a count moves a little with what its process ran before).
+    """
+
+    subject: str
+    device: str = "cpu"
+    size: int | None = None
+    slowdown: float = 0.0
+    twin: bool = False
+    calibrated: bool = False
+
+    @property
+    def case(self) -> Row:
+        """The row as the case runtime names it (what is built and called)."""
+        from jitbench.measure.case import Row as CaseRow
+
+        return CaseRow(self.subject, self.device, self.size)
+
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    """Instructions per call of one row: the calling thread's, and the other threads'."""
+
+    call: float
+    dispatch: float
+    other_threads: dict[str, float]
+
+
+def opted_in() -> bool:
+    """Whether ``JITBENCH_INSTRUCTIONS=1``: the asv family counts only when asked (minutes)."""
+    return os.environ.get(OPT_IN_ENV, "").strip() == "1"
+
+
+def opt_in_reason() -> str:
+    return (
+        f"instruction counts are opt-in (Valgrind, minutes): nox -s instructions, "
+        f"or {OPT_IN_ENV}=1 asv run -b Instructions"
+    )
+
+
+def counted(row: CaseRow) -> Row:
+    """What to count of an asv row (a strategy's, or a target's, whose ``size`` is None).
+
+    The canary (``JITBENCH_PLUGINS=jitbench.strategies.canary``) gets this process's
+    ``JITBENCH_CANARY_SLOWDOWN``, which the counting process sizes by counts.
+    """
+    canary = sys.modules.get("jitbench.strategies.canary")  # imported only where registered
+    slowdown = canary.slowdown_from_env() if canary and row.subject == canary.NAME else 0.0
+    return Row(row.subject, row.device, row.size, slowdown=slowdown)
+
+
+Table = dict[Row, Counts | NoFigure] | NoFigure
+
+
+def table(rows: Sequence[Row]) -> Table:
+    """The counts of ``rows`` for an asv ``setup_cache``, or the one reason none are counted.
+
+    Counting only when opted in (:func:`opted_in`); where it cannot run here
+    the reason is printed once, as one line, and each row is n/a with it.
+    """
+    if not opted_in():
+        return NoFigure(opt_in_reason())
+    try:
+        return dict(zip(rows, count_rows(rows), strict=True))
+    except NotImplementedError as exc:
+        print(f"jitbench: {exc}", file=sys.stderr, flush=True)
+        return NoFigure(str(exc))
+
+
+def lookup(counted: Table, row: Row) -> Counts:
+    """One row's counts from :func:`table`; NotImplementedError (asv: n/a) with the reason."""
+    if isinstance(counted, NoFigure):
+        counted.throw()
+    entry = counted.get(row, NoFigure(f"{row.subject} on {row.device} was not counted"))
+    if isinstance(entry, NoFigure):
+        entry.throw()
+    return entry
+
+
+def count_rows(
+    rows: Sequence[Row], *, timeout: float = TIMEOUT_S, env: Mapping[str, str] | None = None
+) -> list[Counts | NoFigure]:
+    """For each row (in order) its :class:`Counts`, or why it has none (n/a here, or its error).
+
+    One Valgrind process counts every row. Raises NotImplementedError with the
+    reason where counting cannot run here (no Valgrind, no hooks), and
+    JitbenchError when the process fails. ``env`` adds to this process's
+    environment (e.g. ``JITBENCH_PLUGINS`` for a plugin's rows).
+    """
+    reason = callgrind.unavailable_reason()
+    if reason is not None:
+        raise NotImplementedError(reason)
+    with tempfile.TemporaryDirectory(prefix="jitbench-callgrind-") as tmp:
+        folder = Path(tmp)
+        plan = folder / "plan.json"
+        plan.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
+        argv = [
+            sys.executable,
+            "-m",
+            "jitbench.measure.counting.worker",
+            str(plan),
+            str(folder / "out.json"),
+        ]
+        env = callgrind.environment({**os.environ, **(env or {})})
+        # The canary's slowdown is the rows' (sized by counts), not a timed calibration's.
+        for name in (OPT_IN_ENV, "JITBENCH_CANARY_SLOWDOWN"):
+            env.pop(name, None)
+        try:
+            done = subprocess.run(
+                callgrind.command(folder, argv), env=env, capture_output=True, text=True,
+                timeout=timeout, check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise JitbenchError(
+                f"counting {len(rows)} rows under Valgrind took over {timeout} s"
+            ) from None
+        if done.returncode != 0:
+            # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
+            own = [line for line in done.stderr.splitlines() if not line.startswith("==")]
+            tail = " | ".join(line.strip() for line in own[-3:] if line.strip())
+            raise JitbenchError(f"the counting process exited {done.returncode}: {tail}")
+        outcomes = json.loads((folder / "out.json").read_text())
+        dumps = list(callgrind.read_dumps(folder))
+    return [_counts(i, outcomes[i], dumps) for i in range(len(rows))]
+
+
+def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int], thread: int) -> float:
+    """One thread's instructions per call from the two stretches counted under ``label``.
+
+    A thread that ran in one stretch only (an XLA worker) counted 0 in the other.
+    """
+    few, many = (
+        sum(d.instructions for d in dumps if d.thread == thread and d.label == f"{label}:{calls}")
+        for calls in used
+    )
+    return (many - few) / (used[1] - used[0])
+
+
+def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | NoFigure:
+    """A row's counts per call from its dumps; ``outcome`` is the worker's (calls or why not)."""
+    missing = NoFigure.from_json(outcome)
+    if missing is not None:
+        return missing
+    main, others = {}, {}
+    for kind in KINDS:
+        label = f"{index}:{kind}"
+        stretches = {f"{label}:{n}" for n in outcome[kind]}
+        threads = {d.thread for d in dumps if d.label in stretches}
+        if callgrind.CALLING_THREAD not in threads:
+            raise JitbenchError(f"callgrind wrote no count of row {index} ({kind})")
+        main[kind] = _per_call(dumps, label, outcome[kind], callgrind.CALLING_THREAD)
+        others[kind] = sum(
+            _per_call(dumps, label, outcome[kind], t) for t in threads - {callgrind.CALLING_THREAD}
+        )
+    return Counts(main["call"], main["dispatch"], others)

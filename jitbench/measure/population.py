@@ -1,0 +1,268 @@
+"""Many live instances of one strategy: what a process holding a population pays.
+
+An ensemble, a population, one object per particle: ``n`` instances of a
+strategy, each built and called once (compiled), all kept alive. Some
+strategies keep state per instance in jit's caches: a wrapper per instance
+(``bound_method_jit``, ``nnx_jit_partial``), a cache entry per instance
+(``static_self_id_hash``, which also keeps them alive: jax issue 16226), an
+executable per instance (``aot_compiled``). jax issue 39078 reports that once
+8,192 jitted functions with explicit attributes are alive, every jit created
+afterwards loses its C++ fast path, process-wide (dispatch 10-40x slower,
+results still right). So a population is measured two ways: a cached call of
+its first instance, and a cached call of a jitted function created after it
+(:func:`after_jit`). Whether a call took the fast path is counted, not timed
+(:func:`python_calls`): the C++ path enters no Python function, the Python
+fallback does, on every call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import timeit
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jitbench.compiles import block, use_persistent_cache
+from jitbench.errors import JitbenchError, NoFigure
+from jitbench.measure.case import Prepared, Row
+from jitbench.subjects.subject import Subject
+from jitbench.suite import catalog
+
+# The populations of the asv family: one, a hundred, and past the 8,192 live jitted
+# functions of jax issue 39078.
+INSTANCE_COUNTS = (1, 100, 10_000)
+OPT_IN_ENV = "JITBENCH_INSTANCES"
+
+
+# The figures one process measures of one population (see measure()), named as the
+# benchmarks that record them.
+FIGURES = tuple(catalog.POPULATION)
+# The figures that are no seconds, and their units.
+UNITS = {"after_jit_python_calls": "calls", "peak_rss": "bytes", "kept_alive": "instances"}
+# Seconds one population's process may take (10,000 instances that each compile).
+TIMEOUT_S = 3600
+
+
+def opted_in(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``JITBENCH_INSTANCES=1``: building 10,000 compiled instances takes minutes."""
+    return (environ if environ is not None else os.environ).get(OPT_IN_ENV, "").strip() == "1"
+
+
+def opt_in_reason() -> str:
+    return (
+        "many live instances are opt-in (a compile per instance for several strategies, "
+        f"minutes): nox -s instances, or {OPT_IN_ENV}=1 asv run -b Population"
+    )
+
+
+def _after(y: Any) -> Any:
+    return y * 2.0 + 1.0
+
+
+def after_jit() -> Callable[[Any], Any]:
+    """A jitted function created now: a new jit object, as user code jits after a population."""
+    import jax
+
+    return jax.jit(lambda y: _after(y))
+
+
+class Population:
+    """``n`` instances of ``case``, each called once and kept; and a jit made after them.
+
+    ``first`` calls instance 0; ``after`` calls :func:`after_jit`'s function,
+    created and compiled once the population exists.
+    """
+
+    def __init__(self, subject: Subject, n: int) -> None:
+        if n < 1:
+            raise JitbenchError(f"a population needs at least one instance, got {n}")
+        self.members = [Prepared(subject, seed=seed) for seed in range(n)]
+        first = self.members[0]
+        self.first, self.first_dispatch = first.call, first.dispatch
+        # An array argument for the jit made after the population: the subject's own input.
+        self.y = next(iter(subject.target.inputs), None)
+        if self.y is None:
+            import jax.numpy as jnp
+
+            self.y = jnp.ones(8)
+        self.after_function = after_jit()
+        block(self.after_function(self.y))
+
+    def after(self) -> Any:
+        """A cached call of the jitted function created after the population."""
+        return block(self.after_function(self.y))
+
+    def after_dispatch(self) -> Any:
+        return self.after_function(self.y)
+
+    def kept_alive(self) -> int:
+        """How many instances outlive the population once it lets go of them.
+
+        Weak references to every instance, then the population's references
+        dropped and the cyclic collector run: what is still alive is held by
+        something else (jit's caches, for a static ``self`` hashed by id).
+        """
+        refs = [weakref.ref(member.obj) for member in self.members]
+        self.members.clear()
+        self.first = self.first_dispatch = None  # type: ignore[assignment]
+        gc.collect()
+        return sum(ref() is not None for ref in refs)
+
+
+def python_calls(function: Callable[..., Any], *args: Any, calls: int = 10) -> float:
+    """Python functions entered per call of ``function(*args)`` (after one call to warm it).
+
+    jit's C++ fast path enters none for an array argument; a call that falls
+    back to Python (a cache miss, or a lost fast path) enters several every
+    time. A count, not a time: it does not move with the machine's load.
+    """
+    function(*args)
+    entered = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal entered
+        if event == "call":
+            entered += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        for _ in range(calls):
+            function(*args)
+    finally:
+        sys.setprofile(previous)
+    return entered / calls
+
+
+def _seconds_per_call(call: Callable[[], Any], number: int = 200, repeat: int = 7) -> float:
+    """The median over ``repeat`` timeit loops of ``number`` calls, per call."""
+    import statistics
+
+    return statistics.median(timeit.repeat(call, number=number, repeat=repeat)) / number
+
+
+def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
+    """Every figure of :data:`FIGURES` for ``n`` live instances, in this process.
+
+    Build with JAX's on-disk compilation cache (a temporary folder): an
+    instance that compiles what an earlier one compiled loads the executable
+    instead, so 10,000 instances take a minute, not an hour of compiles; what
+    is measured afterwards, the live population, is the same. Times are
+    seconds per call; ``after_jit_python_calls`` is :func:`python_calls` of the
+    jit created after the population; ``kept_alive`` comes last (it lets the
+    population go).
+    """
+    subject = Row(strategy, device, size).load()
+    with tempfile.TemporaryDirectory(prefix="jitbench-population-") as folder:
+        use_persistent_cache(folder)
+        start = timeit.default_timer()
+        population = Population(subject, n)
+        build = timeit.default_timer() - start
+        use_persistent_cache(None)
+    figures = {
+        "first_call": _seconds_per_call(population.first),
+        "first_call_dispatch": _seconds_per_call(population.first_dispatch),
+        "after_jit_call": _seconds_per_call(population.after),
+        "after_jit_dispatch": _seconds_per_call(population.after_dispatch),
+        "after_jit_python_calls": python_calls(population.after_function, population.y),
+        "build_seconds": build,
+        # ru_maxrss is in KiB on Linux: the process's peak, population included.
+        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0,
+    }
+    figures["kept_alive"] = population.kept_alive()
+    return figures
+
+
+@dataclasses.dataclass(frozen=True)
+class Store:
+    """Where a run's populations are kept once measured: one JSON file per population.
+
+    asv's ``setup_cache`` runs once per class, before any row and without the
+    rows ``asv run -b`` chose, so it only makes the folder; each population is
+    measured when its first figure is asked for (:func:`lookup`) and read back
+    from its file for the others. A run measures only the rows it selects.
+    """
+
+    folder: str
+
+    def path(self, strategy: str, n: int, device: str, size: int) -> Path:
+        return Path(self.folder) / f"{strategy}-{n}-{device}-{size}.json"
+
+
+def store() -> Store | NoFigure:
+    """A new :class:`Store` (in the system's temporary folder), or, when not opted in
+    (:func:`opted_in`), the one reason no population is measured."""
+    if not opted_in():
+        return NoFigure(opt_in_reason())
+    return Store(tempfile.mkdtemp(prefix="jitbench-populations-"))
+
+
+def _measured(strategy: str, n: int, device: str, size: int) -> dict[str, Any]:
+    """One population's figures from a fresh process, or why there are none."""
+    argv = [
+        sys.executable,
+        "-m",
+        "jitbench.measure.population",
+        strategy,
+        str(n),
+        device,
+        str(size),
+    ]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return NoFigure(f"{n} instances of {strategy} took over {TIMEOUT_S} s", True).to_json()
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        tail = " | ".join(done.stderr.strip().splitlines()[-2:])
+        return NoFigure(f"the process exited {done.returncode}: {tail}", True).to_json()
+    return json.loads(lines[-1])
+
+
+def lookup(
+    found: Store | NoFigure, strategy: str, n: int, device: str, size: int
+) -> dict[str, float]:
+    """The figures of one population, measured on first use (one process at a time, as
+    asv runs its benchmarks); NotImplementedError (asv: n/a) or JitbenchError if none."""
+    if isinstance(found, NoFigure):
+        found.throw()
+    path = found.path(strategy, n, device, size)
+    if path.exists():
+        entry = json.loads(path.read_text())
+    else:
+        entry = _measured(strategy, n, device, size)
+        path.write_text(json.dumps(entry))
+    missing = NoFigure.from_json(entry)
+    if missing is not None:
+        missing.throw()
+    return entry
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m jitbench.measure.population STRATEGY N DEVICE SIZE``: one population's
+    figures, as JSON."""
+    parser = argparse.ArgumentParser(prog="python -m jitbench.measure.population")
+    parser.add_argument("strategy")
+    parser.add_argument("n", type=int)
+    parser.add_argument("device")
+    parser.add_argument("size", type=int)
+    args = parser.parse_args(argv)
+    try:
+        result: Any = measure(args.strategy, args.n, args.device, args.size)
+    except (NotImplementedError, JitbenchError) as exc:
+        result = NoFigure.of(exc).to_json()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""``jitbench time``: any subject's call timed the way the suite times it.
+
+One function, :func:`time_subject`, for a user's object and a built-in strategy,
+with the case runtime's objects (:mod:`jitbench.measure.case`):
+
+* **cold**: every sample is one first call of a new instance after every in-memory
+  cache was cleared (:func:`~jitbench.measure.case.cold_call`); one uncounted cold
+  call first pays the process's one-time costs;
+* **cached** and **dispatch**: ``timeit`` loops of ``number`` calls of
+  :class:`~jitbench.measure.case.Prepared`'s code (waiting for the result, or not);
+* **after each change**: the call right after each change of the audit's scenario,
+  every step played from cold caches, the median of ``after_runs`` runs; each step
+  keeps its outcome (a stale result or an error is marked, with why).
+
+Figures are seconds per call: the median and the quartiles of the samples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+from jitbench.compiles import clear_caches
+from jitbench.errors import JitbenchError
+from jitbench.measure.case import Prepared, cold_call
+from jitbench.subjects.scenario import Play, outcome_of, replay
+from jitbench.subjects.subject import Subject
+from jitbench.targets import fields as fieldlib
+
+REPEAT = 7
+COLD_CALLS = 5
+AFTER_RUNS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class Spread:
+    """Seconds per call over the samples: median and quartiles."""
+
+    median: float
+    q1: float
+    q3: float
+    samples: int
+    number: int = 1
+
+    @classmethod
+    def of(cls, per_call: list[float], number: int = 1) -> Spread:
+        if len(per_call) == 1:
+            (only,) = per_call
+            return cls(only, only, only, 1, number)
+        q1, median, q3 = statistics.quantiles(per_call, n=4, method="inclusive")
+        return cls(median, q1, q3, len(per_call), number)
+
+
+@dataclasses.dataclass(frozen=True)
+class AfterChange:
+    """The call right after one step of the scenario: its field and how it was changed,
+    its seconds, and its outcome (``error``: why it is stale, n/a or raised)."""
+
+    step: str
+    field: str
+    how: str
+    seconds: Spread
+    outcome: str = "correct"
+    error: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Timings:
+    """What one subject's call costs: cold, cached, dispatch, and right after each change."""
+
+    target: str
+    device: str
+    cold: Spread
+    cold_on: str
+    cached: Spread
+    dispatch: Spread
+    after_change: tuple[AfterChange, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _sample(call: Callable[[], Any], repeat: int, number: int | None) -> Spread:
+    timer = timeit.Timer(call)
+    if number is None:
+        number, _ = timer.autorange()
+    return Spread.of([seconds / number for seconds in timer.repeat(repeat, number)], number)
+
+
+def _cold(subject: Subject, calls: int) -> tuple[Spread, str]:
+    seconds = []
+    for _ in range(calls + 1):  # the first pays the process's one-time costs: not counted
+        call = cold_call(subject)
+        start = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - start)
+    fresh = getattr(subject.target, "factory", None) is not None
+    on = "a new instance from the factory" if fresh else "a copy of the object, caches cleared"
+    return Spread.of(seconds[1:]), on
+
+
+def _after_changes(
+    subject: Subject, runs: int, played: list[fieldlib.Field]
+) -> tuple[AfterChange, ...]:
+    """Every step's call timed, the scenario played ``runs`` times from cold caches."""
+    steps: list[tuple[str, str, str, str, str]] = []
+    seconds: list[list[float]] = []
+    for _ in range(runs):
+        clear_caches()
+        play = Play(subject, played)
+        done: list[float] = []
+
+        def visit(name: str, play: Play = play, done: list[float] = done) -> str:
+            start = time.perf_counter()
+            _, outcome, error = outcome_of(play)
+            done.append(time.perf_counter() - start)
+            if len(steps) < len(done):
+                steps.append((name, *play.changed[-1], outcome, error))
+            return outcome
+
+        replay(play, visit)
+        seconds.append(done)
+    clear_caches()
+    return tuple(
+        AfterChange(name, field, how, Spread.of(list(times)), outcome, error)
+        for (name, field, how, outcome, error), *times in zip(steps, *seconds, strict=True)
+    )
+
+
+def time_subject(
+    subject: Subject,
+    *,
+    repeat: int = REPEAT,
+    number: int | None = None,
+    cold_calls: int = COLD_CALLS,
+    after_runs: int = AFTER_RUNS,
+    fields: str | None = None,
+    arrays: int = fieldlib.DEFAULT_ARRAYS,
+) -> Timings:
+    """Time ``subject``'s call: cold, cached, dispatch and after each change (see module).
+
+    ``number`` calls per cached sample (None: timeit's autorange picks it);
+    ``fields``/``arrays`` choose the changes as :func:`jitbench.audit_object` does.
+    A first call that raises is a JitbenchError naming the subject.
+    """
+    from jitbench.subjects.subject import error_text
+
+    try:
+        prepared = Prepared(subject)
+    except Exception as exc:
+        raise JitbenchError(
+            f"the first call of target {subject.name!r} raises: {error_text(exc)}"
+        ) from None
+    cached = _sample(prepared.call, repeat, number)
+    dispatch = _sample(prepared.dispatch, repeat, number)
+    prepared.call()
+    played, _ = fieldlib.choose(subject.fields(prepared.obj)[0], fields, arrays)
+    del prepared
+    cold, cold_on = _cold(subject, cold_calls)
+    after = _after_changes(subject, after_runs, played)
+    return Timings(subject.name, subject.device, cold, cold_on, cached, dispatch, after)

@@ -1,0 +1,98 @@
+"""The one computation every strategy jits, as source text, and its NumPy reference.
+
+Every generated class's method body is :func:`render_body` for its fields, so a
+difference between strategies is a difference in *how* the method is jitted,
+never in *what* it computes. The body is rendered as straight-line code, the
+way a user writes it, so that no loop over fields runs at call time.
+
+The body makes every input show in the result, which is what lets the audit
+detect stale results:
+
+* the arrays are summed into ``x`` and enter as ``x * y``;
+* ``n_ops - 1`` further elementwise stages ``cos(acc) + x`` grow the traced
+  program (trace and compile cost) while keeping ``x`` in the result and the
+  values bounded;
+* each static field ``s`` picks the program's shape: odd values multiply by
+  ``y`` again, even ones do not, and every value is added as a constant, so
+  two different values always give two different programs and results.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+# A nested shape's layer: two arrays and a flag (see jitbench.strategies.codegen.Shape.depth).
+LAYER_FIELDS = ("weight", "bias", "act")
+
+
+def render_body(
+    arrays: Sequence[str], statics: Sequence[str], n_ops: int, *, y: str = "y", xp: str = "jnp"
+) -> list[str]:
+    """Lines of the method body, ending in ``return``, for the given field expressions."""
+    if len(arrays) == 1 and n_ops == 1:
+        lines, x = [], arrays[0]
+    else:
+        lines, x = [f"x = {' + '.join(arrays)}"], "x"
+    lines.append(f"acc = {x} * {y}")
+    lines += [f"acc = {xp}.cos(acc) + x"] * (n_ops - 1)
+    lines += [f"acc = acc * {y} + {s} if {s} % 2 else acc + {s}" for s in statics]
+    lines.append("return acc")
+    return lines
+
+
+def layer_step(weight: str, bias: str, act: str, *, xp: str = "jnp") -> list[str]:
+    """Lines of one layer's computation of ``y``: an affine step, then ``tanh`` where the
+    flag is set. The flag picks the program (two values, two programs); ``tanh`` keeps
+    the values bounded however deep the layers go."""
+    return [f"y = {weight} * y + {bias}", f"y = {xp}.tanh(y) if {act} else y"]
+
+
+def reference_layers(layers: Sequence[tuple[Any, Any, bool]], y: Any) -> np.ndarray:
+    """The expected result of a nested shape's call: the layers' (weight, bias, act) in
+    order, computed with NumPy in float64 from host copies."""
+    step = _layer_function()
+    out = np.asarray(y, dtype=np.float64)
+    for weight, bias, act in layers:
+        host = (np.asarray(a, dtype=np.float64) for a in (weight, bias))
+        out = step(np, *host, bool(act), out)
+    return out
+
+
+@functools.cache
+def _layer_function() -> Any:
+    """:func:`layer_step` as a function of ``(xp, weight, bias, act, y)``."""
+    lines = layer_step("weight", "bias", "act", xp="xp")
+    source = "def step(xp, weight, bias, act, y):\n"
+    source += "".join(f"    {line}\n" for line in [*lines, "return y"])
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<jitbench layer step>", "exec"), namespace)
+    return namespace["step"]
+
+
+@functools.cache
+def _compiled(n_arrays: int, n_static: int, n_ops: int) -> Any:
+    arrays = [f"a{i}" for i in range(n_arrays)]
+    statics = [f"s{i}" for i in range(n_static)]
+    body = render_body(arrays, statics, n_ops, xp="xp")
+    source = f"def compute({', '.join(['xp', *arrays, *statics, 'y'])}):\n"
+    source += "".join(f"    {line}\n" for line in body)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<jitbench compute {n_arrays}a{n_static}s{n_ops}ops>", "exec"), namespace)
+    return namespace["compute"]
+
+
+def compute(xp: Any, arrays: Sequence[Any], statics: Sequence[int], y: Any, n_ops: int) -> Any:
+    """Evaluate the rendered body with the array module ``xp`` (``jax.numpy`` or NumPy)."""
+    return _compiled(len(arrays), len(statics), n_ops)(xp, *arrays, *statics, y)
+
+
+def reference_calc(
+    arrays: Sequence[Any], statics: Sequence[int], y: Any, n_ops: int = 1
+) -> np.ndarray:
+    """The expected result, computed with NumPy in float64 from host copies."""
+    host = [np.asarray(a, dtype=np.float64) for a in arrays]
+    return compute(np, host, [int(s) for s in statics], np.asarray(y, dtype=np.float64), n_ops)

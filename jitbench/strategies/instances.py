@@ -1,0 +1,78 @@
+"""Ready-to-call instances of the generated classes, with their data on a device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jitbench.devices import Placement
+from jitbench.errors import JitbenchError
+from jitbench.strategies import Strategy
+from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, layer_class
+from jitbench.strategies.computation import LAYER_FIELDS
+
+DTYPES = ("float32", "float64", "bfloat16", "float16")
+DEFAULT_STATIC = 1
+
+
+def check_size(size: Any) -> int:
+    """``size`` as an int, or JitbenchError when it is not a positive integer."""
+    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
+        raise JitbenchError(f"size must be a positive integer, got {size!r}")
+    return int(size)
+
+
+def random_array(
+    placement: Placement, shape: tuple[int, ...], rng: np.random.Generator, dtype: str = "float32"
+) -> Any:
+    """An array of standard-normal values placed for ``placement``."""
+    if dtype not in DTYPES:
+        raise JitbenchError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
+    import jax.numpy as jnp
+
+    return placement.put(rng.standard_normal(shape).astype(jnp.dtype(dtype)))
+
+
+def make_instance(
+    strategy: Strategy,
+    size: int,
+    placement: Placement,
+    shape: Shape = DEFAULT_SHAPE,
+    *,
+    dtype: str = "float32",
+    seed: int = 0,
+    statics: int = DEFAULT_STATIC,
+    probe: bool = False,
+) -> tuple[Any, Any]:
+    """An instance with ``shape.n_arrays`` arrays of ``size`` elements, and its ``y``.
+
+    Sharded placements round ``size`` up to a multiple of the device count;
+    read the real length from ``y.shape``. Every static field starts at ``statics``.
+    A nested shape gets ``shape.depth`` layers of the generated module's ``Layer``,
+    each with a weight and a bias of ``size`` elements and its flag set.
+    ``probe`` builds the probed class (see :func:`jitbench.strategies.codegen.make_class`).
+    """
+    size = check_size(size)
+    cls = strategy.make_class(shape, probe=probe)
+    length = placement.round_size(size)
+    rng = np.random.default_rng(seed)
+    fields: dict[str, Any] = {
+        name: random_array(placement, (length,), rng, dtype) for name in shape.array_fields
+    }
+    fields.update(dict.fromkeys(shape.static_fields, statics))
+    if shape.depth:
+        layer = layer_class(cls)
+        weight, bias, act = LAYER_FIELDS
+        fields["layers"] = [
+            layer(
+                **{
+                    weight: random_array(placement, (length,), rng, dtype),
+                    bias: random_array(placement, (length,), rng, dtype),
+                    act: True,
+                }
+            )
+            for _ in range(shape.depth)
+        ]
+    y = random_array(placement, (length,), rng, dtype)
+    return cls(**fields), y

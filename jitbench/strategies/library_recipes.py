@@ -1,0 +1,247 @@
+"""The built-in strategies of equinox and flax (struct, nnx and its fast paths), as their
+users write them; the plain JAX ones are in :mod:`jitbench.strategies.recipes`."""
+
+from __future__ import annotations
+
+from jitbench.strategies.codegen import Template
+
+EQUINOX_FILTER_JIT = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+{layer}class EquinoxFilterJit(eqx.Module):
+    {fields}
+
+    @eqx.filter_jit
+    def calc(self, y):
+        {method_body}
+"""
+
+
+EQUINOX_MODULE_JAX_JIT = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+{layer}class EquinoxModuleJaxJit(eqx.Module):
+    {fields}
+
+    @jax.jit
+    def calc(self, y):
+        {method_body}
+"""
+
+
+FLAX_STRUCT_DATACLASS = """
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+
+{layer}@struct.dataclass
+class FlaxStructDataclass:
+    {fields}
+
+    @jax.jit
+    def calc(self, y):
+        {method_body}
+"""
+
+
+FLAX_NNX_JIT = """
+import jax.numpy as jnp
+from flax import nnx
+
+
+{layer}class FlaxNnxJit(nnx.Module):
+    def __init__(self, {params}):
+        {init}
+
+    @nnx.jit
+    def calc(self, y):
+        {method_body}
+"""
+
+
+EQUINOX_LAYER = """
+class Layer(eqx.Module):
+    {weight}: jax.Array
+    {bias}: jax.Array
+    {act}: bool = eqx.field(static=True)
+
+    def __call__(self, y):
+        {layer_step}
+"""
+
+
+FLAX_STRUCT_LAYER = """
+@struct.dataclass
+class Layer:
+    {weight}: jax.Array
+    {bias}: jax.Array
+    {act}: bool = struct.field(pytree_node=False)
+
+    def __call__(self, y):
+        {layer_step}
+"""
+
+
+NNX_LAYER = """
+class Layer(nnx.Module):
+    def __init__(self, {weight}, {bias}, {act}):
+        self.{weight} = nnx.Param({weight})
+        self.{bias} = nnx.Param({bias})
+        self.{act} = {act}
+
+    def __call__(self, y):
+        {layer_step}
+"""
+
+
+# flax's performance guide: nnx.cached_partial caches the graph traversal of
+# the module for a jitted function; the arrays are Variables the partial's copy
+# shares with the module.
+NNX_CACHED_PARTIAL = """
+import jax.numpy as jnp
+from flax import nnx
+
+
+{layer}class Model(nnx.Module):
+    def __init__(self, {params}):
+        {param_init}
+
+    @nnx.jit
+    def calc(self, y):
+        {model_body}
+
+
+class NnxCachedPartial:
+    def __init__(self, {params}):
+        self.model = Model({params})
+        self.calc = nnx.cached_partial(Model.calc, self.model)
+"""
+
+# flax's performance guide: split the module once, jit a plain function of
+# (graphdef, state) that merges it back inside the trace.
+NNX_SPLIT_MERGE = """
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+
+{layer}class Model(nnx.Module):
+    def __init__(self, {params}):
+        {param_init}
+
+    def calc(self, y):
+        {model_body}
+
+
+@jax.jit
+def _calc(graphdef, state, y):
+    return nnx.merge(graphdef, state).calc(y)
+
+
+class NnxSplitMerge:
+    def __init__(self, {params}):
+        self.model = Model({params})
+        self.graphdef, self.state = nnx.split(self.model)
+
+    def calc(self, y):
+        return _calc(self.graphdef, self.state, y)
+"""
+
+
+# flax's tree mode: nnx.jit(graph=False) hands the module to jax.jit as a plain
+# pytree (no graph traversal); Variables are leaves, plain attributes its treedef.
+NNX_TREE_MODE = """
+import jax.numpy as jnp
+from flax import nnx
+
+
+{layer}class NnxTreeMode(nnx.Module):
+    def __init__(self, {params}):
+        {param_init}
+
+    @nnx.jit(graph=False)
+    def calc(self, y):
+        {model_body}
+"""
+
+# flax's fast path for tree mode: nnx.jit_partial flattens the module once, at
+# construction, into its Variables (leaves) and a treedef that holds the plain
+# attributes; each call passes the Variables only. The unbound method and the
+# module go in separately: a bound method would capture the Variables as constants.
+NNX_JIT_PARTIAL = """
+import jax.numpy as jnp
+from flax import nnx
+
+
+{layer}class Model(nnx.Module):
+    def __init__(self, {params}):
+        {param_init}
+
+    def calc(self, y):
+        {model_body}
+
+
+class NnxJitPartial:
+    def __init__(self, {params}):
+        self.model = Model({params})
+        self.calc = nnx.jit_partial(Model.calc, self.model, graph=False)
+"""
+
+
+_NNX_LAYERS = "self.layers = nnx.List(layers)"  # nnx's container for sub-modules
+_NNX_READ = "{}[...]"  # a Param's array
+
+
+def _nnx_pieces(t: Template) -> dict[str, str]:
+    """An nnx module's fields: arrays as ``nnx.Param``, read with ``[...]``; flags plain.
+    Nested, the module holds its layers (sub-modules) in an ``nnx.List``."""
+    if t.shape.depth:
+        layer = t.layer(NNX_LAYER, read=_NNX_READ)
+        return {"param_init": _NNX_LAYERS, "model_body": t.pieces["method_body"], "layer": layer}
+    arrays, statics = t.shape.array_fields, t.shape.static_fields
+    init = [f"self.{a} = nnx.Param({a})" for a in arrays] + [f"self.{s} = {s}" for s in statics]
+    body = t.computation([f"self.{a}[...]" for a in arrays], [f"self.{s}" for s in statics], 8)
+    return {"param_init": "\n        ".join(init), "model_body": body}
+
+
+def equinox_filter_jit(t: Template) -> str:
+    fields = t.fields("jax.Array", "eqx.field(static=True)")
+    return t.render(EQUINOX_FILTER_JIT, fields=fields, layer=t.layer(EQUINOX_LAYER))
+
+
+def equinox_module_jax_jit(t: Template) -> str:
+    fields = t.fields("jax.Array", "eqx.field(static=True)")
+    return t.render(EQUINOX_MODULE_JAX_JIT, fields=fields, layer=t.layer(EQUINOX_LAYER))
+
+
+def flax_struct_dataclass(t: Template) -> str:
+    fields = t.fields("jax.Array", "struct.field(pytree_node=False)")
+    return t.render(FLAX_STRUCT_DATACLASS, fields=fields, layer=t.layer(FLAX_STRUCT_LAYER))
+
+
+def flax_nnx_jit(t: Template) -> str:
+    nested = {"init": _NNX_LAYERS, "layer": t.layer(NNX_LAYER, read=_NNX_READ)}
+    return t.render(FLAX_NNX_JIT, **(nested if t.shape.depth else {}))
+
+
+def nnx_cached_partial(t: Template) -> str:
+    return t.render(NNX_CACHED_PARTIAL, **_nnx_pieces(t))
+
+
+def nnx_split_merge(t: Template) -> str:
+    return t.render(NNX_SPLIT_MERGE, **_nnx_pieces(t))
+
+
+def nnx_tree_mode(t: Template) -> str:
+    return t.render(NNX_TREE_MODE, **_nnx_pieces(t))
+
+
+def nnx_jit_partial(t: Template) -> str:
+    return t.render(NNX_JIT_PARTIAL, **_nnx_pieces(t))

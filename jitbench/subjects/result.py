@@ -1,0 +1,113 @@
+"""What an audit records: each step of the scenario, and the audit's totals."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from jitbench.hazards import TOTALS
+from jitbench.subjects.subject import Outcome
+
+MARKS = {"correct": "", "stale": "!", "error": " E", "n/a": " n/a"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One step of the scenario: the field it changed and how, its traces/compiles, its
+    outcome, and JAX's reasons.
+
+    ``explanations`` are JAX's own words for each tracing-cache miss of the step
+    (``jax_explain_cache_misses``); ``body_runs`` counts how often the method's body
+    ran, from a probe in the generated source (probed audits only): under jit that is
+    once per trace, independently of ``jax.monitoring``.
+    """
+
+    name: str
+    traces: int
+    compiles: int
+    outcome: Outcome
+    error: str = ""
+    explanations: tuple[str, ...] = ()
+    body_runs: int | None = None
+    field: str = ""
+    how: str = ""
+
+    @property
+    def correct(self) -> bool:
+        return self.outcome == "correct"
+
+    @property
+    def cell(self) -> str:
+        """``traces/compiles``, with ``!`` for a stale result, ``E`` for an error, ``n/a`` for a
+        step whose call raises without jit too."""
+        return f"{self.traces}/{self.compiles}{MARKS[self.outcome]}"
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditResult:
+    """Every step of one subject's scenario, and the totals a dashboard tracks.
+
+    ``leaked_instances`` is None where the instances cannot be weakly referenced (not
+    checked). ``skipped`` lists the parts left out (why); ``verdict`` the hazards in
+    words and ``matches`` the built-in strategy the subject behaves like (a user's
+    object's audit; empty for a built-in's).
+    """
+
+    subject: str
+    device: str
+    size: int
+    steps: tuple[Step, ...]
+    leaked_instances: int | None
+    skipped: tuple[tuple[str, str], ...] = ()
+    verdict: tuple[str, ...] = ()
+    matches: str = ""
+    builtin: bool = True
+
+    @property
+    def compiles(self) -> int:
+        return sum(step.compiles for step in self.steps)
+
+    @property
+    def traces(self) -> int:
+        return sum(step.traces for step in self.steps)
+
+    @property
+    def stale_results(self) -> int:
+        return sum(step.outcome == "stale" for step in self.steps)
+
+    @property
+    def errors(self) -> int:
+        return sum(step.outcome == "error" for step in self.steps)
+
+    @property
+    def not_applicable(self) -> int:
+        return sum(step.outcome == "n/a" for step in self.steps)
+
+    @property
+    def repeat_call_compiles(self) -> int:
+        """Compiles caused by calling an unchanged object again (>0: recompiles every call)."""
+        return self.step("repeat_call").compiles
+
+    def step(self, name: str) -> Step:
+        return next(step for step in self.steps if step.name == name)
+
+    def totals(self) -> dict[str, int | None]:
+        return {total: getattr(self, total) for total in TOTALS}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The audit as JSON: a built-in's under ``strategy``, a target's under ``target``."""
+        data = {
+            "strategy" if self.builtin else "target": self.subject,
+            "device": self.device,
+            "size": self.size,
+            "steps": [dataclasses.asdict(step) for step in self.steps],
+            **self.totals(),
+        }
+        if not self.builtin:
+            data.update(
+                not_applicable=self.not_applicable,
+                skipped=[{"field": f, "reason": r} for f, r in self.skipped],
+                verdict=list(self.verdict),
+                matches=self.matches,
+            )
+        return data

@@ -1,0 +1,165 @@
+"""The scenario: what a user does to an object over its life, played on any subject.
+
+Call it, call again; per static field a new value, then the value it had; per
+array field an array of the same shape with new values, then one with a new
+leading axis of 2 (the array field played before is set back to its shape
+first, so that every field meets the shapes of the first call; the last new
+shape stays for the equal instance, as a user's object would keep it, unless
+the call cannot take it even without jit); then an equal instance (the same
+field values) and a different one (new values), as the subject builds them.
+
+:class:`Play` is one run of it on a :class:`~jitbench.subjects.subject.Subject`;
+:func:`replay` drives a play, calling back at every step. The audit records
+each step (:mod:`jitbench.subjects.audit`), ``jitbench time`` times each, and the
+after-change benchmark times one: **the call right after a change** is the call
+made right after that change in this scenario, played from cold caches with
+every earlier step's call made (:func:`call_after`). So a built-in strategy's
+row and a target's row of that benchmark are the same measurement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jitbench.compiles import block, clear_caches
+from jitbench.errors import JitbenchError
+from jitbench.targets import values
+
+if TYPE_CHECKING:
+    from jitbench.subjects.subject import Outcome, Subject
+    from jitbench.targets.fields import Field
+
+# Every step in order, with what it does: the one list the audit, its tables and the
+# after-change benchmark read.
+STEPS = {
+    "first_call": "the first call of a new instance",
+    "repeat_call": "the same call again, nothing changed",
+    "new_static": "a flag set to a value not seen before",
+    "seen_static": "the flag set back to a value seen before",
+    "same_shape_array": "an array field replaced by one of the same shape",
+    "new_shape_array": "an array field replaced by one of a new shape",
+    "equal_instance": "a new instance built from the same field values",
+    "other_instance": "a new instance with other values",
+}
+SCENARIO = tuple(STEPS)
+CHANGES = SCENARIO[2:]
+# The changes the after-change benchmark times (other_instance is a cold call).
+TIMED_CHANGES = CHANGES[:-1]
+
+
+class Play:
+    """One run of the scenario on ``subject``: the object as it is now, and what changed.
+
+    ``changed`` holds (field, how) per step so far ("" where no field changed).
+    """
+
+    def __init__(self, subject: Subject, played: list[Field]) -> None:
+        self.subject = subject
+        self.played = played
+        self.obj = subject.new()
+        self.changed: list[tuple[str, str]] = []
+        self.rng = np.random.default_rng(1)
+
+    def call(self) -> Any:
+        """The subject's call on the object as it is now."""
+        return self.subject.call(self.obj)()
+
+    def judge(self, result: Any, error: str) -> tuple[Outcome, str]:
+        """The outcome of this step's call (see :meth:`Subject.judge`)."""
+        return self.subject.judge(self.obj, result, error)
+
+    def _set(self, field: Field, value: Any) -> None:
+        self.obj = self.subject.set(self.obj, field, value)
+
+    def plan(self) -> Generator[str, Outcome, None]:
+        """Make each step's change, yield its name, and be sent its call's outcome."""
+        get = self.subject.get
+        self.changed.append(("", ""))
+        yield "first_call"
+        self.changed.append(("", ""))
+        yield "repeat_call"
+        for field in (f for f in self.played if f.kind == "static"):
+            before = get(self.obj, field)
+            self._set(field, values.new_value(before))
+            self.changed.append((field.path, field.how))
+            yield "new_static"
+            self._set(field, before)
+            self.changed.append((field.path, field.how))
+            yield "seen_static"
+        restore: tuple[Field, Any] | None = None
+        last = None
+        for field in (f for f in self.played if f.kind == "array"):
+            how = field.how
+            if restore is not None:
+                self._set(*restore)
+                how += f" ({restore[0].path} set back to its shape first)"
+            same = values.new_array(get(self.obj, field), self.rng)
+            self._set(field, same)
+            self.changed.append((field.path, how))
+            yield "same_shape_array"
+            self._set(field, values.new_array(same, self.rng, values.new_shape(same)))
+            self.changed.append((field.path, field.how))
+            last = yield "new_shape_array"
+            restore = (field, same)
+        how = self.subject.equal_how
+        if restore is not None and last == "n/a":
+            self._set(*restore)
+            how += f" ({restore[0].path} set back to its shape first: the call cannot take it)"
+        self.obj = self.subject.equal(self.obj)
+        self.changed.append(("", how))
+        yield "equal_instance"
+        self.obj, how = self.subject.other(self.obj, self.played, self.rng)
+        self.changed.append(("", how))
+        yield "other_instance"
+
+
+def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
+    """Play every step: ``visit(name)`` makes the step's call and returns its outcome,
+    or None to stop there."""
+    plan = play.plan()
+    try:
+        name = next(plan)
+        while (outcome := visit(name)) is not None:
+            name = plan.send(outcome)
+    except StopIteration:
+        pass
+
+
+def outcome_of(play: Play) -> tuple[Any, Outcome, str]:
+    """The step's call made (waited for), its result and its outcome with the error."""
+    from jitbench.subjects.subject import error_text
+
+    try:
+        result, error = block(play.call()), ""
+    except Exception as exc:
+        result, error = None, error_text(exc)
+    outcome, error = play.judge(result, error)
+    return result, outcome, error
+
+
+def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], Any]:
+    """The call right after the first ``change`` of the scenario, played from cold caches.
+
+    NotImplementedError (asv: n/a) where the subject plays no such change (a target
+    without a field of that kind) or raises on it by design.
+    """
+    if change not in TIMED_CHANGES:
+        raise JitbenchError(f"unknown change {change!r}; valid: {', '.join(TIMED_CHANGES)}")
+    if change in subject.raises_on:
+        raise NotImplementedError(f"{subject.name} raises on {change} by design (see its audit)")
+    clear_caches()
+    play = Play(subject, played)
+    reached = False
+
+    def visit(name: str) -> Outcome | None:
+        nonlocal reached
+        reached = name == change
+        return None if reached else outcome_of(play)[1]
+
+    replay(play, visit)
+    if not reached:
+        raise NotImplementedError(f"{subject.name} has no {change} change: its audit plays none")
+    return lambda: block(play.call())

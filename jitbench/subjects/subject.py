@@ -1,0 +1,300 @@
+"""What is measured: a subject, the one model of a built-in strategy and of a user's object.
+
+A subject builds its object the way its user does, makes the call, names the
+fields the scenario changes and changes them as that kind of object is
+changed, and judges a result (its oracle). Every measurement (the audit, cold
+and cached calls, dispatch, stages, the call after a change, memory, counts,
+populations) takes a subject, so a built-in strategy and a user's object are
+measured by the same code:
+
+* :class:`Generated`, a built-in strategy: the generated class at a size, shape and
+  device; its fields ``s0``, ``a0``... changed with the strategy's own update; the
+  oracle the independent NumPy reference
+  (:func:`jitbench.strategies.computation.reference_calc`), which sees a stale
+  flag wherever the object keeps it (an AOT executable, an ``nnx.cached_partial``);
+* :class:`Walked`, a user's object: the target's factory and call; the fields
+  :func:`jitbench.targets.fields.walk` finds; the oracle the same call on the object
+  as it is now under ``jax.disable_jit()``, compared leaf by leaf with a tolerance of
+  the square root of the result dtype's machine epsilon (exact for integers). A step
+  whose reference raises is "n/a": the user's own error, not a hazard. This oracle
+  is blind where the object keeps a compiled executable or a cached graph that
+  ``disable_jit`` does not bypass (an AOT executable, ``nnx.cached_partial``).
+
+:func:`subject_of` makes the subject of a :class:`~jitbench.targets.Target`; a target
+whose object is an instance of a generated class is that strategy's subject, so the
+audit of a built-in strategy and of its class handed over as a target agree by
+construction.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from jitbench.compiles import block
+from jitbench.errors import JitbenchError
+from jitbench.options import DEFAULT_SIZE
+from jitbench.targets import Target, check_call, values
+from jitbench.targets import fields as fieldlib
+
+if TYPE_CHECKING:
+    from jitbench.devices import Placement
+    from jitbench.strategies import Strategy
+    from jitbench.strategies.codegen import Shape
+
+# float32 results against a float64 NumPy reference; stale results are off by at least
+# |y| (a flag change) or a whole array, far beyond this tolerance.
+RTOL = ATOL = 1e-4
+
+
+# A step's outcome: its result matches the oracle's, does not (stale), its call raised under
+# jit (error), or the oracle itself raised (n/a: a user's own call that cannot take a change).
+Outcome = Literal["correct", "stale", "error", "n/a"]
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception as one line: its type and its message, whitespace folded, cut at 300."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+class Subject:
+    """The common part: a target (object, call, inputs, factory) and its device and size."""
+
+    target: Target
+    name: str
+    device: str
+    size: int
+    raises_on: tuple[str, ...] = ()
+    equal_how = "the constructor, given the current field values"
+
+    def new(self, seed: int = 0) -> Any:
+        """A new instance, as its user builds one (``seed``: other values, where the subject
+        makes its own; a user's factory builds what it builds)."""
+        raise NotImplementedError
+
+    def call(self, obj: Any) -> Callable[[], Any]:
+        """The subject's call on ``obj``, as a function of no arguments."""
+        return self.target.function_of(obj)
+
+    def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
+        """The fields of ``obj`` the scenario may change, and what it leaves out (why)."""
+        raise NotImplementedError
+
+    def get(self, obj: Any, field: fieldlib.Field) -> Any:
+        return fieldlib.get_field(obj, field)
+
+    def set(self, obj: Any, field: fieldlib.Field, value: Any) -> Any:
+        """``obj`` with ``field`` set to ``value`` as its users set it (a new root, or ``obj``)."""
+        return fieldlib.set_field(obj, field, value)
+
+    def equal(self, obj: Any) -> Any:
+        """A new instance with ``obj``'s field values."""
+        raise NotImplementedError
+
+    def other(
+        self, obj: Any, played: list[fieldlib.Field], rng: np.random.Generator
+    ) -> tuple[Any, str]:
+        """A new instance with other values, and how it was made."""
+        raise NotImplementedError
+
+    def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
+        """The outcome of a call on ``obj`` that returned ``result`` or raised ``error``."""
+        raise NotImplementedError
+
+
+class Generated(Subject):
+    """A built-in strategy's generated class (see the module docstring)."""
+
+    def __init__(
+        self, strategy: Strategy, placement: Placement, size: int = DEFAULT_SIZE,
+        shape: Shape | None = None, *, probe: bool = False,
+    ) -> None:  # fmt: skip
+        from jitbench.strategies.codegen import DEFAULT_SHAPE
+        from jitbench.strategies.instances import check_size
+
+        strategy.check_available()
+        self.strategy, self.placement, self.probe = strategy, placement, probe
+        self.size, self.shape = check_size(size), shape or DEFAULT_SHAPE
+        self.name, self.device, self.raises_on = strategy.name, placement.spec, strategy.raises_on
+        obj, y = self.instance()
+        self.target = Target(obj, (y,), call="calc", name=strategy.name, factory=self.new)
+
+    def instance(self, **kwargs: Any) -> tuple[Any, Any]:
+        """A generated instance and its ``y`` (see :mod:`jitbench.strategies.instances`)."""
+        from jitbench.strategies.instances import make_instance
+
+        return make_instance(
+            self.strategy, self.size, self.placement, self.shape, probe=self.probe, **kwargs
+        )
+
+    def new(self, seed: int = 0) -> Any:
+        return self.instance(seed=seed)[0]
+
+    def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
+        how = self.strategy.update_style
+        found = [fieldlib.Field(n, (("attr", n),), "static", how) for n in self.shape.static_fields]
+        found += [fieldlib.Field(n, (("attr", n),), "array", how) for n in self.shape.array_fields]
+        return found, []
+
+    def get(self, obj: Any, field: fieldlib.Field) -> Any:
+        from jitbench.strategies.codegen import fields_of
+
+        return fields_of(obj)[field.path]
+
+    def set(self, obj: Any, field: fieldlib.Field, value: Any) -> Any:
+        return self.strategy.update(obj, **{field.path: value})
+
+    def equal(self, obj: Any) -> Any:
+        from jitbench.strategies.codegen import fields_of
+
+        return type(obj)(**fields_of(obj))
+
+    def other(
+        self, obj: Any, played: list[fieldlib.Field], rng: np.random.Generator
+    ) -> tuple[Any, str]:
+        from jitbench.strategies.instances import DEFAULT_STATIC
+
+        flag = values.new_value(DEFAULT_STATIC)
+        other = self.instance(seed=2, statics=flag)[0]
+        return other, f"the constructor, given new arrays and every flag {flag}"
+
+    def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
+        from jitbench.strategies.codegen import arrays_of, statics_of
+        from jitbench.strategies.computation import reference_calc
+
+        if error:
+            return "error", error
+        (y,) = self.target.inputs
+        expected = reference_calc(arrays_of(obj), statics_of(obj), y, self.shape.n_ops)
+        got = np.asarray(result)
+        same = got.shape == expected.shape and np.allclose(got, expected, rtol=RTOL, atol=ATOL)
+        return ("correct" if same else "stale"), ""
+
+
+class Walked(Subject):
+    """A user's object: its factory, its walked fields, the ``disable_jit`` oracle."""
+
+    equal_how = "the factory's new object, every field set to the current values"
+
+    def __init__(self, target: Target) -> None:
+        check_call(target)
+        self.target, self.name = target, target.name
+        self.pristine = None if target.factory is not None else self._copy(target.obj)
+        self.device, self.size = _device_and_size(target.obj, fieldlib.walk(target.obj)[0])
+
+    def _copy(self, obj: Any) -> Any:
+        try:
+            return copy.deepcopy(obj)
+        except Exception as exc:
+            raise JitbenchError(
+                f"target {self.name!r} has no factory and cannot be copied "
+                f"({error_text(exc)}); give a factory that builds it"
+            ) from None
+
+    def new(self, seed: int = 0) -> Any:
+        """The factory's new object, else a copy of the object as handed over (which stays)."""
+        if self.target.factory is not None:
+            return self.target.new_instance()
+        return copy.deepcopy(self.pristine)
+
+    def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
+        return fieldlib.walk(obj)
+
+    def equal(self, obj: Any) -> Any:
+        equal = self.new()
+        for field in self.fields(obj)[0]:
+            equal = fieldlib.set_field(equal, field, fieldlib.get_field(obj, field))
+        return equal
+
+    def other(
+        self, obj: Any, played: list[fieldlib.Field], rng: np.random.Generator
+    ) -> tuple[Any, str]:
+        """The factory's new object with new values in its played array fields (its statics
+        as the factory makes them: a combination never seen is a compile any way pays);
+        without array fields, the first played field changed."""
+        other = self.new()
+        arrays = [f for f in played if f.kind == "array"]
+        changed = arrays or played[:1]
+        for field in changed:
+            like = fieldlib.get_field(other, field)
+            new = values.new_array(like, rng) if arrays else values.new_value(like)
+            other = fieldlib.set_field(other, field, new)
+        paths = ", ".join(f.path for f in changed) or "nothing"
+        return other, f"the factory's new object, new values in {paths}"
+
+    def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
+        """Against the call without jit; where that raises, n/a with its error."""
+        import jax
+
+        try:
+            with jax.disable_jit():
+                expected = block(self.call(obj)())
+        except Exception as exc:
+            return "n/a", error_text(exc)
+        if error:
+            return "error", error
+        return ("correct" if same_result(result, expected) else "stale"), ""
+
+
+def tolerance(dtype: Any) -> float:
+    """sqrt(eps) of a floating dtype (float32: 3.5e-4), 0 for integers and bools."""
+    import jax.numpy as jnp
+
+    if not jnp.issubdtype(dtype, jnp.inexact):
+        return 0.0
+    return float(np.sqrt(jnp.finfo(dtype).eps))
+
+
+def same_result(got: Any, expected: Any) -> bool:
+    """Whether two results (pytrees) agree leaf by leaf: structure, shapes and values."""
+    import jax
+
+    got_leaves, got_tree = jax.tree_util.tree_flatten(got)
+    want_leaves, want_tree = jax.tree_util.tree_flatten(expected)
+    if got_tree != want_tree:
+        return False
+    for a, b in zip(got_leaves, want_leaves, strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        tol = max(tolerance(a.dtype), tolerance(b.dtype))
+        wide = np.float64 if tol else None
+        if not np.allclose(a.astype(wide), b.astype(wide), rtol=tol, atol=tol, equal_nan=True):
+            return False
+    return True
+
+
+def _device_and_size(obj: Any, found: list[fieldlib.Field]) -> tuple[str, int]:
+    """The platform and element count of the object's first array field (else JAX's default)."""
+    import jax
+
+    for field in found:
+        if field.kind == "array":
+            leaf = fieldlib.get_field(obj, field)
+            devices = getattr(leaf, "devices", None)
+            platform = next(iter(devices())).platform if devices else "cpu"
+            return platform, int(np.prod(leaf.shape))
+    return jax.default_backend(), 0
+
+
+def subject_of(target: Target) -> Subject:
+    """The subject of ``target``: the strategy of a generated instance called as the suite
+    calls it (``calc(y)``), else the object walked."""
+    from jitbench.devices import resolve
+    from jitbench.strategies import get_strategy
+    from jitbench.strategies.codegen import generated
+
+    made = generated(target.obj)
+    if made is None or target.call != "calc" or len(target.inputs) != 1:
+        return Walked(target)
+    name, shape = made
+    (y,) = target.inputs
+    device = next(iter(y.devices())).platform
+    spec = f"{device}-sharded" if len(y.devices()) > 1 else device
+    subject = Generated(get_strategy(name), resolve(spec), int(y.shape[-1]), shape)
+    subject.name = target.name
+    return subject

@@ -1,0 +1,119 @@
+"""The private parts of asv that jitbench relies on, all here and each guarded.
+
+asv has no public API for judging one pair of results (``asv compare`` decides
+its marks with two private functions: Mann-Whitney U on the samples, else
+overlapping 99% intervals; then the factor) nor for reading a result's
+requirements. Calling asv's own code keeps every mark exactly asv's; since it
+is private, the asv release is pinned (pyproject.toml's ``report`` extra) and
+an asv release that moved one of these stops the command with one line naming
+what moved and the release that has it, instead of a traceback or every
+result file reported unreadable.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from collections.abc import Sequence
+from typing import Any
+
+from jitbench import extras
+from jitbench.errors import JitbenchError
+
+
+def moved(what: str) -> JitbenchError:
+    """The error for a private asv name that the installed asv lacks."""
+    pin = extras.pinned("asv")
+    try:
+        installed = importlib.metadata.version("asv")
+    except importlib.metadata.PackageNotFoundError:
+        installed = "(version unknown)"
+    if pin is None:
+        return JitbenchError(
+            f"the installed asv {installed} lacks {what}: install the asv release that "
+            "jitbench's report extra pins"
+        )
+    return JitbenchError(
+        f"asv {pin} provides {what}; the installed asv {installed} lacks it: install asv=={pin}"
+    )
+
+
+def private(module: str, name: str) -> Any:
+    """``module.name`` of asv, or :func:`moved`'s error when that release does not have it."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise moved(f"{module}.{name}") from None
+
+
+def is_different(
+    samples_a: Sequence[float] | None,
+    samples_b: Sequence[float] | None,
+    stats_a: dict[str, Any],
+    stats_b: dict[str, Any],
+) -> bool:
+    """asv compare's significance test of two results (``asv._stats.is_different``)."""
+    return bool(private("asv._stats", "is_different")(samples_a, samples_b, stats_a, stats_b))
+
+
+def is_result_better(
+    a: float,
+    b: float,
+    a_ss: tuple[dict[str, Any] | None, list[float] | None],
+    b_ss: tuple[dict[str, Any] | None, list[float] | None],
+    factor: float,
+) -> bool:
+    """Whether asv compare calls ``a`` better than ``b`` (significant and beyond ``factor``)."""
+    better = private("asv.commands.compare", "_is_result_better")
+    return bool(better(a, b, a_ss, b_ss, factor))
+
+
+def result_requirements(result: Any) -> dict[str, str]:
+    """The requirements an asv ``Results`` was run with (``Results._requirements``)."""
+    try:
+        found = result._requirements
+    except AttributeError:
+        raise moved("asv.results.Results._requirements") from None
+    return dict(found or {})
+
+
+def describe_machine(name: str) -> dict[str, Any]:
+    """Record this host in asv's machine file under ``name``, its hardware as asv detects it.
+
+    ``asv machine --yes --machine NAME`` records the name alone for a name the
+    file does not know (asv fills in the detected hardware only when asked
+    interactively), so results filed under NAME would describe no hardware.
+    What the file already holds for ``name`` is kept; what it lacks is taken
+    from asv's own detection (``Machine.get_defaults``). Returns the entry.
+    """
+    machine = private("asv.machine", "Machine")
+    collection = private("asv.machine", "MachineCollection")
+    user_error = private("asv.util", "UserError")
+    try:
+        known = collection.load(name)
+    except user_error:
+        known = {}
+    entry = {**machine.get_defaults(), **{k: v for k, v in known.items() if v}, "machine": name}
+    collection.save(name, entry)
+    return entry
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m jitbench.suite.asvcompat describe-machine NAME`` (:func:`describe_machine`)."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] != "describe-machine":
+        print("usage: python -m jitbench.suite.asvcompat describe-machine NAME", file=sys.stderr)
+        return 2
+    try:
+        entry = describe_machine(args[1])
+    except JitbenchError as exc:
+        print(f"jitbench: error: {exc}", file=sys.stderr)
+        return 2
+    print(", ".join(f"{k} {v}" for k, v in entry.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,162 @@
+"""Running asv on this suite from code: the checkout's config with overrides, and the command.
+
+asv reads one ``asv.conf.json`` and has no command-line overrides for where
+results, the dashboard or environments go, nor for the environment matrix.
+:class:`AsvConfig` writes a copy with absolute paths and the overrides into a
+folder of its own and runs ``python -m asv`` with it. The noxfile uses it
+through ``python -m jitbench.suite.asvrun`` (smoke runs into temporary folders, the
+JAX release history's matrix), ``jitbench validate`` directly.
+
+The suite lives in a source checkout, not in the installed package: these
+helpers find it from the working directory, as asv itself does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jitbench.errors import JitbenchError
+
+CONFIG = "asv.conf.json"
+
+
+def checkout(start: str | Path = ".") -> Path:
+    """The jitbench checkout holding ``start``: the first folder up with the suite in it."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG).is_file() and (folder / "benchmarks").is_dir():
+            return folder
+    raise JitbenchError(
+        f"no jitbench checkout at or above {str(here)!r} (asv.conf.json and benchmarks/); "
+        "run this from a clone of the repository"
+    )
+
+
+def load_config(root: Path) -> dict[str, Any]:
+    """The checkout's asv.conf.json, read with asv's own reader (it allows // comments)."""
+    from asv.util import load_json
+
+    return load_json(str(root / CONFIG), js_comments=True)
+
+
+def pin(matrix: Mapping[str, Any], pins: Mapping[str, str]) -> dict[str, Any]:
+    """``matrix`` with each pinned requirement at one version, moved last.
+
+    asv pip-installs an environment's requirements one by one in this order,
+    so a pin that comes last (JAX) cannot be moved by what installs before it
+    (flax and equinox require some JAX of their own choosing).
+    """
+    req = {k: v for k, v in matrix.get("req", {}).items() if k not in pins}
+    return {**matrix, "req": {**req, **{k: [v] for k, v in pins.items()}}}
+
+
+class AsvConfig:
+    """A copy of the checkout's asv config in ``folder``, with overrides; runs asv with it."""
+
+    def __init__(
+        self, root: Path, folder: Path, pins: Mapping[str, str] | None = None, **overrides: Any
+    ) -> None:
+        self.root = root
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        config = load_config(root)
+        config.update(repo=str(root), benchmark_dir=str(root / "benchmarks"))
+        for key in ("results_dir", "html_dir", "env_dir"):
+            config[key] = str((root / config[key]).resolve())
+        config.update(overrides)
+        if pins:
+            config["matrix"] = pin(config.get("matrix", {}), pins)
+        self.config = config
+        self.path = folder / CONFIG
+        self.path.write_text(json.dumps(config, indent=2))
+
+    @property
+    def results(self) -> Path:
+        return Path(self.config["results_dir"])
+
+    def run(
+        self,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        ok: Sequence[int] = (0,),
+        log: Path | None = None,
+    ) -> int:
+        """``python -m asv ARGS --config <copy>``; a status outside ``ok`` is a JitbenchError.
+
+        The suite's grid variables in ``env`` (default this process's) are
+        checked first: a bad one is a JitbenchError before asv starts.
+        """
+        from jitbench.suite.grid import check_environment
+
+        check_environment(os.environ if env is None else env)
+        command = [sys.executable, "-m", "asv", args[0], "--config", str(self.path), *args[1:]]
+        if log is None:
+            done = subprocess.run(command, cwd=self.folder, env=env, check=False)
+        else:
+            with log.open("a") as stream:
+                done = subprocess.run(
+                    command, cwd=self.folder, env=env, stdout=stream, stderr=subprocess.STDOUT,
+                    check=False,
+                )  # fmt: skip
+        if done.returncode not in ok:
+            where = f" (see {log})" if log is not None else ""
+            raise JitbenchError(f"asv {args[0]} exited with {done.returncode}{where}")
+        return done.returncode
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m jitbench.suite.asvrun [overrides] -- ASV ARGS``: asv with a config copy."""
+    parser = argparse.ArgumentParser(
+        prog="python -m jitbench.suite.asvrun", description=main.__doc__
+    )
+    parser.add_argument("--folder", type=Path, required=True, help="where the config copy goes")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="a config key and its JSON value, e.g. results_dir='\"/tmp/r\"' (repeatable)",
+    )
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="PACKAGE=VERSION",
+        help="install this version in asv's environments, e.g. jax=0.12.0.1 (repeatable)",
+    )
+    parser.add_argument("--ok", default="0", help="accepted exit statuses, e.g. 0,2")
+    parser.add_argument("asv", nargs=argparse.REMAINDER, help="asv's own arguments after --")
+    args = parser.parse_args(argv)
+    overrides = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        try:
+            overrides[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parser.error(f"--set {key}: {value!r} is not JSON")
+    pins = dict(item.partition("=")[::2] for item in args.pin)
+    if any(not name or not version for name, version in pins.items()):
+        parser.error(f"--pin takes PACKAGE=VERSION, got {args.pin}")
+    asv_args = args.asv[1:] if args.asv[:1] == ["--"] else args.asv
+    if not asv_args:
+        parser.error("no asv command after --")
+    try:
+        from jitbench.suite.grid import check_environment
+
+        check_environment(os.environ)  # before the config copy is written
+        config = AsvConfig(checkout(), args.folder.resolve(), pins, **overrides)
+        return config.run(*asv_args, env=os.environ, ok=[int(s) for s in args.ok.split(",")])
+    except JitbenchError as exc:
+        print(f"jitbench.suite.asvrun: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

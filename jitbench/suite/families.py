@@ -1,0 +1,275 @@
+"""The asv benchmark families, written once for a built-in strategy's rows and a target's.
+
+A family is a class of methods asv times or tracks; each works on the row its
+parameters name, through the class's ``row(*params)`` (a
+:class:`~jitbench.measure.case.Row`), so the same method measures a built-in
+strategy (``benchmarks/``: strategy x size x device) and a target
+(:func:`benchmark_classes`: target x device, for ``JITBENCH_TARGETS`` and the
+projects ``jitbench init`` sets up). Three timing disciplines:
+
+* **one call** (cold first call, call after a change): asv's ``setup`` prepares
+  before every sample and each sample times exactly one call;
+* **cached** (cached call, dispatch, the scaling families): no ``setup`` hook.
+  asv_runner 0.3 times one call per sample whenever a setup hook exists, and a
+  cached call of a few microseconds must be timed over many calls. So the state is
+  built on the first call of the body (:meth:`Cached.prepared`) and the timer
+  (an asv attribute) is :func:`clock`, which stops while that build runs. Every
+  sample is a plain ``timeit`` loop over ``number`` cached calls (``number`` is
+  explicit: asv's calibration reads the wall clock, which the build would fool);
+* **tracks** (audit counts, stage seconds, instruction counts) record a number.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from jitbench.errors import NoFigure
+from jitbench.hazards import HAZARDS
+from jitbench.measure import case
+from jitbench.measure.counting import instructions
+from jitbench.subjects.scenario import TIMED_CHANGES, call_after
+from jitbench.subjects.subject import Subject
+
+_build_seconds = 0.0
+
+
+def clock() -> float:
+    """``time.perf_counter`` less the seconds spent building :class:`Cached` state."""
+    return time.perf_counter() - _build_seconds
+
+
+def skip(exc: NotImplementedError) -> NotImplementedError:
+    """The exception that makes asv record n/a when raised from a benchmark body.
+
+    asv skips a NotImplementedError raised in ``setup``, but from the body only its
+    own SkipNotImplemented; outside asv a plain one is returned.
+    """
+    try:
+        from asv_runner.benchmarks.mark import SkipNotImplemented
+    except ImportError:
+        return exc
+    return SkipNotImplemented(str(exc))
+
+
+class OneCallTiming:
+    """asv's settings for a sample of one call after a ``setup`` that prepares it."""
+
+    number = 1
+    repeat = (3, 10, 1.0)
+    warmup_time = 0.0
+
+
+class ManyCallsTiming:
+    """asv's settings for samples of cached calls (see :class:`Cached`).
+
+    Three rounds: asv pools the samples of three processes, started at three points
+    of the run, so that neither a process that happens to start in a slow state
+    (where XLA's CPU worker thread sits, with asynchronous dispatch) nor a busy
+    minute of the machine sets the figure alone.
+    """
+
+    number = 30
+    # Up to 10 samples in half a second: a cached call reaches 10 (30 calls take
+    # milliseconds), a sample of a call that compiles every time (jit_per_call: 30
+    # compiles, about a second) is enough alone.
+    repeat = (1, 10, 0.5)
+    warmup_time = 0.05
+    rounds = 3
+
+
+class Cached:
+    """Base of the cached-call families: the state is built on the first timed call.
+
+    The build's seconds are taken off :func:`clock`, the timer these families use.
+    """
+
+    timer = staticmethod(clock)
+    _prepared: Any = None
+
+    def subject(self, *params: Any) -> Subject:
+        """The subject the parameters name: the row's (``row``, which the grid's class
+        defines), unless a family builds its own."""
+        return self.row(*params).load()
+
+    def prepared(self, params: Sequence[Any], prepare: Callable[..., Any] | None = None) -> Any:
+        """``prepare(subject)`` (a :class:`~jitbench.measure.case.Prepared` by default) of the
+        row ``params`` name, built on first use, off the clock."""
+        if self._prepared is None:
+            global _build_seconds
+            start = time.perf_counter()
+            try:
+                self._prepared = (prepare or case.Prepared)(self.subject(*params))
+            except NotImplementedError as exc:
+                raise skip(exc) from None
+            finally:
+                _build_seconds += time.perf_counter() - start
+        return self._prepared
+
+
+class ColdCall(OneCallTiming):
+    """The first call of a new instance, every in-memory cache cleared."""
+
+    def setup(self, *params: Any) -> None:
+        self.call = case.cold_call(self.row(*params).load())
+
+    def time_first_call(self, *params: Any) -> None:
+        self.call()
+
+
+class FreshProcess(OneCallTiming):
+    """The first call in a fresh interpreter (its imports and construction not timed):
+    what a new process adds, its one-time costs; each sample starts an interpreter."""
+
+    repeat = 2
+
+    def timeraw_first_call_fresh_process(self, *params: Any) -> tuple[str, str]:
+        return case.fresh_code(self.row(*params))
+
+
+class CachedCall(Cached, ManyCallsTiming):
+    """Many calls per sample; the first call of the body builds and compiles.
+
+    ``time_cached_call`` waits for the result; ``time_cached_call_dispatch`` does not,
+    and so measures the Python and C++ path of a call alone (at large sizes the device
+    queue fills and it approaches the compute time).
+    """
+
+    def time_cached_call(self, *params: Any) -> None:
+        self.prepared(params).call()
+
+    def time_cached_call_dispatch(self, *params: Any) -> None:
+        self.prepared(params).dispatch()
+
+
+class AfterChange(OneCallTiming):
+    """The call right after a change (:func:`jitbench.subjects.scenario.call_after`): one call
+    per sample, the scenario played from cold caches up to that change in ``setup``."""
+
+    repeat = (3, 5, 0.5)
+
+    def setup(self, *params: Any) -> None:
+        *row, change = params
+        subject = self.row(*row).load()
+        played, _ = subject.fields(subject.new())
+        self.call = call_after(subject, change, played)
+
+    def time_call_after_change(self, *params: Any) -> None:
+        self.call()
+
+
+class Memory:
+    """Peak memory of building an instance and calling it once."""
+
+    def setup(self, *params: Any) -> None:
+        self.subject = self.row(*params).load()
+
+    def peakmem_build_and_first_call(self, *params: Any) -> None:
+        case.cold_call(self.subject)()
+
+
+def _track(name: str, unit: str) -> Any:
+    def track(self: Any, totals: dict[Any, Any], *params: Any) -> Any:
+        row = self.row(*params)
+        entry = totals.get((row.subject, row.device))
+        if entry is None:
+            entry = NoFigure(f"{row.subject} on {row.device} is not available here")
+        elif not isinstance(entry, NoFigure) and entry[name] is None:
+            reason = f"{row.subject}: {name} unknown (its instances cannot be weakly referenced)"
+            entry = NoFigure(reason)
+        if isinstance(entry, NoFigure):
+            if not entry.failed:  # asv records n/a for its own exception only, from a body
+                raise skip(NotImplementedError(entry.reason))
+            entry.throw()
+        return entry[name]
+
+    track.__name__ = f"track_{name}"
+    track.unit = unit  # type: ignore[attr-defined]
+    return track
+
+
+class Hazards:
+    """Totals of the audit per row (``jitbench audit``): one audit per row and device in
+    ``setup_cache``, shared by every track."""
+
+    timeout = 600
+
+    def setup_cache(self) -> dict[Any, Any]:
+        import itertools
+
+        return case.hazard_totals([self.row(*p) for p in itertools.product(*self.params)])
+
+
+for _hazard in HAZARDS:
+    setattr(Hazards, f"track_{_hazard.name}", _track(_hazard.name, _hazard.unit))
+
+
+class Instructions:
+    """The calling thread's instructions per call, counted by Valgrind (opt-in): one
+    process counts every row (``setup_cache``, :mod:`jitbench.measure.counting`)."""
+
+    unit = instructions.COUNT_UNIT
+    timeout = instructions.TIMEOUT_S
+
+    def setup_cache(self) -> instructions.Table:
+        import itertools
+
+        rows = [self.row(*p) for p in itertools.product(*self.params)]
+        return instructions.table([instructions.counted(row) for row in rows])
+
+    def setup(self, table: instructions.Table, *params: Any) -> None:
+        self.counts = instructions.lookup(table, instructions.counted(self.row(*params)))
+
+    def track_cached_call_instructions(self, table: Any, *params: Any) -> float:
+        return self.counts.call
+
+    def track_dispatch_instructions(self, table: Any, *params: Any) -> float:
+        return self.counts.dispatch
+
+
+# --- A target's rows ------------------------------------------------------------------------
+
+
+class TargetRows:
+    """target x device; one process per combination and round."""
+
+    param_names = ["target", "device"]
+    rounds = 1
+    timeout = 300
+    version = "1"
+
+    def row(self, target: str, device: str) -> case.Row:
+        return case.Row(target, device)
+
+
+# name of the target class -> (family, its own attributes); the names are asv's
+# (bench_targets.TargetCachedCall.time_cached_call...), read by jitbench.suite.catalog.
+TARGET_FAMILIES: dict[str, tuple[type, dict[str, Any]]] = {
+    "TargetColdCall": (ColdCall, {}),
+    "TargetFreshProcess": (FreshProcess, {}),
+    "TargetCachedCall": (CachedCall, {}),
+    "TargetAfterChange": (AfterChange, {"param_names": ["target", "device", "change"]}),
+    "TargetHazards": (Hazards, {}),
+    "TargetMemory": (Memory, {}),
+    "TargetInstructions": (Instructions, {"devices": ["cpu"]}),
+}
+
+
+def benchmark_classes(declared: Sequence[str] = ()) -> dict[str, type]:
+    """The target classes for ``declared`` targets and ``JITBENCH_TARGETS``, by name; none
+    without a target. Each target's module is imported here, once (what cannot be is one
+    line on stderr, and its rows fail with it); the parameters are the specs."""
+    from jitbench.suite.grid import unsharded_devices
+
+    specs = case.target_specs(declared)
+    if not specs:
+        return {}
+    case.target_problems(specs)
+    made: dict[str, type] = {}
+    for name, (family, own) in TARGET_FAMILIES.items():
+        devices = own.get("devices", unsharded_devices())
+        extra = [list(TIMED_CHANGES)] if family is AfterChange else []
+        attributes: dict[str, Any] = {**own, "params": [specs, devices, *extra]}
+        made[name] = type(name, (family, TargetRows), attributes)
+    return made

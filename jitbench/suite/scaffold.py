@@ -1,0 +1,233 @@
+"""``jitbench init``: what asv needs to benchmark another project's commits with jitbench.
+
+Written into the project's repository (``DIR``):
+
+* ``asv.conf.json``: ``repo`` is the project itself; asv builds each commit
+  into a virtualenv and installs it together with jitbench;
+* ``benchmarks/``: asv's benchmark package, whose ``bench_targets.py``
+  declares the project's targets (``package.module:factory``) and gets its
+  benchmark classes from :mod:`jitbench.suite.families`;
+* ``.jitbench/jitbench-VERSION-py3-none-any.whl``: jitbench is not on the
+  package index, so ``init`` builds a wheel of the jitbench it runs from, and
+  ``asv.conf.json``'s install command installs that file at every commit
+  (``{conf_dir}`` is the folder asv runs in). The file pins jitbench: every
+  commit is measured by the same jitbench until ``init`` is run again.
+
+Nothing is overwritten: any of these files already there is one error naming
+them, and then nothing is written. The templates are in this module only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import jitbench
+from jitbench import extras
+from jitbench.errors import JitbenchError
+
+WHEEL_DIR = ".jitbench"
+_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+ASV_CONF = """\
+{{
+    // asv benchmarks of {project}'s jitted methods, measured by jitbench ("jitbench init").
+    // jitbench is not on the package index: the install command installs the wheel in
+    // {wheel_dir}/ beside each commit of the project, so every commit is measured by the
+    // same jitbench. Run "jitbench init" again (after removing this file,
+    // benchmarks/bench_targets.py and the wheel) to move to another jitbench.
+    // The wheel: {wheel_source}.
+    "version": 1,
+    "project": {project_json},
+    // The dashboard's header link: the jitbench report, once copied into html/report/
+    // (jitbench report --out html/report; python -m jitbench.dashboard html).
+    "project_url": "report/index.html",
+    "repo": ".",
+    "branches": [{branch_json}],
+    "environment_type": "virtualenv",
+    "pythons": [{python_json}],
+    // A fresh interpreter per benchmark process: nothing of the project runs in a server.
+    "launch_method": "spawn",
+    "install_timeout": 1800,
+    "build_command": ["python -m pip wheel --no-deps -w {{build_cache_dir}} {{build_dir}}"],
+    "install_command": [
+        "in-dir={{env_dir}} python -m pip install {{wheel_file}} {{conf_dir}}/{wheel_path}"
+    ],
+    "uninstall_command": ["return-code=any python -m pip uninstall -y {{project}}"],
+    // asv_runner pinned: jitbench's timing relies on its batching; "jax": [""] takes the
+    // newest release, or list releases ("0.6.2", "0.7.2") to measure each.
+    "matrix": {{"req": {{"asv_runner": ["{asv_runner}"], "jax": [""]}}}},
+    "benchmark_dir": "benchmarks",
+    "env_dir": ".asv/env",
+    "results_dir": "results",
+    "html_dir": "html"
+}}
+"""
+
+BENCHMARKS_INIT = '''\
+"""asv benchmarks of this project, measured by jitbench: see bench_targets.py."""
+'''
+
+BENCH_TARGETS = '''\
+"""This project's objects with a jitted method, benchmarked by jitbench at every commit.
+
+A target is ``package.module:factory``: a callable returning the object, or a
+``jitbench.Target(obj, inputs, call=...)`` saying which call to measure with
+which arguments. Each target gets jitbench's rows per device: cold first
+call, first call in a fresh process, cached call and dispatch, the call
+after each kind of change its audit plays, the audit's hazard counts and
+peak memory (``jitbench.suite.families``). ``JITBENCH_TARGETS`` adds more.
+"""
+
+from jitbench.suite.families import benchmark_classes
+
+TARGETS = [
+{targets}]
+
+globals().update(benchmark_classes(TARGETS))
+'''
+
+EXAMPLE_TARGET = """\
+    # "mypackage.models:make_model",  # fill in: package.module:factory
+"""
+
+
+def _targets_block(targets: list[str]) -> str:
+    if not targets:
+        return EXAMPLE_TARGET
+    return "".join(f"    {json.dumps(t)},\n" for t in targets)
+
+
+def check_target_spec(spec: str) -> str:
+    """``spec`` if it reads ``package.module:factory``; JitbenchError otherwise (not imported)."""
+    if not _SPEC.match(spec):
+        raise JitbenchError(
+            f"--target {spec!r} must be package.module:factory, e.g. mypackage.models:make_model"
+        )
+    return spec
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _project_name(folder: Path) -> str:
+    """The distribution name in ``pyproject.toml`` (what asv uninstalls), else the folder's."""
+    pyproject = folder / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            name = tomllib.loads(pyproject.read_text()).get("project", {}).get("name")
+        except tomllib.TOMLDecodeError as exc:
+            raise JitbenchError(f"cannot read {str(pyproject)!r}: {exc}") from None
+        if isinstance(name, str) and name:
+            return name
+    return folder.resolve().name
+
+
+def jitbench_source() -> Path:
+    """The source tree of the running jitbench (a clone, installed editable or on the path)."""
+    root = Path(jitbench.__file__).resolve().parent.parent
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        name = tomllib.loads(pyproject.read_text()).get("project", {}).get("name")
+        if name == "jitbench":
+            return root
+    raise JitbenchError(
+        f"jitbench runs from {str(root)!r}, not from its source tree: install it from a clone "
+        "(pip install -e /path/to/jitbench) so that init can build the wheel asv installs"
+    )
+
+
+def _build_wheel(source: Path, into: Path) -> Path:
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(into), str(source)],
+        capture_output=True,
+        text=True,
+    )
+    wheels = sorted(into.glob("jitbench-*.whl"))
+    if done.returncode != 0 or len(wheels) != 1:
+        last = (done.stderr.strip().splitlines() or ["no wheel written"])[-1]
+        raise JitbenchError(f"cannot build a jitbench wheel from {str(source)!r}: {last}")
+    return wheels[0]
+
+
+def planned_files(folder: Path) -> list[Path]:
+    """The files init writes (the wheel's name depends on jitbench's version)."""
+    wheel = f"jitbench-{jitbench_version()}-py3-none-any.whl"
+    return [
+        folder / "asv.conf.json",
+        folder / "benchmarks" / "__init__.py",
+        folder / "benchmarks" / "bench_targets.py",
+        folder / WHEEL_DIR / wheel,
+    ]
+
+
+def asv_runner_pin() -> str:
+    """The asv_runner release jitbench pins (pyproject.toml's ``report`` extra)."""
+    pin = extras.pinned("asv_runner")
+    if pin is None:
+        raise JitbenchError("jitbench's metadata pins no asv_runner: reinstall jitbench")
+    return pin
+
+
+def jitbench_version() -> str:
+    """The version in the source tree's pyproject.toml (what its wheel is named after)."""
+    pyproject = jitbench_source() / "pyproject.toml"
+    return str(tomllib.loads(pyproject.read_text())["project"]["version"])
+
+
+def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> list[Path]:
+    """Write asv's configuration and benchmarks for the git repository ``folder``; the paths.
+
+    Every check comes first; an existing file among those init writes is a
+    JitbenchError naming them all, and nothing is written.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise JitbenchError(f"{str(folder)!r} is not a directory; give the project's repository")
+    if _git(folder, "rev-parse", "--is-inside-work-tree") != "true":
+        raise JitbenchError(
+            f"{str(folder)!r} is not in a git repository: asv benchmarks a repository's commits"
+        )
+    chosen = [check_target_spec(t) for t in targets or []]
+    files = planned_files(folder)
+    existing = [str(p) for p in files if p.exists()]
+    if existing:
+        raise JitbenchError(f"will not overwrite existing {', '.join(existing)}; nothing written")
+    source = jitbench_source()
+    commit = _git(source, "rev-parse", "--short=12", "HEAD")
+    dirty = bool(_git(source, "status", "--porcelain", "--untracked-files=no"))
+    origin = f"built from {source}" + (
+        f" at commit {commit}{' with local changes' if dirty else ''}" if commit else ""
+    )
+    conf, init, bench, wheel = files
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    branch = _git(folder, "symbolic-ref", "--short", "HEAD") or "main"
+    text = ASV_CONF.format(
+        project=_project_name(folder),
+        project_json=json.dumps(_project_name(folder)),
+        branch_json=json.dumps(branch),
+        python_json=json.dumps(python),
+        wheel_dir=WHEEL_DIR,
+        wheel_source=origin,
+        wheel_path=f"{WHEEL_DIR}/{wheel.name}",
+        asv_runner=asv_runner_pin(),
+    )
+    with tempfile.TemporaryDirectory() as scratch:
+        built = _build_wheel(source, Path(scratch))
+        if built.name != wheel.name:
+            raise JitbenchError(f"the jitbench wheel built is {built.name}, expected {wheel.name}")
+        wheel.parent.mkdir(exist_ok=True)
+        shutil.copy2(built, wheel)
+    init.parent.mkdir(exist_ok=True)
+    conf.write_text(text)
+    init.write_text(BENCHMARKS_INIT)
+    bench.write_text(BENCH_TARGETS.format(targets=_targets_block(chosen)))
+    return files

@@ -1,0 +1,164 @@
+"""A target: a user's own object with a jitted method, and how to load one by name.
+
+The built-in strategies generate their classes; a target is any object a
+user already has (an ``eqx.nn.MLP``, an ``nnx.Linear``, a class of their own)
+together with the call to measure. ``jitbench audit TARGET`` and
+``jitbench time TARGET`` load it from ``package.module:factory``, where the
+factory returns the object (or a :class:`Target`), and keep the factory so
+that the scenario can build a new instance the way the user does. Importing
+this module imports neither JAX nor the user's packages: loading does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from jitbench.errors import JitbenchError
+
+DEFAULT_CALL = "__call__"
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """An object, the arguments of its call, and which call to measure.
+
+    ``call`` is a method name (``obj.call(*inputs)``) or a function taking
+    the object first (``call(obj, *inputs)``: a jitted function over a model).
+    ``factory`` builds a new instance as the user does (``None`` when the
+    object was handed over as it is; then a copy stands in for a new one).
+    """
+
+    obj: Any
+    inputs: tuple[Any, ...] = ()
+    call: str | Callable[..., Any] = DEFAULT_CALL
+    name: str = ""
+    factory: Callable[[], Any] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        if not self.name:
+            object.__setattr__(self, "name", type(self.obj).__name__)
+
+    @property
+    def call_name(self) -> str:
+        """The call as a user reads it: ``__call__``, ``calc`` or ``module.function``."""
+        if isinstance(self.call, str):
+            return self.call
+        return f"{getattr(self.call, '__module__', '?')}.{getattr(self.call, '__qualname__', '?')}"
+
+    def function(self) -> Callable[[], Any]:
+        """The call on this object with its inputs, as a zero-argument function."""
+        return self.function_of(self.obj)
+
+    def function_of(self, obj: Any) -> Callable[[], Any]:
+        """The same call on another instance ``obj`` (a changed or a new one)."""
+        inputs = self.inputs
+        if isinstance(self.call, str):
+            method = getattr(obj, self.call)
+            return lambda: method(*inputs)
+        function = self.call
+        return lambda: function(obj, *inputs)
+
+    def with_obj(self, obj: Any) -> Target:
+        """This target with another instance (same call, inputs and factory)."""
+        return dataclasses.replace(self, obj=obj)
+
+    def new_instance(self) -> Any:
+        """A new object from the factory; JitbenchError when there is none or it raises."""
+        if self.factory is None:
+            raise JitbenchError(f"target {self.name!r} has no factory to build a new instance")
+        made = _call_factory(self.factory, self.name)
+        return made.obj if isinstance(made, Target) else made
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def resolve_name(spec: str, what: str) -> Any:
+    """The object named ``package.module:attribute`` (dotted attributes allowed)."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise JitbenchError(f"{what} {spec!r} must be package.module:name, with a ':'")
+    try:
+        value: Any = importlib.import_module(module_name)
+    except Exception as exc:
+        raise JitbenchError(
+            f"{what} {spec!r}: cannot import module {module_name!r}: {_first_line(exc)}"
+        ) from None
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise JitbenchError(f"{what} {spec!r}: {module_name!r} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
+
+
+def _call_factory(factory: Callable[[], Any], name: str) -> Any:
+    try:
+        return factory()
+    except Exception as exc:
+        raise JitbenchError(f"target factory {name!r} raised {_first_line(exc)}") from None
+
+
+def _methods(obj: Any) -> list[str]:
+    names = [n for n in dir(obj) if not n.startswith("_") and callable(getattr(obj, n, None))]
+    return (["__call__"] if callable(obj) else []) + names
+
+
+def check_call(target: Target) -> None:
+    """JitbenchError unless the target's call names a callable method or is a function."""
+    if not isinstance(target.call, str):
+        if not callable(target.call):
+            raise JitbenchError(f"call {target.call!r} of target {target.name!r} is not callable")
+        return
+    method = getattr(target.obj, target.call, None)
+    if method is None or not callable(method):
+        kind = "no method" if method is None else "a non-callable attribute"
+        valid = ", ".join(_methods(target.obj)) or "none"
+        raise JitbenchError(
+            f"target {target.name!r} ({type(target.obj).__name__}) has {kind} "
+            f"{target.call!r}; its methods: {valid}"
+        )
+
+
+def load_inputs(spec: str) -> tuple[Any, ...]:
+    """What ``package.module:function`` returns, as the arguments (one value: one argument)."""
+    function = resolve_name(spec, "inputs")
+    if not callable(function):
+        raise JitbenchError(f"inputs {spec!r} is not callable: it is a {type(function).__name__}")
+    try:
+        made = function()
+    except Exception as exc:
+        raise JitbenchError(f"inputs {spec!r} raised {_first_line(exc)}") from None
+    return tuple(made) if isinstance(made, tuple | list) else (made,)
+
+
+def load_target(spec: str, *, call: str | None = None, inputs: str | None = None) -> Target:
+    """The target that the factory ``package.module:factory`` builds.
+
+    ``call``: a method name, or ``package.module:function`` called as
+    ``function(obj, *inputs)``; ``inputs``: ``package.module:function``
+    returning the arguments. Either overrides what a factory returning a
+    :class:`Target` chose. Every failure is one JitbenchError naming the value.
+    """
+    factory = resolve_name(spec, "target")
+    if not callable(factory):
+        raise JitbenchError(f"target {spec!r} is not callable: it is a {type(factory).__name__}")
+    made = _call_factory(factory, spec)
+    target = made if isinstance(made, Target) else Target(made)
+    chosen: str | Callable[..., Any] = target.call
+    if call is not None:
+        chosen = resolve_name(call, "call") if ":" in call else call
+    target = dataclasses.replace(
+        target,
+        inputs=load_inputs(inputs) if inputs is not None else target.inputs,
+        call=chosen,
+        name=spec,
+        factory=target.factory or factory,
+    )
+    check_call(target)
+    return target
