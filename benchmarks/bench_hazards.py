@@ -7,3 +7,6 @@ from .common import PerDevice
 
 class Hazards(families.Hazards, PerDevice):
     """Totals of the cache audit per strategy and device (see ``jitbench audit``)."""
+
+    def setup_cache(self):
+        return self.totals()

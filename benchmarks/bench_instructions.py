@@ -15,3 +15,6 @@ class Instructions(families.Instructions, Track):
     """The calling thread's instructions per call, smallest size, ``cpu``."""
 
     params = [STRATEGIES, [min(SIZES)], ["cpu"]]
+
+    def setup_cache(self):
+        return self.counts()

@@ -29,7 +29,9 @@ class _StagesVs(Track):
 
     timeout = 900
 
-    def setup_cache(self):
+    def table(self):
+        """The whole grid's stages (``setup_cache``: each subclass defines its own, as asv
+        shares the result of one setup_cache function between the classes that use it)."""
         return case.stage_table(
             STRATEGIES, [grid.SCALING_SIZE], [grid.SCALING_DEVICE], self.params[1],
             calls=self.calls, axis=self.axis,
@@ -70,6 +72,9 @@ class CompileVsProgramSize(_StagesVs):
     param_names = ["strategy", "n_ops"]
     axis, calls = "n_ops", 1
 
+    def setup_cache(self):
+        return self.table()
+
 
 class CallVsDepth(FittedSlope):
     """Cached call and dispatch of a class of ``depth`` nested layers (``Shape.depth``)."""
@@ -94,6 +99,9 @@ class CompileVsDepth(_StagesVs):
     params = [STRATEGIES, list(grid.DEPTHS)]
     param_names = ["strategy", "depth"]
     axis, calls = "depth", 3
+
+    def setup_cache(self):
+        return self.table()
 
 
 class DispatchVsDeviceCount(FittedSlope):

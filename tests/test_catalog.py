@@ -67,6 +67,16 @@ def test_suite_benchmarks_are_the_catalog(suite):
     assert set(suite) == set(catalog.ALL)
 
 
+def test_no_two_classes_share_a_setup_cache(suite):
+    """asv keys a setup_cache by its function's module and line, and runs it once for every
+    class using that function: two classes sharing one would read each other's results."""
+    owners: dict[str, set[str]] = {}
+    for name, bench in suite.items():
+        if bench.get("setup_cache_key"):
+            owners.setdefault(bench["setup_cache_key"], set()).add(name.rsplit(".", 1)[0])
+    assert owners and all(len(classes) == 1 for classes in owners.values()), owners
+
+
 def test_fixture_benchmarks_are_the_catalog_with_the_suites_parameters(suite, fixture):
     assert set(fixture) == set(catalog.ALL)
     for name in catalog.ALL:

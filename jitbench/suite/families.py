@@ -189,16 +189,26 @@ def _track(name: str, unit: str) -> Any:
     return track
 
 
+# asv keys a setup_cache by the module and line of its function and shares the result
+# between classes whose function is the same: every class asv runs defines its own
+# setup_cache (here for the target classes, in benchmarks/ for the built-in ones), each
+# calling the family's method that does the work.
+
+
+def _rows(self: Any) -> list[case.Row]:
+    import itertools
+
+    return [self.row(*params) for params in itertools.product(*self.params)]
+
+
 class Hazards:
     """Totals of the audit per row (``jitbench audit``): one audit per row and device in
-    ``setup_cache``, shared by every track."""
+    ``setup_cache`` (:meth:`totals`), shared by every track."""
 
     timeout = 600
 
-    def setup_cache(self) -> dict[Any, Any]:
-        import itertools
-
-        return case.hazard_totals([self.row(*p) for p in itertools.product(*self.params)])
+    def totals(self) -> dict[Any, Any]:
+        return case.hazard_totals(_rows(self))
 
 
 for _hazard in HAZARDS:
@@ -212,11 +222,9 @@ class Instructions:
     unit = instructions.COUNT_UNIT
     timeout = instructions.TIMEOUT_S
 
-    def setup_cache(self) -> instructions.Table:
-        import itertools
-
-        rows = [self.row(*p) for p in itertools.product(*self.params)]
-        return instructions.table([instructions.counted(row) for row in rows])
+    def counts(self) -> instructions.Table:
+        """Every row counted in one Valgrind process (``setup_cache``)."""
+        return instructions.table([instructions.counted(row) for row in _rows(self)])
 
     def setup(self, table: instructions.Table, *params: Any) -> None:
         self.counts = instructions.lookup(table, instructions.counted(self.row(*params)))
@@ -243,6 +251,14 @@ class TargetRows:
         return case.Row(target, device)
 
 
+def _target_totals(self: Any) -> dict[Any, Any]:
+    return self.totals()
+
+
+def _target_counts(self: Any) -> instructions.Table:
+    return self.counts()
+
+
 # name of the target class -> (family, its own attributes); the names are asv's
 # (bench_targets.TargetCachedCall.time_cached_call...), read by jitbench.suite.catalog.
 TARGET_FAMILIES: dict[str, tuple[type, dict[str, Any]]] = {
@@ -250,9 +266,9 @@ TARGET_FAMILIES: dict[str, tuple[type, dict[str, Any]]] = {
     "TargetFreshProcess": (FreshProcess, {}),
     "TargetCachedCall": (CachedCall, {}),
     "TargetAfterChange": (AfterChange, {"param_names": ["target", "device", "change"]}),
-    "TargetHazards": (Hazards, {}),
+    "TargetHazards": (Hazards, {"setup_cache": _target_totals}),
     "TargetMemory": (Memory, {}),
-    "TargetInstructions": (Instructions, {"devices": ["cpu"]}),
+    "TargetInstructions": (Instructions, {"devices": ["cpu"], "setup_cache": _target_counts}),
 }
 
 
