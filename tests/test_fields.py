@@ -1,41 +1,62 @@
-"""The field walk: what it finds on real models, and that each change is made their way."""
+"""The field walk: what it finds on real models, how jit sees each value, and that each
+change is made the object's way with a value its users would set."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
+import typing
+from collections.abc import Mapping
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
 import numpy as np
 import user_models
+from flax import struct
 
-from jitbench.targets import fields, values
+from jitbench.targets import edit, fields, values
 
 
-def _paths(obj):
-    found, skipped = fields.walk(obj)
+def _paths(obj, filtered=False):
+    found, skipped = fields.walk(obj, filtered)
     return [(f.path, f.kind, f.how) for f in found], dict((s.path, s.reason) for s in skipped)
+
+
+def _roles(obj, filtered=False):
+    return {f.path: f.role for f in fields.walk(obj, filtered)[0]}
 
 
 def test_plain_class_and_registered_dataclass():
     found, skipped = _paths(user_models.custom_class())
     assert found == [("x", "array", "setattr"), ("mul", "static", "setattr")] and skipped == {}
+    assert _roles(user_models.custom_class()) == {"x": "plain", "mul": "plain"}
     found, _ = _paths(user_models.scaled())
     assert found == [
         ("x", "array", "dataclasses.replace"),
         ("mul", "static", "dataclasses.replace"),
     ]
+    assert _roles(user_models.scaled()) == {"x": "traced", "mul": "aux"}
+    # Private attributes are walked too: None has no other value to set.
     _, skipped = _paths(user_models.precompiled())
-    assert skipped == {"_compiled": "private attribute"}
+    assert skipped == {"_compiled": "None: no other valid value known"}
 
 
 def test_nnx_linear():
     found, skipped = _paths(user_models.linear())
-    assert found == [
+    assert found[:5] == [
         ("kernel", "array", "Variable.set_value"),
         ("bias", "array", "Variable.set_value"),
         ("in_features", "static", "setattr"),
         ("out_features", "static", "setattr"),
         ("use_bias", "static", "setattr"),
     ]
+    # A function held as a field is a static: a rebuilt module holds another.
+    assert ("dot_general", "static", "setattr") in found
     assert skipped["param_dtype"] == "a type (float32): not a value to change"
-    assert skipped["dot_general"].startswith("a function")
+    roles = _roles(user_models.linear())
+    assert roles["kernel"] == "traced" and roles["in_features"] == "aux"
 
 
 def test_equinox_mlp_nested_layers():
@@ -45,57 +66,167 @@ def test_equinox_mlp_nested_layers():
         ("layers[0].bias", "array", "eqx.tree_at"),
         ("layers[0].in_features", "static", fields.EQX_STATIC),
     ]
-    assert len([f for f in found if f[1] == "array"]) == 6 and len(found) == 22
-    assert set(skipped) == {"activation", "final_activation"}
+    assert len([f for f in found if f[1] == "array"]) == 6
+    assert skipped["activation"].startswith("a jitted function or a library's callable")
+    assert ("final_activation", "static", "eqx.tree_at") in found  # equinox's identity
+
+
+class Point(typing.NamedTuple):
+    x: jax.Array
+    scale: float
+
+
+@struct.dataclass
+class Hyper:
+    w: jax.Array
+    lr: float = 0.1  # a leaf: jit traces it
+    depth: int = struct.field(pytree_node=False, default=2)  # auxiliary data: static
+
+
+class Smooth(eqx.Module):
+    w: jax.Array
+    rtol: float = 1e-3
+
+
+def test_python_numbers_are_traced_where_they_are_leaves():
+    assert _roles(Hyper(jnp.ones(3))) == {"w": "traced", "lr": "number", "depth": "aux"}
+    found, _ = fields.walk(Hyper(jnp.ones(3)))
+    assert [f.kind for f in found] == ["array", "number", "static"]
+    # eqx.filter_jit hashes every non-array leaf: its numbers are statics.
+    assert _roles(Smooth(jnp.ones(3))) == {"w": "traced", "rtol": "number"}
+    filtered = fields.walk(Smooth(jnp.ones(3)), filtered=True)[0]
+    assert [(f.path, f.kind, f.role) for f in filtered] == [
+        ("w", "array", "traced"), ("rtol", "static", "hashed"),
+    ]  # fmt: skip
+    # A NamedTuple's fields by name, changed with _replace; inside auxiliary data all static.
+    found, _ = _paths(Point(jnp.ones(2), 2.0))
+    assert found == [("x", "array", "._replace"), ("scale", "number", "._replace")]
+
+
+@dataclasses.dataclass
+class Registry(Mapping):
+    """A mutable dataclass that is a Mapping, as ``@chex.dataclass`` makes one."""
+
+    x: jax.Array
+    lr: float = 0.5
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(["x", "lr"])
+
+    def __len__(self):
+        return 2
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+jax.tree_util.register_dataclass(Registry, data_fields=["x", "lr"], meta_fields=[])
 
 
 def test_each_change_is_made_the_objects_way():
     rng = np.random.default_rng(0)
     plain = user_models.custom_class()
     (_, mul), _ = fields.walk(plain)
-    assert fields.set_field(plain, mul, False) is plain and plain.mul is False  # in place
+    assert edit.set_field(plain, mul, False) is plain and plain.mul is False  # in place
     frozen = user_models.scaled()
     (_, fmul), _ = fields.walk(frozen)
-    new = fields.set_field(frozen, fmul, False)
+    new = edit.set_field(frozen, fmul, False)
     assert new is not frozen and (frozen.mul, new.mul) == (True, False)  # a new object
     mlp = user_models.mlp()
-    found, _ = fields.walk(mlp)
-    by_path = {f.path: f for f in found}
+    by_path = {f.path: f for f in fields.walk(mlp)[0]}
     wide = values.new_array(mlp.layers[1].bias, rng, (2, 8))
-    changed = fields.set_field(mlp, by_path["layers[1].bias"], wide)
+    changed = edit.set_field(mlp, by_path["layers[1].bias"], wide)
     assert changed is not mlp and changed.layers[1].bias.shape == (2, 8)
     assert mlp.layers[1].bias.shape == (8,)  # eqx.tree_at leaves the original as it was
-    static = fields.set_field(mlp, by_path["layers[2].out_features"], 5)
+    static = edit.set_field(mlp, by_path["layers[2].out_features"], 5)
     assert (static.layers[2].out_features, mlp.layers[2].out_features) == (5, 4)
     linear = user_models.linear()
     found, _ = fields.walk(linear)
     kernel = linear.kernel
-    new = values.new_array(fields.get_field(linear, found[0]), rng)
-    assert fields.set_field(linear, found[0], new) is linear
+    new = values.new_array(edit.get_field(linear, found[0]), rng)
+    assert edit.set_field(linear, found[0], new) is linear
     assert linear.kernel is kernel and linear.kernel.get_value() is new  # the same Variable
+    # A Mapping dataclass (chex's kind) is set through its fields, with its .replace.
+    registry = Registry(jnp.ones(3))
+    found, _ = fields.walk(registry)
+    assert [(f.path, f.how) for f in found] == [("x", ".replace"), ("lr", ".replace")]
+    assert edit.set_field(registry, found[1], 0.25).lr == 0.25
+    point = edit.set_field(Point(jnp.ones(2), 2.0), fields.walk(Point(jnp.ones(2), 2.0))[0][1], 4.0)
+    assert point.scale == 4.0 and isinstance(point, Point)
 
 
-def test_choose_caps_arrays_and_matches_patterns():
+def test_choose_plays_one_field_of_each_group_and_matches_patterns():
     found, _ = fields.walk(user_models.mlp())
     played, left = fields.choose(found)
-    assert [f.path for f in played if f.kind == "array"] == [
-        "layers[0].weight", "layers[0].bias", "layers[1].weight",
-    ]  # fmt: skip
-    assert len(played) == 19 and {s.reason for s in left} == {
-        "past the first 3 array fields (--fields PATTERN plays others)"
-    }
+    assert [f.path for f in played if f.kind == "array"] == ["layers[0].weight", "layers[0].bias"]
+    reasons = {s.path: s.reason for s in left}
+    assert reasons["layers[1].weight"] == "the same field as layers[0].weight (plays once)"
+    assert "layers[1].in_features" in reasons and "layers[0].in_features" not in reasons
     played, left = fields.choose(found, "*.weight")
     assert [f.path for f in played] == [f"layers[{i}].weight" for i in range(3)]
     played, _ = fields.choose(found, r"^(depth|scan)$")  # no glob characters: a regex
     assert [f.path for f in played] == ["depth", "scan"]
 
 
-def test_new_values():
-    assert [values.new_value(v) for v in (True, 3, 1.5, "relu", (3, 3), None, ())] == [
-        False, 4, 2.5, "relu_changed", (4, 3), None, None,
+class Mode(enum.Enum):
+    FAST = 1
+    SAFE = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    method: typing.Literal["zoom", "backtracking"] = "zoom"
+    name: str = "free text"
+    mode: Mode = Mode.FAST
+
+
+def test_private_fields_play_where_no_public_one_does():
+    class Hidden:
+        def __init__(self):
+            self._loc, self._scale = jnp.zeros(2), jnp.ones(2)
+
+    found, _ = fields.walk(Hidden())
+    assert [(f.path, f.private) for f in found] == [("_loc", True), ("_scale", True)]
+    assert [f.path for f in fields.choose(found)[0]] == ["_loc", "_scale"]
+    mixed = [*found, fields.Field("w", (("attr", "w"),), "array", "setattr")]
+    played, left = fields.choose(mixed)
+    assert [f.path for f in played] == ["w"]
+    assert {s.reason for s in left} == {"a private attribute (--fields PATTERN plays it)"}
+    assert [f.path for f in fields.choose(mixed, "_loc")[0]] == ["_loc"]
+
+
+def test_new_values_are_those_users_set():
+    assert [values.new_value(v) for v in (True, 3, 0, 1.5, 1e-5, -4.0, "relu", None)] == [
+        False, 6, 1, 3.0, 5e-6, -8.0, None, None,
     ]  # fmt: skip
+    found, skipped = _paths(Declared())
+    assert ("method", "static", "dataclasses.replace") in found
+    choices = {f.path: f.choices for f in fields.walk(Declared())[0]}
+    assert choices == {"method": ("zoom", "backtracking"), "mode": (Mode.FAST, Mode.SAFE)}
+    assert values.new_value("zoom", ("zoom", "backtracking")) == "backtracking"
+    assert values.new_value(Mode.FAST) is Mode.SAFE
+    assert skipped["name"].endswith("(no Literal or Enum declares its choices)")
+    # A function: a fresh one of the same code, a partial's and a bound method's too.
+    square = functools.partial(lambda x, p: x**p, p=2)
+    fresh = values.new_value(square)
+    assert fresh is not square and fresh != square and fresh(3) == 9
+    bound = Declared().__repr__
+    assert values.new_value(jnp.tanh) is None  # a jitted/library callable: no copy
+    refreshed = values.fresh_function(bound)
+    assert refreshed.__self__ is bound.__self__ and refreshed.__func__ is not bound.__func__
+
+
+def test_new_arrays_keep_range_dtype_placement_and_weak_type():
     x = user_models.vector()
     same = values.new_array(x, np.random.default_rng(0))
     assert same.shape == x.shape and same.dtype == x.dtype and not np.allclose(same, x)
     assert same.committed == x.committed
+    assert float(same.min()) >= float(x.min()) and float(same.max()) <= float(x.max())
+    positive = values.new_array(jnp.full(4, 3.0, dtype=jnp.float32), np.random.default_rng(0))
+    assert float(positive.min()) > 0  # a constant varies around its value, its sign kept
+    weak = jnp.asarray(1.5)
+    assert weak.weak_type and values.new_array(weak, np.random.default_rng(0)).weak_type
     assert values.new_shape(x) == (2, 64)

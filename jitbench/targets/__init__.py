@@ -21,23 +21,39 @@ from jitbench.errors import JitbenchError
 DEFAULT_CALL = "__call__"
 
 
+class Inputs:
+    """The arguments of a target's call, keyword ones included: ``Inputs(x, training=False)``
+    (what an ``--inputs`` function may return, or a :class:`Target`'s ``inputs``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.args, self.kwargs = args, kwargs
+
+    def __repr__(self) -> str:
+        return f"Inputs(*{self.args!r}, **{self.kwargs!r})"
+
+
 @dataclasses.dataclass(frozen=True)
 class Target:
     """An object, the arguments of its call, and which call to measure.
 
-    ``call`` is a method name (``obj.call(*inputs)``) or a function taking
-    the object first (``call(obj, *inputs)``: a jitted function over a model).
-    ``factory`` builds a new instance as the user does (``None`` when the
-    object was handed over as it is; then a copy stands in for a new one).
+    ``call`` is a method name (``obj.call(*inputs, **kwargs)``) or a function taking
+    the object first (``call(obj, *inputs, **kwargs)``: a jitted function over a
+    model). ``inputs`` may be an :class:`Inputs` (keyword arguments too). ``factory``
+    builds a new instance as the user does (``None`` when the object was handed over
+    as it is; then a copy stands in for a new one).
     """
 
     obj: Any
-    inputs: tuple[Any, ...] = ()
+    inputs: tuple[Any, ...] | Inputs = ()
     call: str | Callable[..., Any] = DEFAULT_CALL
     name: str = ""
     factory: Callable[[], Any] | None = None
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if isinstance(self.inputs, Inputs):
+            object.__setattr__(self, "kwargs", {**self.kwargs, **self.inputs.kwargs})
+            object.__setattr__(self, "inputs", self.inputs.args)
         object.__setattr__(self, "inputs", tuple(self.inputs))
         if not self.name:
             object.__setattr__(self, "name", type(self.obj).__name__)
@@ -55,12 +71,12 @@ class Target:
 
     def function_of(self, obj: Any) -> Callable[[], Any]:
         """The same call on another instance ``obj`` (a changed or a new one)."""
-        inputs = self.inputs
+        inputs, kwargs = self.inputs, self.kwargs
         if isinstance(self.call, str):
             method = getattr(obj, self.call)
-            return lambda: method(*inputs)
+            return lambda: method(*inputs, **kwargs)
         function = self.call
-        return lambda: function(obj, *inputs)
+        return lambda: function(obj, *inputs, **kwargs)
 
     def with_obj(self, obj: Any) -> Target:
         """This target with another instance (same call, inputs and factory)."""
@@ -125,8 +141,9 @@ def check_call(target: Target) -> None:
         )
 
 
-def load_inputs(spec: str) -> tuple[Any, ...]:
-    """What ``package.module:function`` returns, as the arguments (one value: one argument)."""
+def load_inputs(spec: str) -> tuple[Any, ...] | Inputs:
+    """What ``package.module:function`` returns, as the arguments: an :class:`Inputs`, a
+    tuple or list of them, or one value (one argument)."""
     function = resolve_name(spec, "inputs")
     if not callable(function):
         raise JitbenchError(f"inputs {spec!r} is not callable: it is a {type(function).__name__}")
@@ -134,6 +151,8 @@ def load_inputs(spec: str) -> tuple[Any, ...]:
         made = function()
     except Exception as exc:
         raise JitbenchError(f"inputs {spec!r} raised {_first_line(exc)}") from None
+    if isinstance(made, Inputs):
+        return made
     return tuple(made) if isinstance(made, tuple | list) else (made,)
 
 
@@ -153,9 +172,11 @@ def load_target(spec: str, *, call: str | None = None, inputs: str | None = None
     chosen: str | Callable[..., Any] = target.call
     if call is not None:
         chosen = resolve_name(call, "call") if ":" in call else call
+    loaded = load_inputs(inputs) if inputs is not None else None
     target = dataclasses.replace(
         target,
-        inputs=load_inputs(inputs) if inputs is not None else target.inputs,
+        inputs=target.inputs if loaded is None else loaded,
+        kwargs=loaded.kwargs if isinstance(loaded, Inputs) else target.kwargs,
         call=chosen,
         name=spec,
         factory=target.factory or factory,

@@ -1,23 +1,25 @@
-"""The fields of any object, found by walking it, and changed the way its users change them.
+"""The fields of any object, found by walking it, and classified the way jit sees each one.
 
-A user's model keeps its state in attributes (``vars``), dataclass fields
-(``eqx.Module`` and ``flax.struct`` are dataclasses), ``nnx.Variable``\\ s,
+A user's model keeps its state in attributes, dataclass fields (``eqx.Module``,
+``flax.struct``, ``chex`` dataclasses), NamedTuple fields, ``nnx.Variable``\\ s,
 and containers of sub-objects (``layers[0].weight``). :func:`walk` names every
-leaf by its path and classifies it: an *array* (a jax or NumPy array, or the
-array an ``nnx.Variable`` holds) or a *static* value (bool, int, float, str,
-an enum, or a tuple of those), the two kinds jit's cache treats differently.
-What is neither (functions, dtypes, random-number state, private attributes)
-is listed as skipped, with the reason.
+value by its path and classifies it by how a jitted call that takes the object
+sees it, read from the object's own pytree (a node's children are what jit
+flattens and traces; the rest is its auxiliary data, part of the cache key):
 
-:func:`set_field` makes a change the way the object's kind is changed: in
-place with ``setattr`` (plain objects, ``nnx.Module``), ``set_value`` on an
-``nnx.Variable``, ``dataclasses.replace`` for a frozen dataclass, ``.replace``
-for a ``flax.struct`` dataclass, ``eqx.tree_at`` for an ``eqx.Module`` (and,
-for an equinox static field, which ``tree_at`` cannot reach and whose
-module's own ``__init__`` rules out ``dataclasses.replace``, a new module
-with the field set, built the way equinox's own unflatten builds one). A
-change to a frozen object returns a new root; an in-place one returns the
-same object.
+* ``array``: a jax or NumPy array, or the array an ``nnx.Variable`` holds: traced
+  by shape and dtype;
+* ``number``: a Python number that is a pytree leaf: jit traces it (weak-typed),
+  so a new value is no recompile; under ``eqx.filter_jit``, which hashes every
+  non-array leaf, it is a ``static`` instead;
+* ``static``: auxiliary data (a flag, a size, a function: hashed and compared),
+  or any value of an object that is no pytree (then the call itself decides: a
+  static ``self`` is hashed, a bound method's attributes are captured).
+
+Private (underscore) attributes are walked and marked; functions held as fields
+are statics (a rebuilt object holds a new function). What has no value a user
+changes (random-number state, types, a library's bookkeeping, a jitted function)
+is listed as skipped, with the reason. :func:`choose` picks what plays.
 """
 
 from __future__ import annotations
@@ -26,31 +28,48 @@ import dataclasses
 import enum
 import fnmatch
 import re
+import typing
 from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
 from typing import Any, Literal
 
-import numpy as np
+from jitbench.targets import kinds, values
 
-from jitbench.targets import values
-
-Kind = Literal["array", "static"]
+Kind = Literal["array", "number", "static"]
 Key = tuple[Literal["attr", "item"], Any]
 MAX_DEPTH = 12
 DEFAULT_ARRAYS = 3
+# Statics and traced numbers played by default (one field of each group, see choose).
+DEFAULT_VALUES = 12
 EQX_STATIC = "a new module, built as equinox unflattens one"
-# Callables of these packages are functions to skip, not sub-objects to walk into.
-LIBRARY_PACKAGES = ("jax", "jaxlib", "equinox", "flax", "functools", "builtins")
-STATIC_TYPES = (bool, int, float, str, enum.Enum, type(None))
+ROLES = {
+    "traced": "traced",
+    "number": "traced number",
+    "hashed": "static (hashed leaf)",
+    "aux": "static",
+    "plain": "attribute",
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Field:
-    """One leaf of an object: where it is, what kind, and how a user changes it."""
+    """One value of an object: where it is, how jit sees it, and how a user changes it.
+
+    ``role`` is how jit sees the value (a key of :data:`ROLES`), ``choices`` the values
+    its declaration allows (a ``Literal`` or an ``Enum``).
+    """
 
     path: str
     keys: tuple[Key, ...]
     kind: Kind
     how: str
+    role: str = ""
+    private: bool = False
+    choices: tuple[Any, ...] = ()
+
+    @property
+    def group(self) -> str:
+        """The path with every list index a ``*``: the same field across a list's items."""
+        return re.sub(r"\[\d+\]", "[*]", self.path)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,319 +80,219 @@ class Skipped:
     reason: str
 
 
-@dataclasses.dataclass(frozen=True)
-class Walk:
-    """Every field found, those chosen to play, and what was left out (with why)."""
-
-    fields: tuple[Field, ...]
-    played: tuple[Field, ...]
-    skipped: tuple[Skipped, ...]
-
-
-def _is_variable(value: Any) -> bool:
-    return any(
-        c.__module__.startswith("flax.nnx") and c.__name__ == "Variable"
-        for c in type(value).__mro__
-    )
-
-
-def _is_rng_state(value: Any) -> bool:
-    return type(value).__module__.startswith("flax.nnx.rnglib") or type(value).__name__ in (
-        "RngState",
-        "RngKey",
-        "RngCount",
-    )
-
-
-def _is_eqx_module(value: Any) -> bool:
-    return any(
-        c.__module__.startswith("equinox") and c.__name__ == "Module" for c in type(value).__mro__
-    )
-
-
-def _is_nnx_module(value: Any) -> bool:
-    return any(
-        c.__module__.startswith("flax.nnx") and c.__name__ == "Module" for c in type(value).__mro__
-    )
-
-
-def _is_flax_struct(value: Any) -> bool:
-    return bool(getattr(type(value), "_flax_dataclass", False))
-
-
-def _is_frozen_dataclass(value: Any) -> bool:
-    params = getattr(type(value), "__dataclass_params__", None)
-    return (
-        dataclasses.is_dataclass(value)
-        and not isinstance(value, type)
-        and bool(params and params.frozen)
-    )
-
-
-def is_array(value: Any) -> bool:
-    """A jax or NumPy array (what jit traces by shape and dtype)."""
-    if isinstance(value, np.ndarray):
-        return True
-    return (
-        type(value).__module__.startswith(("jax", "jaxlib"))
-        and hasattr(value, "shape")
-        and hasattr(value, "dtype")
-    )
-
-
-def is_static(value: Any) -> bool:
-    """A value jit can only take as static: bool, number, str, enum, None, or a tuple of them."""
-    if isinstance(value, STATIC_TYPES):
-        return True
-    return isinstance(value, tuple) and bool(value) and all(is_static(v) for v in value)
-
-
-def object_kind(obj: Any) -> str:
-    """What kind of object this is, in the words of its library (used to break ties)."""
-    if _is_eqx_module(obj):
-        return "eqx.Module"
-    if any(
-        c.__module__.startswith("flax.nnx") and c.__name__ == "Module" for c in type(obj).__mro__
-    ):
-        return "nnx.Module"
-    if _is_flax_struct(obj):
-        return "flax.struct dataclass"
-    import jax
-
-    registered = jax.tree_util.tree_leaves(obj, is_leaf=lambda x: x is not obj and not is_array(x))
-    pytree = not (len(registered) == 1 and registered[0] is obj)
-    if dataclasses.is_dataclass(obj):
-        return "pytree dataclass" if pytree else "dataclass"
-    return "pytree" if pytree else "plain object"
-
-
-def _children(value: Any) -> list[tuple[Key, str, Any]] | None:
+def children(value: Any) -> list[tuple[Key, str, Any]] | None:
     """(key, path suffix, child) of a node, or None for a leaf with no fields to walk."""
+    if kinds.is_named_tuple(value):
+        return [(("attr", n), f".{n}", getattr(value, n)) for n in type(value)._fields]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = [f.name for f in dataclasses.fields(value)]
+        return [(("attr", n), f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
     if isinstance(value, Mapping):
         return [(("item", k), f"[{k!r}]", v) for k, v in value.items()]
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         return [(("item", i), f"[{i}]", v) for i, v in enumerate(value)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = [f.name for f in dataclasses.fields(value)]
-        return [(("attr", n), f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
-    if isinstance(value, type):
+    if isinstance(value, type) or kinds.is_function(value):
         return None
     if hasattr(value, "__dict__"):
         return [(("attr", n), f".{n}", v) for n, v in vars(value).items()]
     slots = [n for c in type(value).__mro__ for n in getattr(c, "__slots__", ())]
-    if slots and type(value).__module__.split(".")[0] not in LIBRARY_PACKAGES:
+    if slots and type(value).__module__.split(".")[0] not in kinds.LIBRARY_PACKAGES:
         names = [n for n in slots if n != "__weakref__" and hasattr(value, n)]
         return [(("attr", n), f".{n}", getattr(value, n)) for n in names]
     return None
 
 
-def _skip_reason(name: str, value: Any) -> str | None:
-    if name.startswith("_"):
-        return "private attribute"
-    if _is_rng_state(value):
+def _traced(node: Any) -> tuple[set[Key], list[Any]] | None:
+    """The keys of ``node``'s pytree children (and, for children without a key, the children
+    themselves), or None where ``node`` is no pytree node: a leaf to jit."""
+    import jax
+
+    try:
+        found, _ = jax.tree_util.tree_flatten_with_path(node, is_leaf=lambda x: x is not node)
+    except Exception:  # a node that cannot flatten is no pytree jit could take
+        return None
+    if len(found) == 1 and found[0][1] is node:
+        return None
+    keyed: set[Key] = set()
+    unkeyed: list[Any] = []
+    for path, child in found:
+        entry = path[0] if path else None
+        name = getattr(entry, "name", None)
+        if name is not None:
+            keyed.add(("attr", name))
+        elif hasattr(entry, "key") and type(entry).__name__ == "DictKey":
+            keyed.add(("item", entry.key))
+        elif hasattr(entry, "idx"):
+            keyed.add(("item", entry.idx))
+        else:
+            unkeyed.append(child)
+    return keyed, unkeyed
+
+
+def _role(children: tuple[set[Key], list[Any]] | None, key: Key, child: Any, filtered: bool) -> str:
+    if children is None:
+        return "plain"
+    keyed, unkeyed = children
+    leaf = key in keyed or any(c is child for c in unkeyed)
+    if not leaf:
+        return "aux"
+    if kinds.is_array(child) or kinds.is_variable(child):
+        return "traced"
+    # jit traces a number leaf; a leaf jit cannot trace (a function) only a filter hashes.
+    return "number" if kinds.is_number(child) and not filtered else "hashed"
+
+
+def _choices(node: Any, key: Key, value: Any) -> tuple[Any, ...]:
+    """The values a field's declaration allows: an Enum's members, a Literal's arguments."""
+    if isinstance(value, enum.Enum):
+        return tuple(type(value))
+    if key[0] != "attr":
+        return ()
+    try:
+        hints = typing.get_type_hints(type(node))
+    except Exception:
+        return ()
+    hint = hints.get(key[1])
+    return tuple(typing.get_args(hint)) if typing.get_origin(hint) is Literal else ()
+
+
+def _skip_reason(value: Any) -> str | None:
+    if kinds.is_rng_state(value):
         return "random-number state: the calls change it themselves"
     if isinstance(value, type) or type(value).__name__ == "dtype":
         return f"a type ({getattr(value, '__name__', value)}): not a value to change"
-    # Modules and Variables are callable and walked into; functions (jitted ones too) are not.
-    if _is_variable(value):
+    if kinds.is_variable(value):
         return None
-    if _is_function(value) or (callable(value) and _children(value) is None):
-        return "a function: jit treats it as static; not a value a user changes between calls"
-    if _is_library_internal(value):
+    if kinds.is_jitted(value):
+        return "a jitted function or a library's callable: jit's own object, not a field"
+    if kinds.is_library_internal(value):
         return f"{type(value).__module__}.{type(value).__name__}: the library's own bookkeeping"
     return None
 
 
-def _is_library_internal(value: Any) -> bool:
-    """An object of JAX's or a library's own that is no model part (nnx's GraphDef, State)."""
-    package = type(value).__module__.split(".")[0]
-    if package not in LIBRARY_PACKAGES or package in ("builtins", "functools"):
-        return False
-    part = _is_eqx_module(value) or _is_nnx_module(value) or _is_variable(value)
-    return not (part or is_array(value))
-
-
-def _is_function(value: Any) -> bool:
-    """A function, or a callable of JAX's or a library's own (jit wrappers, custom_jvp)."""
-    import functools
-    import types
-
-    kinds = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
-    if isinstance(value, kinds):
-        return True
-    package = type(value).__module__.split(".")[0]
-    module = _is_eqx_module(value) or _is_nnx_module(value)
-    return callable(value) and not module and package in LIBRARY_PACKAGES
-
-
-def _numeric(dtype: Any) -> bool:
-    import jax.numpy as jnp
-
-    return bool(jnp.issubdtype(dtype, jnp.number))
-
-
-def _how(owner: Any, kind: Kind, leaf: Any, key: Key) -> str:
-    if _is_variable(leaf):
+def how(owner: Any, leaf: Any, key: Key) -> str:
+    """How a user of ``owner``'s kind sets its field ``key``."""
+    if kinds.is_variable(leaf):
         return "Variable.set_value"
+    if kinds.is_named_tuple(owner):
+        return "._replace"
     if key[0] == "item":
-        return (
-            "item assignment"
-            if isinstance(owner, MutableSequence | MutableMapping)
-            else "a new tuple"
-        )
-    if _is_eqx_module(owner):
+        mutable = isinstance(owner, MutableSequence | MutableMapping)
+        return "item assignment" if mutable else "a new container"
+    if kinds.is_eqx_module(owner):
         static = any(
             f.name == key[1] and f.metadata.get("static") for f in dataclasses.fields(owner)
         )
         return EQX_STATIC if static else "eqx.tree_at"
-    if _is_flax_struct(owner):
+    if kinds.has_replace(owner):
         return ".replace"
-    if _is_frozen_dataclass(owner):
+    if kinds.is_frozen_dataclass(owner):
         return "dataclasses.replace"
     return "setattr"
 
 
-def walk(obj: Any) -> tuple[list[Field], list[Skipped]]:
-    """Every array and static leaf of ``obj`` by path, and what was skipped (depth first)."""
+def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
+    """The field's kind, or why it has none a user changes."""
+    if kinds.is_array(value):
+        numeric = value.dtype.kind in "iufc" or "float" in str(value.dtype)
+        return ("array", None) if numeric else (None, f"an array of {value.dtype}: no new values")
+    if kinds.is_number(value) and role == "number":
+        return "number", None
+    if kinds.is_function(value):
+        return "static", None
+    if isinstance(value, bool | int | float | enum.Enum | str) or value is None:
+        return "static", None
+    if isinstance(value, tuple) and value and all(kinds.is_number(v) for v in value):
+        return None, f"{value!r}: a tuple of numbers, often a shape the arrays must match"
+    return None, None
+
+
+def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
+    """Every value of ``obj`` a user changes, by path and classified (see the module), and
+    what was skipped (depth first). ``filtered``: the call hashes non-array leaves
+    (``eqx.filter_jit``)."""
     fields: list[Field] = []
     skipped: list[Skipped] = []
     seen: set[int] = set()
     leaves: dict[int, str] = {}  # id of a Variable or array -> the path it was found at
 
-    def visit(node: Any, keys: tuple[Key, ...], path: str) -> None:
+    def visit(node: Any, keys: tuple[Key, ...], path: str, private: bool, within: str) -> None:
         if id(node) in seen or len(keys) > MAX_DEPTH:
             return
         seen.add(id(node))
-        for key, suffix, child in _children(node) or []:
+        # Inside auxiliary data everything is static, however the node itself flattens.
+        traced = None if within == "aux" else _traced(node)
+        for key, suffix, child in children(node) or []:
             where = (path + suffix).lstrip(".")
-            reason = _skip_reason(str(key[1]) if key[0] == "attr" else "", child)
+            hidden = private or (key[0] == "attr" and str(key[1]).startswith("_"))
+            reason = _skip_reason(child)
             if reason:
                 skipped.append(Skipped(where, reason))
                 continue
-            if (_is_variable(child) or is_array(child)) and id(child) in leaves:
+            if (kinds.is_variable(child) or kinds.is_array(child)) and id(child) in leaves:
                 skipped.append(Skipped(where, f"the same object as {leaves[id(child)]}"))
                 continue
             leaves[id(child)] = where
-            leaf = (
-                child.get_value() if _is_variable(child) and hasattr(child, "get_value") else child
-            )
-            if _is_variable(child) and not hasattr(child, "get_value"):
-                leaf = child.value
-            kind: Kind | None = "array" if is_array(leaf) else "static" if is_static(leaf) else None
-            if kind is not None:
-                if kind == "array" and not _numeric(leaf.dtype):
-                    skipped.append(
-                        Skipped(where, f"an array of {leaf.dtype}: no new values to make")
-                    )
-                elif kind == "static" and values.new_value(leaf) is None:
-                    skipped.append(Skipped(where, f"{leaf!r}: no other value of its type to try"))
-                else:
-                    fields.append(Field(where, (*keys, key), kind, _how(node, kind, child, key)))
-            elif _children(child) is not None:
-                visit(child, (*keys, key), where)
-            else:
-                skipped.append(
-                    Skipped(where, f"a {type(child).__name__}: neither array nor static")
+            value = kinds.variable_value(child) if kinds.is_variable(child) else child
+            role = "traced" if kinds.is_variable(child) else _role(traced, key, child, filtered)
+            role = "aux" if within == "aux" else role
+            kind, why = _kind(value, role)
+            choices = _choices(node, key, value)
+            if kind == "static" and values.new_value(value, choices) is None:
+                why = f"{value!r}: no other valid value known" + (
+                    " (no Literal or Enum declares its choices)" if isinstance(value, str) else ""
                 )
+                kind = None
+            if kind is not None:
+                fields.append(Field(where, (*keys, key), kind, how(node, child, key),
+                                    role, hidden, choices))  # fmt: skip
+            elif why is None and children(child) is not None:
+                visit(child, (*keys, key), where, hidden, role)
+            else:
+                reason = why or f"a {type(child).__name__}: neither array nor value"
+                skipped.append(Skipped(where, reason))
 
-    visit(obj, (), "")
+    visit(obj, (), "", False, "")
     return fields, skipped
 
 
 def choose(
-    fields: Sequence[Field], pattern: str | None = None, arrays: int = DEFAULT_ARRAYS
-) -> tuple[list[Field], list[Skipped]]:
-    """The fields to play, and the others as skipped.
+    fields: Sequence[Field], pattern: str | None = None, arrays: int = DEFAULT_ARRAYS,
+    values_: int = DEFAULT_VALUES,
+) -> tuple[list[Field], list[Skipped]]:  # fmt: skip
+    """The fields to play, and the others as skipped (why).
 
     With ``pattern``: every field whose path starts with it (``layers[0].``), matches it
-    as a glob (``*.weight``) or as a regular expression searched in it (``^(depth|scan)$``);
-    by default every static field and the first ``arrays`` array fields.
+    as a glob (``*.weight``) or as a regular expression searched in it (``^(depth|scan)$``),
+    private ones included. By default: one field of each group (the same field across a
+    list's items), public ones (private ones only where there is no public field), at most
+    ``values_`` statics and numbers and ``arrays`` arrays.
     """
-    chosen, left = [], []
     if pattern is not None:
         try:
             regex: re.Pattern[str] | None = re.compile(pattern)
         except re.error:
             regex = None
+        chosen, left = [], []
         for f in fields:
             hit = f.path.startswith(pattern) or fnmatch.fnmatchcase(f.path, pattern)
-            hit = hit or bool(regex and regex.search(f.path))
-            (chosen if hit else left).append(f)
+            (chosen if hit or (regex and regex.search(f.path)) else left).append(f)
         return chosen, [Skipped(f.path, f"not matched by --fields {pattern!r}") for f in left]
-    n = 0
+    public = any(not f.private for f in fields)
+    chosen, skipped = [], []
+    firsts: dict[str, str] = {}
+    counts = {"array": 0, "value": 0}
     for f in fields:
-        if f.kind == "array":
-            n += 1
-            if n > arrays:
-                left.append(f)
-                continue
-        chosen.append(f)
-    reason = f"past the first {arrays} array fields (--fields PATTERN plays others)"
-    return chosen, [Skipped(f.path, reason) for f in left]
-
-
-def _get(node: Any, key: Key) -> Any:
-    return getattr(node, key[1]) if key[0] == "attr" else node[key[1]]
-
-
-def get_field(obj: Any, field: Field) -> Any:
-    """The field's current value (the array inside a Variable)."""
-    node = obj
-    for key in field.keys:
-        node = _get(node, key)
-    if _is_variable(node):
-        return node.get_value() if hasattr(node, "get_value") else node.value
-    return node
-
-
-def _put(node: Any, key: Key, value: Any) -> Any:
-    """``node`` with ``key`` set to ``value``: the same node changed in place, or a new one."""
-    kind, name = key
-    if kind == "item":
-        if isinstance(node, MutableSequence | MutableMapping):
-            node[name] = value
-            return node
-        items = list(node)
-        items[name] = value
-        if hasattr(node, "_fields"):  # a named tuple
-            return type(node)(*items)
-        return tuple(items) if isinstance(node, tuple) else type(node)(items)
-    if _is_eqx_module(node):
-        import equinox as eqx
-
-        try:
-            return eqx.tree_at(lambda n: getattr(n, name), node, value)
-        except (TypeError, ValueError):
-            # A static field: built as equinox's own unflatten builds a module. copy.copy
-            # would go through Module.__new__, which records the copy as initialising
-            # in a set that then keeps it alive for good.
-            new = object.__new__(type(node))
-            for key, item in vars(node).items():
-                object.__setattr__(new, key, item)
-            object.__setattr__(new, name, value)
-            return new
-    if _is_flax_struct(node):
-        return node.replace(**{name: value})
-    if _is_frozen_dataclass(node):
-        return dataclasses.replace(node, **{name: value})
-    setattr(node, name, value)
-    return node
-
-
-def set_field(obj: Any, field: Field, value: Any) -> Any:
-    """Set the field to ``value`` as the object's users do; returns the (possibly new) root."""
-
-    def set_in(node: Any, keys: tuple[Key, ...]) -> Any:
-        child = _get(node, keys[0])
-        if len(keys) == 1:
-            if _is_variable(child):
-                if hasattr(child, "set_value"):
-                    child.set_value(value)
-                else:
-                    child.value = value
-                return node
-            return _put(node, keys[0], value)
-        new_child = set_in(child, keys[1:])
-        return node if new_child is child else _put(node, keys[0], new_child)
-
-    return set_in(obj, field.keys)
+        budget = "array" if f.kind == "array" else "value"
+        if f.private and public:
+            skipped.append(Skipped(f.path, "a private attribute (--fields PATTERN plays it)"))
+        elif f.group in firsts:
+            skipped.append(Skipped(f.path, f"the same field as {firsts[f.group]} (plays once)"))
+        elif counts[budget] >= (arrays if budget == "array" else values_):
+            limit = arrays if budget == "array" else values_
+            skipped.append(Skipped(f.path, f"past the first {limit} {budget} fields played"))
+        else:
+            firsts[f.group] = f.path
+            counts[budget] += 1
+            chosen.append(f)
+    return chosen, skipped

@@ -1,0 +1,153 @@
+"""What kind of thing a value is, in the words of the library it comes from.
+
+Read without importing the libraries: a class's module and name tell an
+``eqx.Module`` from an ``nnx.Module`` or ``nnx.Variable``, so that a user's
+object from any library is walked and changed the way that library's users
+change it (:mod:`jitbench.targets.fields`, :mod:`jitbench.targets.edit`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+# Callables of these packages are functions to skip, not sub-objects to walk into.
+LIBRARY_PACKAGES = ("jax", "jaxlib", "equinox", "flax", "functools", "builtins")
+
+
+def _has_base(value: Any, package: str, name: str) -> bool:
+    return any(c.__module__.startswith(package) and c.__name__ == name for c in type(value).__mro__)
+
+
+def is_variable(value: Any) -> bool:
+    return _has_base(value, "flax.nnx", "Variable")
+
+
+def variable_value(variable: Any) -> Any:
+    """The value an ``nnx.Variable`` holds (``.value`` before flax 0.11)."""
+    return variable.get_value() if hasattr(variable, "get_value") else variable.value
+
+
+def is_eqx_module(value: Any) -> bool:
+    return _has_base(value, "equinox", "Module")
+
+
+def is_nnx_module(value: Any) -> bool:
+    return _has_base(value, "flax.nnx", "Module")
+
+
+def is_flax_struct(value: Any) -> bool:
+    return bool(getattr(type(value), "_flax_dataclass", False))
+
+
+def has_replace(value: Any) -> bool:
+    """A dataclass with a ``.replace`` method of its own: ``flax.struct``, ``chex``."""
+    return is_flax_struct(value) or (dataclasses.is_dataclass(value) and hasattr(value, "replace"))
+
+
+def is_named_tuple(value: Any) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+def is_frozen_dataclass(value: Any) -> bool:
+    params = getattr(type(value), "__dataclass_params__", None)
+    return (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and bool(params and params.frozen)
+    )
+
+
+def is_rng_state(value: Any) -> bool:
+    return type(value).__module__.startswith("flax.nnx.rnglib") or type(value).__name__ in (
+        "RngState", "RngKey", "RngCount",
+    )  # fmt: skip
+
+
+def is_array(value: Any) -> bool:
+    """A jax or NumPy array (what jit traces by shape and dtype)."""
+    if isinstance(value, np.ndarray):
+        return True
+    module = type(value).__module__
+    return (
+        module.startswith(("jax", "jaxlib")) and hasattr(value, "shape") and hasattr(value, "dtype")
+    )
+
+
+def is_number(value: Any) -> bool:
+    """A Python bool, int or float (what a pytree may hold as a leaf that jit traces)."""
+    return isinstance(value, bool | int | float) and not isinstance(value, np.generic)
+
+
+def is_function(value: Any) -> bool:
+    """A user's function (def, lambda, partial, bound method) that a field may hold."""
+    kinds = (types.FunctionType, types.MethodType, functools.partial)
+    return isinstance(value, kinds)
+
+
+def is_jitted(value: Any) -> bool:
+    """A jitted function or a library's callable (jit wrappers, custom_jvp): JAX's object."""
+    package = type(value).__module__.split(".")[0]
+    model_part = is_eqx_module(value) or is_nnx_module(value) or is_variable(value)
+    return (
+        callable(value)
+        and not model_part
+        and not is_function(value)
+        and (package in LIBRARY_PACKAGES)
+    )
+
+
+def is_library_internal(value: Any) -> bool:
+    """An object of JAX's or a library's own that is no model part (nnx's GraphDef, State)."""
+    package = type(value).__module__.split(".")[0]
+    if package not in LIBRARY_PACKAGES or package in ("builtins", "functools"):
+        return False
+    part = is_eqx_module(value) or is_nnx_module(value) or is_variable(value)
+    return not (part or is_array(value))
+
+
+def release_equinox_modules(objects: list[Any]) -> None:
+    """Let equinox forget ``objects`` as modules whose ``__init__`` is under way.
+
+    ``eqx.Module.__new__`` records every new module in a private set that only a
+    construction through the class removes it from: a module made by ``copy.deepcopy``
+    (the audit's stand-in for an object handed over without a factory), or whose
+    ``__init__`` raised, stays in it for good. This is equinox's private state, read
+    here and nowhere else; an equinox without it is left alone.
+    """
+    module = sys.modules.get("equinox._module._module")
+    pending = getattr(getattr(module, "_currently_initialising", None), "_dict", None)
+    if isinstance(pending, dict):
+        for obj in objects:
+            pending.pop(id(obj), None)
+
+
+def filters(call: Any) -> bool:
+    """Whether ``call`` is ``eqx.filter_jit``'s wrapper, which hashes every non-array leaf
+    of its arguments as static (plain ``jax.jit`` traces Python numbers as leaves)."""
+    while isinstance(call, functools.partial | types.MethodType):
+        call = call.func if isinstance(call, functools.partial) else call.__func__
+    kind = type(call)
+    return kind.__module__.startswith("equinox") and "Jit" in kind.__name__
+
+
+def object_kind(obj: Any) -> str:
+    """What kind of object this is, in the words of its library (used to break ties)."""
+    if is_eqx_module(obj):
+        return "eqx.Module"
+    if is_nnx_module(obj):
+        return "nnx.Module"
+    if is_flax_struct(obj):
+        return "flax.struct dataclass"
+    import jax
+
+    registered = jax.tree_util.tree_leaves(obj, is_leaf=lambda x: x is not obj and not is_array(x))
+    pytree = not (len(registered) == 1 and registered[0] is obj)
+    if dataclasses.is_dataclass(obj):
+        return "pytree dataclass" if pytree else "dataclass"
+    return "pytree" if pytree else "plain object"
