@@ -29,8 +29,8 @@ def test_audit_target_table(capsys):
     assert out[1] == "on cpu, first array field of 64 elements"
     rows = [line.split() for line in out[6:14]]
     assert [r[0] for r in rows] == list(SCENARIO)
-    assert rows[2] == ["new_static", "mul", "setattr", "0/0!"]
-    assert "leaked instances: 3" in out
+    assert rows[2] == ["new_static", "mul", "attribute", "setattr", "0/0!"]  # a plain object's
+    assert "leaked: 3 objects, 3 arrays" in out
     verdict = out[out.index("verdict:") + 1 :]
     assert verdict == [f"  - {line}" for line in _target_audit(SEED[0], "calc").verdict]
 

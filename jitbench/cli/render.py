@@ -83,22 +83,37 @@ def strategy_audits(results: Sequence[Any], device: str, size: int, explain: boo
 
 
 def object_audit(result: Any, title: str, explain: bool) -> None:
-    """A user's object's audit: one row per step, then what was left out and the verdict."""
+    """A user's object's audit: one row per step (the field, how jit sees it, how it was
+    changed), then what was left out (a line per kind of reason) and the verdict."""
     print(f"cache audit of {title}")
-    print(f"on {result.device}, first array field of {result.size} elements")
+    arrays = f", first array field of {result.size} elements" if result.size else ""
+    print(f"on {result.device}{arrays}")
     print(f"{CELLS}, 'n/a' a call that raises without jit too\n")
-    rows = [[s.name, s.field or "-", s.how or "-", s.cell] for s in result.steps]
-    table(rows, ["step", "field", "change made with", "cell"])
+    rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in result.steps]
+    table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
     leaked = result.leaked_instances
-    print(f"\nleaked instances: {'not checked (no weak references)' if leaked is None else leaked}")
-    if result.skipped:
-        print("skipped: " + "; ".join(f"{path} ({reason})" for path, reason in result.skipped))
+    objects = "not checked (no weak references)" if leaked is None else leaked
+    print(f"\nleaked: {objects} objects, {result.leaked_arrays} arrays")
+    for line in skipped_lines(result.skipped):
+        print(line)
     print("\nverdict:")
     for line in result.verdict:
         print(f"  - {line}")
     if explain:
         print()
         _explained(result.steps, fields=True)
+
+
+def skipped_lines(skipped: Sequence[tuple[str, str]]) -> list[str]:
+    """What was left out, one line per reason (its paths shortened to a few and a count)."""
+    by_reason: dict[str, list[str]] = {}
+    for path, reason in skipped:
+        by_reason.setdefault(reason, []).append(path)
+    lines = []
+    for reason, paths in by_reason.items():
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        lines.append(f"skipped: {shown}: {reason}")
+    return lines
 
 
 def spread(figure: Any) -> str:

@@ -118,7 +118,9 @@ def call_code(subject: Subject, obj: Any) -> tuple[str, dict[str, Any]]:
     does what the user's loop does and nothing else."""
     target = subject.target
     names = {"obj": obj, **{f"x{i}": value for i, value in enumerate(target.inputs)}}
+    names.update({f"k{i}": value for i, value in enumerate(target.kwargs.values())})
     args = [f"x{i}" for i in range(len(target.inputs))]
+    args += [f"{key}=k{i}" for i, key in enumerate(target.kwargs)]
     if isinstance(target.call, str):
         return f"obj.{target.call}({', '.join(args)})", names
     return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}

@@ -18,17 +18,25 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import sys
+import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from jitbench.compiles import block, clear_caches, count_compiles, explain_misses
+from jitbench.compiles import clear_caches, count_compiles, explain_misses
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
 from jitbench.subjects.result import AuditResult, Step
-from jitbench.subjects.scenario import Play, replay
-from jitbench.subjects.subject import Generated, Outcome, Subject, error_text, subject_of
+from jitbench.subjects.scenario import Play, attempt, replay
+from jitbench.subjects.subject import Generated, Outcome, Subject, subject_of
 from jitbench.targets import fields as fieldlib
+from jitbench.targets import kinds
+
+# At most this many nodes of one object are followed for the leak check (a deep model's
+# every layer, not every array of a huge one), and progress shows after this many seconds.
+TRACKED_NODES = 20_000
+PROGRESS_AFTER_S = 10.0
 
 if TYPE_CHECKING:
     from jitbench.devices import Placement
@@ -36,30 +44,76 @@ if TYPE_CHECKING:
     from jitbench.targets import Target
 
 
-class _Instances:
-    """Weak references to every instance a scenario built (None: one could not be referenced)."""
+class _Alive:
+    """Weak references to every object and array the scenario built, inner ones included.
+
+    What existed before the audit (a module-level function, a shared default) is not
+    the scenario's and is left out. Kept alive after the scenario counts every instance
+    (a root of a step) and every object inside an instance built after the first: those
+    grow with every new instance. The first instance's inner objects that its compiled
+    program's cache key holds (auxiliary data: a kernel's distance object) stay at one
+    set however many equal instances follow, and are counted apart. An object that
+    cannot be weakly referenced (a dict or tuple root) is checked through what it holds.
+    """
 
     def __init__(self) -> None:
-        self.refs: list[weakref.ref[Any]] = []
-        self.unreferenceable = False
+        # Held, not only their ids: a freed object's id is soon another object's.
+        self.kept = gc.get_objects()
+        self.before = {id(o) for o in self.kept}
+        self.roots: dict[int, weakref.ref[Any]] = {}
+        self.inner: dict[int, tuple[weakref.ref[Any], bool]] = {}  # ..., of the first instance
+        self.arrays: dict[int, weakref.ref[Any]] = {}
+        self.first: weakref.ref[Any] | None = None
+
+    def _ref(self, node: Any) -> weakref.ref[Any] | None:
+        try:
+            return weakref.ref(node)
+        except TypeError:
+            return None
 
     def track(self, obj: Any) -> None:
-        if any(ref() is obj for ref in self.refs):
-            return
-        try:
-            self.refs.append(weakref.ref(obj))
-        except TypeError:
-            self.unreferenceable = True
+        first = not self.roots and not self.inner
+        stack, seen = [(obj, 0)], set()
+        while stack and len(seen) < TRACKED_NODES:
+            node, depth = stack.pop()
+            if id(node) in seen or depth > fieldlib.MAX_DEPTH or kinds.is_library_internal(node):
+                continue  # a library's own bookkeeping (nnx's metadata) is not the scenario's
+            seen.add(id(node))
+            new = id(node) not in self.before
+            if new and kinds.is_array(node) and (ref := self._ref(node)) is not None:
+                self.arrays.setdefault(id(node), ref)
+            elif new and _is_instance(node) and (ref := self._ref(node)) is not None:
+                if depth == 0:
+                    self.roots.setdefault(id(node), ref)
+                    self.first = self.first or ref
+                elif id(node) not in self.roots:
+                    self.inner.setdefault(id(node), (ref, first))
+            stack += [(child, depth + 1) for _, _, child in fieldlib.children(node) or ()]
 
-    def alive(self) -> int | None:
-        return None if self.unreferenceable else sum(ref() is not None for ref in self.refs)
+    def alive(self) -> tuple[int | None, int, int]:
+        """Objects that grow with every instance (None: none could be tracked), the arrays it
+        built, and the first instance's inner objects that outlive it, alive now."""
+        self.kept = []
+        built = [r() for r in [*self.roots.values(), *(ref for ref, _ in self.inner.values())]]
+        kinds.release_equinox_modules([obj for obj in built if obj is not None])
+        del built
+        gc.collect()
+        roots = sum(ref() is not None for ref in self.roots.values())
+        later = sum(ref() is not None for ref, first in self.inner.values() if not first)
+        # The first instance's inner objects, where they outlive it (what it holds is its own).
+        first_dead = self.first is None or self.first() is None
+        held = sum(ref() is not None for ref, first in self.inner.values() if first and first_dead)
+        arrays = sum(ref() is not None for ref in self.arrays.values())
+        tracked = self.roots or self.inner
+        return (roots + later if tracked else None), arrays, held
 
 
-def _result(play: Play) -> tuple[Any, str]:
-    try:
-        return block(play.call()), ""
-    except Exception as exc:
-        return None, error_text(exc)
+def _is_instance(node: Any) -> bool:
+    """An instance of a class of a user's or a library's (a model, a layer): what a cache
+    can keep alive; not a container, function, type or array."""
+    if isinstance(node, type | dict | list | tuple | str | bytes) or kinds.is_function(node):
+        return False
+    return hasattr(node, "__dict__") or hasattr(type(node), "__slots__")
 
 
 def _step(play: Play, name: str, probe: Any) -> Step:
@@ -71,31 +125,53 @@ def _step(play: Play, name: str, probe: Any) -> Step:
     """
     runs = probe.runs if probe else 0
     with count_compiles() as stats, explain_misses() as messages:
-        result, error = _result(play)
+        result, error, _ = attempt(play)
     if error:
         with count_compiles() as again:
-            result, retried = _result(play)
+            result, retried, _ = attempt(play)
         if not retried:  # the explainer's failure, not the call's
             stats, messages = again, [f"JAX's cache-miss explainer raised {error}"]
         error = retried
     outcome, error = play.judge(result, error)
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
+    role = play.roles.get(field, "")
+    if role == "number" and name == "same_shape_array" and stats.compiles:
+        role = "hashed"  # a number the call hashes after all (a filter inside it)
+    role = fieldlib.ROLES.get(role, "")
     return Step(name, stats.traces, stats.compiles, outcome, error, tuple(messages), runs,
-                field, how)  # fmt: skip
+                field, how, role)  # fmt: skip
 
 
-def _steps(
-    subject: Subject, played: list[fieldlib.Field], instances: _Instances, probe: Any
-) -> list[Step]:
+class _Progress:
+    """One line per step on stderr once an audit has run for :data:`PROGRESS_AFTER_S`."""
+
+    def __init__(self, name: str, total: int) -> None:
+        self.name, self.total, self.done = name, total, 0
+        self.start = time.perf_counter()
+
+    def step(self, name: str, field: str) -> None:
+        self.done += 1
+        seconds = time.perf_counter() - self.start
+        if seconds >= PROGRESS_AFTER_S:
+            where = f" {field}" if field else ""
+            print(f"jitbench: audit of {self.name}: step {self.done} of {self.total} "
+                  f"({name}{where}), {seconds:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
+
+
+def _steps(subject: Subject, played: list[fieldlib.Field], alive: _Alive, probe: Any) -> list[Step]:
     # A function of its own so that every local reference to an instance is gone when
     # it returns; only what JAX (or a cycle) holds stays alive.
     play = Play(subject, played)
+    kinds_ = [f.kind for f in played]
+    total = 4 + 2 * kinds_.count("static") + kinds_.count("number") + 2 * kinds_.count("array")
+    progress = _Progress(subject.name, total)
     steps: list[Step] = []
 
     def visit(name: str) -> Outcome:
-        instances.track(play.obj)
+        alive.track(play.obj)
         steps.append(_step(play, name, probe))
+        progress.step(name, steps[-1].field)
         return steps[-1].outcome
 
     replay(play, visit)
@@ -104,14 +180,14 @@ def _steps(
 
 def run(
     subject: Subject, played: list[fieldlib.Field], probe: Any = None
-) -> tuple[tuple[Step, ...], int | None]:
-    """Play the scenario on ``subject`` from cold caches: its steps, and the instances
-    still alive once it is dropped and the collector ran (None: not weakly referenceable)."""
-    instances = _Instances()
+) -> tuple[tuple[Step, ...], tuple[int | None, int, int]]:
+    """Play the scenario on ``subject`` from cold caches: its steps, and what it built still
+    alive once it is dropped and the collector ran (see :meth:`_Alive.alive`)."""
+    alive = _Alive()
     clear_caches()
-    steps = _steps(subject, played, instances, probe)
+    steps = _steps(subject, played, alive, probe)
     gc.collect()
-    leaked = instances.alive()
+    leaked = alive.alive()
     clear_caches()
     return tuple(steps), leaked
 
@@ -136,20 +212,20 @@ def audit_subject(
     if fields is not None and not played:
         paths = ", ".join(f.path for f in walked) or "none"
         raise JitbenchError(f"--fields {fields!r} matches no field; the fields: {paths}")
-    kind = fieldlib.object_kind(probe)
+    kind = kinds.object_kind(probe)
     del probe
     counter = None
     if isinstance(subject, Generated) and subject.probe:
         from jitbench.strategies.codegen import PROBES
 
         counter = PROBES[subject.strategy.make_class(subject.shape, probe=True)]
-    steps, leaked = run(subject, played, counter)
+    steps, (leaked, arrays_alive, held) = run(subject, played, counter)
     first = steps[0]
     if first.outcome != "correct":
-        kind = "strategy" if isinstance(subject, Generated) else "target"
-        raise JitbenchError(f"the first call of {kind} {subject.name!r}: {_first_failure(first)}")
+        what = "strategy" if isinstance(subject, Generated) else "target"
+        raise JitbenchError(f"the first call of {what} {subject.name!r}: {_first_failure(first)}")
     result = AuditResult(
-        subject.name, subject.device, subject.size, steps, leaked,
+        subject.name, subject.device, subject.size, steps, leaked, arrays_alive, held,
         skipped=tuple((s.path, s.reason) for s in [*skipped, *left]),
         builtin=isinstance(subject, Generated) and subject.name == subject.strategy.name,
     )  # fmt: skip

@@ -31,6 +31,7 @@ class Step:
     body_runs: int | None = None
     field: str = ""
     how: str = ""
+    role: str = ""
 
     @property
     def correct(self) -> bool:
@@ -47,10 +48,13 @@ class Step:
 class AuditResult:
     """Every step of one subject's scenario, and the totals a dashboard tracks.
 
-    ``leaked_instances`` is None where the instances cannot be weakly referenced (not
-    checked). ``skipped`` lists the parts left out (why); ``verdict`` the hazards in
-    words and ``matches`` the built-in strategy the subject behaves like (a user's
-    object's audit; empty for a built-in's).
+    ``leaked_instances`` counts the objects the scenario built still alive once dropped,
+    that grow with every instance (its instances, and the objects inside every instance
+    but the first), None where none could be weakly referenced; ``leaked_arrays`` the
+    arrays it built still alive; ``first_held`` the first instance's inner objects its
+    compiled program's cache key keeps (one set, however many instances follow).
+    ``skipped`` lists the parts left out (why); ``verdict`` the hazards in words and
+    ``matches`` the built-in strategy the subject behaves like ("" for none).
     """
 
     subject: str
@@ -58,6 +62,8 @@ class AuditResult:
     size: int
     steps: tuple[Step, ...]
     leaked_instances: int | None
+    leaked_arrays: int = 0
+    first_held: int = 0
     skipped: tuple[tuple[str, str], ...] = ()
     verdict: tuple[str, ...] = ()
     matches: str = ""

@@ -19,6 +19,7 @@ row and a target's row of that benchmark are the same measurement.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -39,13 +40,18 @@ STEPS = {
     "repeat_call": "the same call again, nothing changed",
     "new_static": "a flag set to a value not seen before",
     "seen_static": "the flag set back to a value seen before",
-    "same_shape_array": "an array field replaced by one of the same shape",
+    "same_shape_array": "a traced field (an array, or a number jit traces) given new values",
     "new_shape_array": "an array field replaced by one of a new shape",
     "equal_instance": "a new instance built from the same field values",
     "other_instance": "a new instance with other values",
 }
 SCENARIO = tuple(STEPS)
 CHANGES = SCENARIO[2:]
+# Past this many played fields (a large model's, chosen with --fields), every program a
+# static field's pair of steps compiled is released after it, so that memory (and the
+# process's memory maps, one set per executable) stays bounded: leaks are then those the
+# last field's steps and the instance steps left.
+RELEASE_ABOVE = 24
 # The changes the after-change benchmark times (other_instance is a cold call).
 TIMED_CHANGES = CHANGES[:-1]
 
@@ -59,6 +65,7 @@ class Play:
     def __init__(self, subject: Subject, played: list[Field]) -> None:
         self.subject = subject
         self.played = played
+        self.roles = {f.path: f.role for f in played}
         self.obj = subject.new()
         self.changed: list[tuple[str, str]] = []
         self.rng = np.random.default_rng(1)
@@ -81,21 +88,30 @@ class Play:
         yield "first_call"
         self.changed.append(("", ""))
         yield "repeat_call"
+        release = len(self.played) > RELEASE_ABOVE
         for field in (f for f in self.played if f.kind == "static"):
             before = get(self.obj, field)
-            self._set(field, values.new_value(before))
+            self._set(field, values.new_value(before, field.choices))
             self.changed.append((field.path, field.how))
             yield "new_static"
             self._set(field, before)
             self.changed.append((field.path, field.how))
             yield "seen_static"
+            if release:  # the field's programs go; the object's own is compiled again
+                clear_caches()
+                block(self.call())
+        for field in (f for f in self.played if f.kind == "number"):
+            # A number jit traces: a new value of its (0-d) shape, as for an array.
+            self._set(field, values.new_number(get(self.obj, field)))
+            self.changed.append((field.path, field.how))
+            yield "same_shape_array"
         restore: tuple[Field, Any] | None = None
         last = None
         for field in (f for f in self.played if f.kind == "array"):
             how = field.how
             if restore is not None:
                 self._set(*restore)
-                how += f" ({restore[0].path} set back to its shape first)"
+                how += f" ({restore[0].path} back to its shape)"
             same = values.new_array(get(self.obj, field), self.rng)
             self._set(field, same)
             self.changed.append((field.path, how))
@@ -107,7 +123,7 @@ class Play:
         how = self.subject.equal_how
         if restore is not None and last == "n/a":
             self._set(*restore)
-            how += f" ({restore[0].path} set back to its shape first: the call cannot take it)"
+            how += f" ({restore[0].path} back to its shape: the call cannot take it)"
         self.obj = self.subject.equal(self.obj)
         self.changed.append(("", how))
         yield "equal_instance"
@@ -128,16 +144,17 @@ def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
         pass
 
 
-def outcome_of(play: Play) -> tuple[Any, Outcome, str]:
-    """The step's call made (waited for), its result and its outcome with the error."""
+def attempt(play: Play) -> tuple[Any, str, float]:
+    """The step's call made and waited for: its result (None where it raised), the error in
+    one line ("" where it did not), and its seconds."""
     from jitbench.subjects.subject import error_text
 
+    start = time.perf_counter()
     try:
         result, error = block(play.call()), ""
     except Exception as exc:
         result, error = None, error_text(exc)
-    outcome, error = play.judge(result, error)
-    return result, outcome, error
+    return result, error, time.perf_counter() - start
 
 
 def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], Any]:
@@ -157,7 +174,7 @@ def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[
     def visit(name: str) -> Outcome | None:
         nonlocal reached
         reached = name == change
-        return None if reached else outcome_of(play)[1]
+        return None if reached else play.judge(*attempt(play)[:2])[0]
 
     replay(play, visit)
     if not reached:

@@ -29,6 +29,7 @@ construction.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,7 +38,7 @@ import numpy as np
 from jitbench.compiles import block
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
-from jitbench.targets import Target, check_call, values
+from jitbench.targets import Target, check_call, edit, kinds, values
 from jitbench.targets import fields as fieldlib
 
 if TYPE_CHECKING:
@@ -85,11 +86,11 @@ class Subject:
         raise NotImplementedError
 
     def get(self, obj: Any, field: fieldlib.Field) -> Any:
-        return fieldlib.get_field(obj, field)
+        return edit.get_field(obj, field)
 
     def set(self, obj: Any, field: fieldlib.Field, value: Any) -> Any:
         """``obj`` with ``field`` set to ``value`` as its users set it (a new root, or ``obj``)."""
-        return fieldlib.set_field(obj, field, value)
+        return edit.set_field(obj, field, value)
 
     def equal(self, obj: Any) -> Any:
         """A new instance with ``obj``'s field values."""
@@ -178,17 +179,34 @@ class Generated(Subject):
 class Walked(Subject):
     """A user's object: its factory, its walked fields, the ``disable_jit`` oracle."""
 
-    equal_how = "the factory's new object, every field set to the current values"
+    equal_how = "the factory's, traced values copied"
 
     def __init__(self, target: Target) -> None:
         check_call(target)
         self.target, self.name = target, target.name
         self.pristine = None if target.factory is not None else self._copy(target.obj)
-        self.device, self.size = _device_and_size(target.obj, fieldlib.walk(target.obj)[0])
+        call = target.call
+        if isinstance(call, str):
+            call = inspect.getattr_static(type(target.obj), call, None)
+        self.filtered = kinds.filters(call)
+        self.device, self.size = _device_and_size(target.obj, self.fields(target.obj)[0])
 
     def _copy(self, obj: Any) -> Any:
+        """A deep copy sharing the object's functions (jitted ones, activations): a rebuilt
+        object holds the same functions, and a copy of one would be a new static."""
+        memo: dict[int, Any] = {}
+        stack, seen = [obj], set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if kinds.is_function(node) or kinds.is_jitted(node) or isinstance(node, type):
+                memo[id(node)] = node
+            else:
+                stack += [child for _, _, child in fieldlib.children(node) or ()]
         try:
-            return copy.deepcopy(obj)
+            return copy.deepcopy(obj, memo)
         except Exception as exc:
             raise JitbenchError(
                 f"target {self.name!r} has no factory and cannot be copied "
@@ -199,15 +217,19 @@ class Walked(Subject):
         """The factory's new object, else a copy of the object as handed over (which stays)."""
         if self.target.factory is not None:
             return self.target.new_instance()
-        return copy.deepcopy(self.pristine)
+        return self._copy(self.pristine)
 
     def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
-        return fieldlib.walk(obj)
+        return fieldlib.walk(obj, self.filtered)
 
     def equal(self, obj: Any) -> Any:
+        """The factory's new object with ``obj``'s traced values (arrays, numbers jit traces);
+        its statics are the factory's own, equal to the first object's, as a user's rebuilt
+        object's are (a function it builds is a new one)."""
         equal = self.new()
         for field in self.fields(obj)[0]:
-            equal = fieldlib.set_field(equal, field, fieldlib.get_field(obj, field))
+            if field.kind != "static":
+                equal = edit.set_field(equal, field, edit.get_field(obj, field))
         return equal
 
     def other(
@@ -220,11 +242,11 @@ class Walked(Subject):
         arrays = [f for f in played if f.kind == "array"]
         changed = arrays or played[:1]
         for field in changed:
-            like = fieldlib.get_field(other, field)
-            new = values.new_array(like, rng) if arrays else values.new_value(like)
-            other = fieldlib.set_field(other, field, new)
-        paths = ", ".join(f.path for f in changed) or "nothing"
-        return other, f"the factory's new object, new values in {paths}"
+            like = edit.get_field(other, field)
+            new = values.new_array(like, rng) if arrays else values.new_value(like, field.choices)
+            other = edit.set_field(other, field, new)
+        paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
+        return other, f"the factory's, new values in {paths or 'nothing'}"
 
     def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
         """Against the call without jit; where that raises, n/a with its error."""
@@ -274,7 +296,7 @@ def _device_and_size(obj: Any, found: list[fieldlib.Field]) -> tuple[str, int]:
 
     for field in found:
         if field.kind == "array":
-            leaf = fieldlib.get_field(obj, field)
+            leaf = edit.get_field(obj, field)
             devices = getattr(leaf, "devices", None)
             platform = next(iter(devices())).platform if devices else "cpu"
             return platform, int(np.prod(leaf.shape))

@@ -1,20 +1,23 @@
 """What a user's object's audit means: its hazards in words, and the built-in strategy it
 behaves like (so that the README's tables for that strategy apply to it).
 
-The match compares, per kind of change (repeat call, new static, seen static,
-same-shape array, new-shape array, equal instance, other instance) whether the
-step compiled and its outcome, and whether instances leaked, with the built-in
-strategies' audits on the same device, run here. A kind the object lacks (no
-static field), a step that is "n/a" and a leak check that could not run match
-anything. Where a kind has several fields, the worst step stands for it
-(stale, then error, then correct). Ties go to a strategy whose generated class
-is the same kind of object (an ``eqx.Module``, an ``nnx.Module``, a registered
-dataclass...), then to the registry's order.
+The hazards are read off the steps: a stale result, an error under jit only, a
+recompile where nothing new was asked for (a value seen before, an equal
+instance, the same call again, a new value of a traced field the call hashes),
+objects kept alive. The match compares, per kind of change, whether the step
+compiled and its outcome (the worst of its steps: stale, then error, then
+correct), and whether anything leaked, with the built-in strategies' audits on
+the same device. A built-in matches only when every kind both played agrees and
+its hazards are exactly the object's, so the line never names a hazard the
+object did not show, nor misses one it did; otherwise the verdict says that no
+built-in strategy behaves the same and where the nearest differs. Ties go to a
+strategy whose class is the same kind of object, then to the registry's order.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 
 from jitbench.devices import resolve
 from jitbench.strategies import STRATEGIES, get_strategy
@@ -25,14 +28,23 @@ from jitbench.targets.fields import EQX_STATIC
 # The steps whose (compiled?, outcome) a signature compares.
 SIGNED = ("repeat_call", *CHANGES)
 _WORST = {"stale": 3, "error": 2, "correct": 1}
-# How a change was made (jitbench.targets.fields), in the verdict's words.
+# How a change was made (jitbench.targets.edit), in the verdict's words.
 HOW = {
     "setattr": "in place",
     "Variable.set_value": "in its nnx Variable",
     "dataclasses.replace": "with dataclasses.replace",
     ".replace": "with .replace",
+    "._replace": "with ._replace",
     "eqx.tree_at": "with eqx.tree_at",
+    "item assignment": "by item assignment",
+    "a new container": "in a new container",
     EQX_STATIC: "in a new module (eqx.tree_at cannot reach a static field)",
+}
+WHAT = {
+    "new_static": "set to a new value",
+    "seen_static": "set back to a value seen before",
+    "same_shape_array": "given new values of the same shape",
+    "new_shape_array": "given an array of a new shape",
 }
 Signature = dict[str, tuple[bool, str] | bool | None]
 
@@ -49,63 +61,73 @@ def signature(result: AuditResult) -> Signature:
     return found
 
 
-def distance(a: Signature, b: Signature) -> int:
-    """How many of the two signatures' entries differ (an unknown entry differs from none)."""
-    total = 0
-    for key, mine in a.items():
-        theirs = b.get(key)
-        if mine is None or theirs is None:
-            continue
-        if isinstance(mine, tuple) and isinstance(theirs, tuple):
-            total += (mine[0] != theirs[0]) + (mine[1] != theirs[1])
-        else:
-            total += mine != theirs
-    return total
+def differences(a: Signature, b: Signature) -> list[str]:
+    """The entries known on both sides that differ (an unknown entry differs from none)."""
+    return [k for k, mine in a.items() if mine is not None and b.get(k) not in (None, mine)]
+
+
+def hazard_set(result: AuditResult) -> set[str]:
+    """The hazards a dashboard tracks: stale, errors, leaks, recompiles every call."""
+    found = {"stale"} if result.stale_results else set()
+    found |= {"errors"} if result.errors else set()
+    found |= {"leaks"} if result.leaked_instances else set()
+    return found | ({"recompiles every call"} if result.repeat_call_compiles else set())
 
 
 @functools.cache
 def strategy_kind(name: str) -> str:
-    """The kind of object a strategy's generated class is (see fields.object_kind)."""
+    """The kind of object a strategy's generated class is (see kinds.object_kind)."""
     from jitbench.strategies.instances import make_instance
-    from jitbench.targets.fields import object_kind
+    from jitbench.targets.kinds import object_kind
 
     obj, _ = make_instance(get_strategy(name), 4, resolve("cpu"))
     return object_kind(obj)
 
 
-def closest(result: AuditResult, kind: str, builtins: dict[str, AuditResult]) -> str:
-    """The built-in strategy whose audit (of ``builtins``) is nearest ``result``'s (ties: the
-    same kind of object)."""
-    mine = signature(result)
+def closest(
+    result: AuditResult, kind: str, builtins: dict[str, AuditResult]
+) -> tuple[str, list[str]]:
+    """The built-in strategy nearest ``result`` and the entries where they differ (none: it
+    behaves the same); a strategy with other hazards counts as differing on them."""
+    mine, hazards_ = signature(result), hazard_set(result)
     order = list(STRATEGIES)
-    ranked = sorted(
-        builtins.items(),
-        key=lambda item: (
-            distance(mine, signature(item[1])),
-            strategy_kind(item[0]) != kind,
-            order.index(item[0]),
-        ),
-    )
-    return ranked[0][0]
+
+    def rank(name: str) -> tuple[int, bool, int]:
+        theirs = builtins[name]
+        apart = differences(mine, signature(theirs)) + sorted(hazards_ ^ hazard_set(theirs))
+        return len(apart), strategy_kind(name) != kind, order.index(name)
+
+    name = min(builtins, key=rank)
+    theirs = builtins[name]
+    return name, differences(mine, signature(theirs)) + sorted(hazards_ ^ hazard_set(theirs))
 
 
-def _subject(step: Step, field: str, how: str) -> str:
+def _subject(step: Step) -> str:
     if step.name in ("equal_instance", "other_instance"):
         return STEPS[step.name]
-    what = {
-        "new_static": "set to a new value",
-        "seen_static": "set back to a value seen before",
-        "same_shape_array": "given new values of the same shape",
-        "new_shape_array": "given an array of a new shape",
-    }[step.name]
-    return f"`{field}` {what} {HOW.get(how, f'({how})')}"
+    what = "given a new value" if step.role == "traced number" else WHAT[step.name]
+    return f"`{step.field}` {what} {HOW.get(step.how, f'({step.how})')}"
+
+
+def _not_applicable(steps: list[Step]) -> Iterator[str]:
+    """One line per change and error the call cannot take even without jit, its fields listed."""
+    groups: dict[tuple[str, str], list[Step]] = {}
+    for step in steps:
+        groups.setdefault((step.name, step.error.split(":")[0]), []).append(step)
+    for (name, _), group in groups.items():
+        named = [f"`{s.field}`" for s in group if s.field]
+        more = f" and {len(named) - 3} more" if len(named) > 3 else ""
+        where = f" ({', '.join(named[:3])}{more})" if named else ""
+        error = group[0].error if len(group[0].error) <= 160 else group[0].error[:157] + "..."
+        yield f"not applicable: {STEPS[name]}{where}: the call raises without jit too: {error}"
 
 
 def hazards(result: AuditResult) -> list[str]:
-    """One line per hazard of the audit, in plain words."""
+    """One line per hazard of the audit, in plain words; the steps the call cannot take even
+    without jit grouped by change and error."""
     lines = []
     for step in result.steps:
-        subject = _subject(step, step.field, step.how) if step.name in CHANGES else ""
+        subject = _subject(step) if step.name in CHANGES else ""
         if step.outcome == "stale" and step.name.endswith("_instance"):
             lines.append(f"{subject}: jit returns a result computed for other values")
         elif step.outcome == "stale":
@@ -113,37 +135,53 @@ def hazards(result: AuditResult) -> list[str]:
         elif step.outcome == "error":
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
                          f"{step.error}")  # fmt: skip
-        elif step.outcome == "n/a":
-            lines.append(
-                f"not applicable: {subject}: the call raises without jit too: {step.error}"
-            )
         if step.name == "repeat_call" and step.compiles:
             lines.append("the same call again, nothing changed, compiles again: at every call")
         if step.name in ("seen_static", "equal_instance") and step.compiles and step.correct:
             lines.append(f"{subject} compiles again: nothing compiled before is reused for it")
-    if result.leaked_instances:
-        lines.append(
-            f"{result.leaked_instances} instances stay alive after the scenario dropped them: "
-            "jit's cache holds them, and memory grows with every instance"
+
+    hashed = [
+        f"`{s.field}`" for s in result.steps
+        if s.name == "same_shape_array" and s.compiles and s.correct
+    ]  # fmt: skip
+    if hashed:
+        named = ", ".join(hashed[:4]) + (f" and {len(hashed) - 4} more" if len(hashed) > 4 else "")
+        lines.append(f"{named} given new values compile again: the call hashes them, a new "
+                     "program for every new value")  # fmt: skip
+    leaked, arrays = result.leaked_instances, result.leaked_arrays
+    if leaked or (leaked is None and arrays):  # arrays alone: the objects cannot be weakref'd
+        held = " and ".join(
+            f"{n} {what}" for n, what in ((leaked, "objects"), (arrays, "arrays")) if n
         )
-    if not any(not line.startswith("not applicable") for line in lines):
+        lines.append(f"{held} the scenario built stay alive after it dropped them: jit's cache "
+                     "(or a library) holds them, and memory grows with every instance")  # fmt: skip
+    if result.first_held:
+        lines.append(f"{result.first_held} objects inside the first instance stay alive: the "
+                     "key of its compiled program holds them; equal instances reuse it, so they "
+                     "do not grow")  # fmt: skip
+    if not [line for line in lines if not line.startswith(f"{result.first_held} objects inside")]:
         lines.append(
             "no hazard: every change was seen, every result matched the call without jit"
-            + (", nothing leaked" if result.leaked_instances == 0 else "")
+            + (", nothing leaked" if leaked == 0 else "")
         )
-    if result.leaked_instances is None:
-        lines.append("leaks not checked: the object cannot be weakly referenced")
+    if leaked is None:
+        lines.append("leaks checked through the arrays only: the objects cannot be weakly "
+                     "referenced")  # fmt: skip
+    lines += _not_applicable([s for s in result.steps if s.outcome == "n/a"])
     return lines
 
 
 def judge(
     result: AuditResult, kind: str, builtins: dict[str, AuditResult]
 ) -> tuple[tuple[str, ...], str]:
-    """The hazards in words and the matching built-in strategy's name."""
-    match = closest(result, kind, builtins)
+    """The hazards in words, and the built-in strategy that behaves the same ("" for none)."""
+    name, apart = closest(result, kind, builtins)
     lines = hazards(result)
-    strategy = get_strategy(match)
-    lines.append(
-        f"behaves like the built-in strategy {match} ({strategy.summary}): {strategy.mechanism}"
-    )
-    return tuple(lines), match
+    strategy = get_strategy(name)
+    if not apart:
+        lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "
+                     f"{strategy.mechanism}")  # fmt: skip
+        return tuple(lines), name
+    lines.append(f"no built-in strategy behaves the same; the nearest, {name} "
+                 f"({strategy.summary}), differs on: {', '.join(apart)}")  # fmt: skip
+    return tuple(lines), ""
