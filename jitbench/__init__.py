@@ -21,7 +21,7 @@ from jitbench.strategies import (
 from jitbench.strategies.codegen import Shape, Template, arrays_of, shape_of, statics_of
 from jitbench.strategies.computation import compute, reference_calc, render_body
 from jitbench.strategies.instances import make_instance
-from jitbench.targets import Target, load_target
+from jitbench.targets import Inputs, Target, load_target
 
 if TYPE_CHECKING:
     from jitbench.measure.timing import Timings
@@ -31,6 +31,7 @@ __all__ = [
     "DEVICE_SPECS",
     "STRATEGIES",
     "DeviceUnavailable",
+    "Inputs",
     "JitbenchError",
     "Placement",
     "Shape",

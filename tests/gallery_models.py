@@ -1,0 +1,195 @@
+"""Objects of JAX libraries the project does not own, built and jitted as their own docs do.
+
+Each factory returns a ``jitbench.Target``: the object, the call its users jit, and its
+arguments. The usage each follows is named in a comment with its source. The libraries
+are the ``gallery`` extra (pyproject.toml); ``tests/test_gallery.py`` pins each verdict.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import chex
+import diffrax
+import equinox as eqx
+import flax.linen as nn
+import haiku as hk
+import jax
+import jax.numpy as jnp
+import jaxlie
+import jaxopt
+import numpy as np
+import numpyro.distributions as ndist
+import optax
+from evosax.algorithms import CMA_ES
+from flax.training import train_state
+from tinygp import GaussianProcess, kernels
+
+from jitbench import Target
+
+
+# chex README, "Dataclass": a @chex.dataclass (a Mapping, mutable) passed to a jitted function.
+@chex.dataclass
+class Parameters:
+    x: chex.ArrayDevice
+    y: chex.ArrayDevice
+    lr: float = 0.1
+
+
+@jax.jit
+def chex_apply(p, z):
+    return p.x @ z + p.y * p.lr
+
+
+def chex_parameters() -> Target:
+    params = Parameters(x=jnp.ones((2, 2)), y=jnp.ones((1, 2)))
+    return Target(params, (jnp.arange(4.0).reshape(2, 2),), call=chex_apply)
+
+
+# optax README, "Quick Start": optax.adam's state, a step jitted over it closing over the optimizer.
+OPTIMIZER = optax.adam(1e-2)
+XS, YS = jnp.linspace(-1, 1, 12).reshape(4, 3), jnp.array([1.0, -1.0, 0.5, 0.0])
+
+
+@jax.jit
+def opt_step(opt_state, params):
+    grads = jax.grad(lambda p: jnp.mean(optax.l2_loss(XS @ p["w"], YS)))(params)
+    updates, opt_state = OPTIMIZER.update(grads, opt_state)
+    return optax.apply_updates(params, updates), opt_state
+
+
+def optax_state() -> Target:
+    return Target(OPTIMIZER.init({"w": jnp.ones(3)}), ({"w": jnp.ones(3)},), call=opt_step)
+
+
+# flax, flax.training.train_state: TrainState.create(apply_fn, params, tx=optax.adam(...)) and a
+# jitted train_step; step is a Python int leaf, apply_fn and tx auxiliary data.
+class Mlp(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(2)(nn.relu(nn.Dense(4)(x)))
+
+
+BATCH = jnp.linspace(-1, 1, 6).reshape(2, 3)
+
+
+@jax.jit
+def train_step(state, x):
+    grads = jax.grad(lambda p: jnp.mean(state.apply_fn({"params": p}, x) ** 2))(state.params)
+    return state.apply_gradients(grads=grads).params
+
+
+def train_state_() -> Target:
+    model = Mlp()
+    params = model.init(jax.random.key(0), BATCH)["params"]
+    state = train_state.TrainState.create(apply_fn=model.apply, params=params, tx=optax.adam(1e-2))
+    return Target(state, (BATCH,), call=train_step)
+
+
+# numpyro docs, numpyro.distributions: a Distribution is a pytree; loc and scale stay floats.
+@jax.jit
+def log_prob(d, x):
+    return d.log_prob(x)
+
+
+def numpyro_normal() -> Target:
+    return Target(ndist.Normal(0.0, 1.0), (jnp.linspace(-2.0, 2.0, 8),), call=log_prob)
+
+
+# tinygp, "Modeling frameworks" and "Fitting a GP": a kernel (eqx.Module) into a jitted loss.
+TX = jnp.linspace(0.0, 5.0, 12)
+
+
+@jax.jit
+def kernel_loss(kernel, y):
+    return -GaussianProcess(kernel, TX, diag=1e-3).log_probability(y)
+
+
+def tinygp_kernel() -> Target:
+    return Target(4.0 * kernels.ExpSquared(scale=1.5), (jnp.sin(TX),), call=kernel_loss)
+
+
+# evosax README, "Basic evosax API Usage": CMA_ES; its ask is jitted with a static self.
+SOLUTION = jnp.zeros(3)
+ES = CMA_ES(population_size=8, solution=SOLUTION)
+PARAMS = ES.default_params
+STATE = ES.init(jax.random.key(0), SOLUTION, PARAMS)
+
+
+def evosax_cma_es() -> Target:
+    strategy = CMA_ES(population_size=8, solution=SOLUTION)
+    return Target(strategy, (jax.random.key(1), STATE, PARAMS), call="ask")
+
+
+# diffrax "Getting started": diffeqsolve (eqx.filter_jit inside) with a PIDController.
+TERM = diffrax.ODETerm(lambda t, y, args: -args * y)
+SAVEAT = diffrax.SaveAt(ts=jnp.array([0.0, 1.0, 2.0, 3.0]))
+
+
+def solve(controller, y0):
+    return diffrax.diffeqsolve(TERM, diffrax.Dopri5(), t0=0.0, t1=3.0, dt0=0.1, y0=y0, args=1.0,
+                               saveat=SAVEAT, stepsize_controller=controller).ys  # fmt: skip
+
+
+def diffrax_controller() -> Target:
+    controller = diffrax.PIDController(rtol=1e-5, atol=1e-5)
+    return Target(controller, (jnp.array([1.0, 0.5]),), call=solve)
+
+
+# jaxlie README, "Example usage for SE(3)": a transform applied in a jitted function.
+@jax.jit
+def transform(pose, points):
+    return jax.vmap(lambda q: pose @ q)(points)
+
+
+def jaxlie_se3() -> Target:
+    pose = jaxlie.SE3.from_rotation_and_translation(
+        rotation=jaxlie.SO3.from_x_radians(np.pi / 2.0), translation=np.array([1.0, 2.0, 3.0])
+    )
+    return Target(pose, (jnp.array([[0.5, -1.0, 2.0], [1.0, 0.0, 0.0]]),), call=transform)
+
+
+# dm-haiku README, "Quickstart": hk.transform's init gives the params dict, apply jitted once.
+FORWARD = hk.transform(lambda x: hk.nets.MLP([16, 8, 4])(x))
+HX = jnp.linspace(-1.0, 1.0, 24).reshape(2, 12)
+APPLY = jax.jit(FORWARD.apply)
+
+
+def haiku_apply(params, x):
+    return APPLY(params, None, x)
+
+
+def haiku_params() -> Target:
+    return Target(FORWARD.init(jax.random.key(42), HX), (HX,), call=haiku_apply)
+
+
+# JAXopt, "Unconstrained optimization": jax.jit(solver.run) made once per solver and reused.
+XM = jnp.linspace(-1.0, 1.0, 24).reshape(8, 3)
+YV = jnp.array([1.0, 0.0, -1.0, 0.5, 0.2, -0.3, 0.9, 0.1])
+_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def ridge(w, l2reg, X, y):
+    return jnp.mean((X @ w - y) ** 2) + 0.5 * l2reg * jnp.sum(w**2)
+
+
+def run(solver, w0):
+    jitted = _RUNS.get(solver)
+    if jitted is None:
+        jitted = _RUNS[solver] = jax.jit(solver.run)
+    return jitted(w0, l2reg=0.1, X=XM, y=YV).params
+
+
+def jaxopt_lbfgs() -> Target:
+    return Target(jaxopt.LBFGS(fun=ridge, maxiter=1), (jnp.zeros(3),), call=run)
+
+
+# equinox docs, eqx.nn.MLP: a deep model, called through eqx.filter_jit.
+@eqx.filter_jit
+def forward(model, x):
+    return model(x)
+
+
+def deep_mlp() -> Target:
+    model = eqx.nn.MLP(4, 2, 8, depth=99, key=jax.random.key(0))
+    return Target(model, (jnp.ones(4),), call=forward)

@@ -1,0 +1,142 @@
+"""The audit of objects from libraries the project does not own, each verdict pinned.
+
+Every object is built and jitted as its library's docs do (``tests/gallery_models.py``
+names the source of each). The pins were checked against independent scripts that
+jit the call, change a field as each library's users do, compare with
+``jax.disable_jit()`` and count compiles. The libraries are the ``gallery`` extra;
+the module is skipped, with the reason, where they are not installed. Slow: one
+audit of each object (the deep MLP's takes about half a minute).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("chex", reason="the gallery's libraries: pip install 'jitbench[gallery]'")
+
+from jitbench import audit_object, load_target
+
+pytestmark = pytest.mark.slow
+
+
+def _audit(name: str, **kwargs):
+    # Loaded as the command line loads it: the factory builds each new instance.
+    return audit_object(load_target(f"gallery_models:{name}"), **kwargs)
+
+
+def _cells(result) -> list[tuple[str, str, str]]:
+    return [(s.name, s.field, s.cell) for s in result.steps]
+
+
+def _no_stale_words(result) -> None:
+    assert not any("not seen" in line or "other values" in line for line in result.verdict)
+
+
+def test_a_chex_dataclass_plays_its_fields_through_replace():
+    # chex's default dataclass is a Mapping that is no MutableMapping.
+    result = _audit("chex_parameters")
+    assert _cells(result)[2:5] == [
+        ("same_shape_array", "lr", "0/0"), ("same_shape_array", "x", "0/0"),
+        ("new_shape_array", "x", "1/1"),
+    ]  # fmt: skip
+    assert result.step("same_shape_array").role == "traced number"
+    assert {s.how.split(" (")[0] for s in result.steps if s.field} == {".replace"}
+    assert result.stale_results == result.errors == 0 and result.leaked_instances == 0
+    assert result.matches == "pytree_dataclass"
+    _no_stale_words(result)
+
+
+def test_optax_state_is_a_pytree_of_named_fields():
+    result = _audit("optax_state")
+    assert [s.field for s in result.steps if s.name == "same_shape_array"] == [
+        "[0].count", "[0].mu['w']", "[0].nu['w']",
+    ]  # fmt: skip
+    assert result.leaked_instances is None and result.leaked_arrays == 0  # a tuple root
+    assert result.matches == "pytree_class" and result.stale_results == 0
+
+
+def test_a_train_state_compiles_again_for_every_new_instance():
+    # optax.adam(...) makes new closures at every TrainState.create: a new cache key.
+    result = _audit("train_state_")
+    assert result.step("equal_instance").cell == "1/1"
+    assert ("same_shape_array", "step", "0/0") in _cells(result)  # a traced Python int
+    statics = [(s.field, s.cell) for s in result.steps if s.name == "new_static"]
+    assert statics == [("apply_fn", "1/1"), ("tx.init", "1/1"), ("tx.update", "1/1")]
+    assert any("compiles again: nothing compiled before" in line for line in result.verdict)
+    assert result.stale_results == 0 and result.matches == ""
+    _no_stale_words(result)
+
+
+def test_numbers_a_distribution_keeps_as_leaves_are_traced():
+    result = _audit("numpyro_normal")
+    assert _cells(result)[2:4] == [
+        ("same_shape_array", "loc", "0/0"), ("same_shape_array", "scale", "0/0"),
+    ]  # fmt: skip
+    assert {s.role for s in result.steps if s.field} == {"traced number"}
+    assert result.matches == "pytree_class" and result.verdict[0].startswith("no hazard")
+
+
+def test_a_tinygp_kernel_behind_jax_jit_is_never_stale():
+    result = _audit("tinygp_kernel")
+    assert [s.cell for s in result.steps] == ["1/1", "0/0", "0/0", "0/0", "0/0", "0/0"]
+    assert result.stale_results == result.errors == 0
+    _no_stale_words(result)
+
+
+def test_an_evosax_strategy_is_stale_and_kept_alive():
+    # ask is jitted with a static self hashed by identity (evosax/algorithms/base.py).
+    result = _audit("evosax_cma_es")
+    assert ("new_static", "population_size", "0/0!") in _cells(result)
+    assert result.stale_results == 1 and result.leaked_instances == 3
+    assert result.step("equal_instance").cell == "1/1"
+    assert result.verdict[0].startswith("`population_size` set to a new value in place is not seen")
+    assert result.matches != "eager"
+
+
+def test_diffrax_hashes_its_controllers_numbers():
+    # diffeqsolve is eqx.filter_jit'ed inside diffrax: a controller's floats are static.
+    result = _audit("diffrax_controller")
+    hashed = [s for s in result.steps if s.name == "same_shape_array"]
+    assert [s.field for s in hashed][:2] == ["rtol", "atol"]
+    assert {(s.cell, s.role) for s in hashed} == {("1/1", "static (hashed leaf)")}
+    assert result.verdict[0].startswith("`rtol`, `atol`, `pcoeff`, `icoeff` and 5 more given new")
+    assert result.stale_results == 0
+    _no_stale_words(result)
+
+
+def test_a_jaxlie_transform_behaves_like_a_registered_dataclass():
+    result = _audit("jaxlie_se3")
+    assert _cells(result) == [
+        ("first_call", "", "1/1"), ("repeat_call", "", "0/0"),
+        ("same_shape_array", "wxyz_xyz", "0/0"), ("new_shape_array", "wxyz_xyz", "1/1"),
+        ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
+    ]  # fmt: skip
+    assert result.matches == "pytree_dataclass"
+
+
+def test_haiku_params_are_a_dict_of_arrays():
+    result = _audit("haiku_params")
+    assert result.step("same_shape_array").field == "['mlp/~/linear_0']['w']"
+    assert result.step("new_shape_array").outcome == "n/a"  # haiku's own shape check
+    assert result.matches == "pytree_class" and result.stale_results == 0
+
+
+def test_a_kept_jit_of_a_jaxopt_solver_misses_an_option_set_in_place():
+    result = _audit("jaxopt_lbfgs")
+    assert ("new_static", "maxiter", "0/0!") in _cells(result)
+    assert result.stale_results == 1 and result.leaked_instances == 3
+    assert result.matches == "static_self_id_hash"
+    # A string option with no declared choices is left alone, never given a made-up value.
+    assert dict(result.skipped)["linesearch"].endswith("(no Literal or Enum declares its choices)")
+
+
+def test_a_deep_mlp_audits_one_field_of_each_layer_group():
+    # eqx.nn.MLP(depth=99): 200 arrays, about 300 static ints; one of each group plays.
+    result = _audit("deep_mlp")
+    played = [s.field for s in result.steps if s.field]
+    assert len(set(played)) <= 14 and "layers[1].weight" not in played
+    assert result.stale_results == 0 and result.matches == "equinox_filter_jit"
+    assert any(
+        p == "layers[1].weight" and r.startswith("the same field as layers[0].weight")
+        for p, r in result.skipped
+    )
