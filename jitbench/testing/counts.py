@@ -166,11 +166,13 @@ def _pythonpath() -> str:
     return os.pathsep.join(dict.fromkeys(os.path.abspath(p or os.curdir) for p in sys.path))
 
 
-def _differ(old: dict[str, Any], new: dict[str, Any]) -> str:
+def _differ(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str]:
+    """The entries in which two dicts differ, as ``name value, ...`` for each."""
     names = [n for n in {**old, **new} if old.get(n) != new.get(n)]
-    return " against ".join(
+    old_text, new_text = (
         ", ".join(f"{n} {side.get(n, ABSENT)}" for n in names) for side in (old, new)
     )
+    return old_text, new_text
 
 
 def check_counts(
@@ -238,15 +240,15 @@ def _check_entry(
         raise AssertionError(f"no baseline count of {key} in {path}: {REFRESH}, then commit it")
     counted = {name: entry.get(name) for name in what}
     if counted != what:
+        old, new = _differ(counted, what)
         raise AssertionError(
-            f"the baseline of {key} in {path} counts {_differ(counted, what)} "
-            f"(baseline against this test): {REFRESH}"
+            f"the baseline of {key} in {path} counts {old}; this test counts {new}: {REFRESH}"
         )
     if entry.get("versions") != now:
+        old, new = _differ(entry.get("versions") or {}, now)
         raise _skip(
-            f"instruction counts not compared: the baseline of {key} was counted with "
-            f"{_differ(entry.get('versions') or {}, now)} (baseline against this run), and "
-            f"counts depend on them: {REFRESH}"
+            f"instruction counts not compared: the baseline of {key} was counted with {old}, "
+            f"this run has {new}, and counts depend on them: {REFRESH}"
         )
 
 

@@ -96,6 +96,7 @@ def jitbench_counts(request: pytest.FixtureRequest) -> Callable[..., CountsCheck
         device: str = "cpu",
         name: str | None = None,
     ) -> CountsCheck:
+        __tracebackhide__ = True  # pytest: the failure is the test's line
         key = request.node.nodeid if name is None else f"{request.node.nodeid}::{name}"
         if key in used:
             raise pytest.UsageError(f"{key} checks counts twice: give each check a name=")
