@@ -109,13 +109,17 @@ def test_counts(jitbench_counts):
 # per call, an addition costs about 30 instructions each time.
 SLOWDOWN = "        n = 0\n" + "        n += 1\n" * 11
 COUNTS_TEST = "tests/test_model.py::test_counts"
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "testing"
 
 
 def make_project(root: Path, slowed: bool = False) -> Path:
-    """The throwaway project at ``root`` (``slowed``: planted additions in the flatten)."""
+    """The throwaway project at ``root``: docs/testing.md's example project (its model, its
+    tests, its pytest settings) and the scaler package with its tests (``slowed``: planted
+    additions in the flatten)."""
     (root / "scaling").mkdir(parents=True)
     (root / "tests").mkdir()
-    (root / "pytest.ini").write_text("[pytest]\n")
+    for name in ("pyproject.toml", "affine.py", "tests/test_affine.py"):
+        shutil.copy(EXAMPLE / name, root / name)
     (root / "scaling" / "__init__.py").write_text("")
     model = MODEL.replace(
         "    def tree_flatten(self):\n", "    def tree_flatten(self):\n" + SLOWDOWN
@@ -147,7 +151,8 @@ def run_pytest(root: Path, *args: str, path: str | None = None) -> dict[str, tup
                 outcome = ("failure", element.text or "")
             elif element.tag == "skipped":
                 outcome = ("skipped", element.get("message") or "")
-        outcomes[f"tests/test_model.py::{case.get('name')}"] = outcome
+        module = (case.get("classname") or "").replace(".", "/")
+        outcomes[f"{module}.py::{case.get('name')}"] = outcome
     outcomes["stdout"] = ("", done.stdout)
     return outcomes
 
@@ -180,6 +185,9 @@ def test_the_projects_checks_run_and_counts_skip_without_valgrind(tmp_path):
         "(Debian/Ubuntu: apt-get install valgrind)"
     )
     assert not (root / counts.BASELINE_NAME).exists()
+    # docs/testing.md's example: its checks pass, its count skips for the same reason.
+    example = {k: v for k, v in found.items() if k.startswith("tests/test_affine.py::")}
+    assert sorted(kind for kind, _ in example.values()) == ["passed"] * 3 + ["skipped"]
 
 
 HEAVY = ("jax", "jaxlib", "pandas", "jitbench.measure", "jitbench.subjects", "numpy")
