@@ -241,8 +241,11 @@ def test_the_seed_class_fails_with_its_verdict_and_passes_what_it_allows():
     message = str(failed.value)
     assert message.startswith("CustomClass (call calc) is not jit-safe: stale (3), leak (3)")
     assert "`x` given new values of the same shape in place is not seen" in message
-    result = assert_jit_safe(obj, call="calc", inputs=(y,), allow=("stale", "leak", "recompile"))
+    allowed = ("stale", "leak", "recompile")
+    result = assert_jit_safe(obj, call="calc", inputs=(y,), allow=allowed)
     assert result.stale_results == 3
+    by_name = assert_jit_safe("user_models:custom_class", call="calc", inputs=y, allow=allowed)
+    assert [s.cell for s in by_name.steps] == [s.cell for s in result.steps]
 
 
 @pytest.mark.parametrize(
@@ -250,7 +253,7 @@ def test_the_seed_class_fails_with_its_verdict_and_passes_what_it_allows():
     [
         (user_models.mlp, user_models.forward, "layers[0]."),  # eqx.filter_jit
         (user_models.linear, user_models.apply, None),  # nnx.jit
-        (user_models.scaled, None, None),  # a registered dataclass, jax.jit on __call__
+        ("user_models:scaled", None, None),  # a registered dataclass, jax.jit on __call__
     ],
 )
 def test_libraries_models_are_jit_safe(factory, call, fields):

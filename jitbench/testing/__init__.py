@@ -62,19 +62,28 @@ def _as_inputs(inputs: Any) -> tuple[Any, ...]:
     return tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
 
 
+def _built(factory: Callable[[], Any], name: str) -> Target:
+    """The target a factory builds (an object, or a Target), with the factory kept."""
+    from jitbench.targets import Target
+
+    made = factory()
+    made = made if isinstance(made, Target) else Target(made)
+    return dataclasses.replace(made, factory=made.factory or factory, name=name)
+
+
 def _target(obj: Any, call: str | Callable[..., Any] | None, inputs: Any) -> Target:
     """The target of ``assert_jit_safe``'s first argument (see its docstring)."""
-    from jitbench.targets import Target, check_call, load_target
+    from jitbench.targets import Target, check_call, resolve_name
 
     if isinstance(obj, str):
-        target = load_target(obj)
+        factory = resolve_name(obj, "target")
+        if not callable(factory):
+            raise JitbenchError(f"target {obj!r} is not callable: it is a {type(factory).__name__}")
+        target = _built(factory, obj)
     elif isinstance(obj, Target):
         target = obj
     elif inspect.isfunction(obj):  # a factory: it builds a new instance as the user does
-        made = obj()
-        made = made if isinstance(made, Target) else Target(made)
-        name = f"{obj.__module__}:{obj.__qualname__}"
-        target = dataclasses.replace(made, factory=made.factory or obj, name=name)
+        target = _built(obj, f"{obj.__module__}:{obj.__qualname__}")
     else:
         target = Target(obj)
     if call is not None:
