@@ -681,6 +681,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),
     "docs/validation.md": ("validation", "async-dispatch"),
+    "docs/testing.md": (),  # written by hand: its example is tests/test_testing.py's project
 }
 
 

@@ -1,31 +1,53 @@
 """jitbench: what it costs to jit a method in JAX, strategy by strategy.
 
-Importing this package is cheap on purpose (asv imports it in every benchmark
-process): it loads NumPy and the strategy registry, not JAX, pandas,
-matplotlib, equinox or flax. Those load when a function needs them.
+Importing this package costs next to nothing on purpose: asv imports it in
+every benchmark process, and pytest imports it at start-up through the
+``pytest11`` entry point (:mod:`jitbench.testing.plugin`) in every project of an
+environment where jitbench is installed. Its names load on first use (PEP 562):
+``jitbench.Target`` imports the targets module, ``jitbench.STRATEGIES`` the
+strategy registry (and NumPy); JAX, pandas, matplotlib, equinox and flax load
+when a function needs them.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
-from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
-from jitbench.strategies import (
-    STRATEGIES,
-    Strategy,
-    get_strategy,
-    load_plugins,
-    register_strategy,
-)
-from jitbench.strategies.codegen import Shape, Template, arrays_of, shape_of, statics_of
-from jitbench.strategies.computation import compute, reference_calc, render_body
-from jitbench.strategies.instances import make_instance
-from jitbench.targets import Inputs, Target, load_target
-
 if TYPE_CHECKING:
+    from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
+    from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
     from jitbench.measure.timing import Timings
+    from jitbench.strategies import (
+        STRATEGIES,
+        Strategy,
+        get_strategy,
+        load_plugins,
+        register_strategy,
+    )
+    from jitbench.strategies.codegen import Shape, Template, arrays_of, shape_of, statics_of
+    from jitbench.strategies.computation import compute, reference_calc, render_body
+    from jitbench.strategies.instances import make_instance
     from jitbench.subjects.result import AuditResult
+    from jitbench.targets import Inputs, Target, load_target
+
+# Each public name and the module that defines it, imported when the name is first read.
+_LAZY = {
+    "jitbench.devices": ("DEVICE_SPECS", "Placement", "host_devices", "resolve"),
+    "jitbench.errors": ("DeviceUnavailable", "JitbenchError", "StrategyUnavailable"),
+    "jitbench.strategies": (
+        "STRATEGIES",
+        "Strategy",
+        "get_strategy",
+        "load_plugins",
+        "register_strategy",
+    ),
+    "jitbench.strategies.codegen": ("Shape", "Template", "arrays_of", "shape_of", "statics_of"),
+    "jitbench.strategies.computation": ("compute", "reference_calc", "render_body"),
+    "jitbench.strategies.instances": ("make_instance",),
+    "jitbench.targets": ("Inputs", "Target", "load_target"),
+}
+_HOME = {name: module for module, names in _LAZY.items() for name in names}
 
 __all__ = [
     "DEVICE_SPECS",
@@ -56,6 +78,26 @@ __all__ = [
     "statics_of",
     "time_object",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use; else a submodule of jitbench."""
+    home = _HOME.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def audit(strategy: Strategy, placement: Placement, **kwargs: Any) -> AuditResult:

@@ -42,12 +42,18 @@ _reported: set[str] = set()
 @dataclasses.dataclass(frozen=True)
 class Row:
     """What a row measures: ``subject``, a built-in strategy at ``size`` and ``shape``, or a
-    target (``package.module:factory``, ``size`` None: it brings its own), on ``device``."""
+    target (``package.module:factory``, ``size`` None: it brings its own), on ``device``.
+
+    A target's ``call`` and ``inputs`` override its factory's, as ``jitbench audit``'s
+    ``--call`` and ``--inputs`` do (see :func:`jitbench.targets.load_target`).
+    """
 
     subject: str
     device: str = "cpu"
     size: int | None = None
     shape: Shape = DEFAULT_SHAPE
+    call: str | None = None
+    inputs: str | None = None
 
     def load(self) -> Subject:
         """The subject; NotImplementedError (asv: n/a) where it cannot run here."""
@@ -60,7 +66,7 @@ class Row:
         reason = target_problems([self.subject]).get(self.subject)
         if reason is not None:
             raise JitbenchError(reason)
-        return subject_of(load_target(self.subject))
+        return subject_of(load_target(self.subject, call=self.call, inputs=self.inputs))
 
     def to_json(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "shape": dataclasses.asdict(self.shape)}

@@ -76,6 +76,7 @@ class Row:
     ``calibrated`` runs a slowed row's calibration first and plants nothing:
     the unslowed row a slowed one is judged against, with the same calls
     before its count (a count moves a little with what its process ran before).
+    A target's ``call`` and ``inputs`` (specs, or a method name) override its factory's.
     """
 
     subject: str
@@ -84,13 +85,15 @@ class Row:
     slowdown: float = 0.0
     twin: bool = False
     calibrated: bool = False
+    call: str | None = None
+    inputs: str | None = None
 
     @property
     def case(self) -> Row:
         """The row as the case runtime names it (what is built and called)."""
         from jitbench.measure.case import Row as CaseRow
 
-        return CaseRow(self.subject, self.device, self.size)
+        return CaseRow(self.subject, self.device, self.size, call=self.call, inputs=self.inputs)
 
 
 @dataclasses.dataclass(frozen=True)

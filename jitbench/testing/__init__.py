@@ -1,0 +1,252 @@
+"""Checks of a jitted method for a project's own tests: never stale, compiles only when it
+should, leaks nothing, and costs no more instructions than last time.
+
+Plain functions, for any test runner:
+
+* :func:`assert_jit_safe` plays the audit's scenario (``jitbench audit``) on an object
+  and fails with its verdict: which field, which change, stale, error or leak, and the
+  traces/compiles of every step;
+* :func:`compiles`, a context manager that counts the traces and backend compiles of
+  a block and asserts a bound on them (``max=``, ``exactly=``), failing with JAX's own
+  explanation of each cache miss (jax issue 12212);
+* :func:`check_counts` counts the instructions of a cached call and of a dispatch in a
+  Valgrind process of its own and compares them with a baseline file committed in the
+  project (:mod:`jitbench.testing.counts`).
+
+Under pytest, jitbench's plugin (:mod:`jitbench.testing.plugin`, loaded through the
+``pytest11`` entry point) adds the ``jitbench_counts`` fixture over
+:func:`check_counts`, keyed by test id, with ``--count-tolerance`` and
+``--jitbench-update-counts``. Importing this package imports neither JAX nor Valgrind's
+tooling: each function does when it runs. docs/testing.md is the guide.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import inspect
+import io
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from jitbench.errors import JitbenchError
+from jitbench.testing.counts import CountsCheck, check_counts
+
+if TYPE_CHECKING:
+    from jitbench.subjects.result import AuditResult
+    from jitbench.targets import Target
+
+__all__ = [
+    "HAZARDS",
+    "CompileCount",
+    "CountsCheck",
+    "assert_jit_safe",
+    "check_counts",
+    "compiles",
+]
+
+# What assert_jit_safe fails on, by the name allow= accepts.
+HAZARDS = {
+    "stale": "a call returns a result computed for other values (a change jit does not see)",
+    "error": "a call raises under jit where the call without jit does not",
+    "leak": "instances stay alive after the scenario dropped them (jit's cache holds them)",
+    "recompile": "a compile where nothing new was seen: the same call again, a flag set back "
+    "to a value seen before, or a new instance equal to one already called",
+}
+# The steps whose compile is a recompile: nothing is new to jit's cache there.
+_SEEN_STEPS = ("repeat_call", "seen_static", "equal_instance")
+
+
+def _as_inputs(inputs: Any) -> tuple[Any, ...]:
+    """A tuple or list of arguments as a tuple; any other value as the one argument."""
+    return tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+
+
+def _built(factory: Callable[[], Any], name: str) -> Target:
+    """The target a factory builds (an object, or a Target), with the factory kept."""
+    from jitbench.targets import Target
+
+    made = factory()
+    made = made if isinstance(made, Target) else Target(made)
+    return dataclasses.replace(made, factory=made.factory or factory, name=name)
+
+
+def _target(obj: Any, call: str | Callable[..., Any] | None, inputs: Any) -> Target:
+    """The target of ``assert_jit_safe``'s first argument (see its docstring)."""
+    from jitbench.targets import Target, check_call, resolve_name
+
+    if isinstance(obj, str):
+        factory = resolve_name(obj, "target")
+        if not callable(factory):
+            raise JitbenchError(f"target {obj!r} is not callable: it is a {type(factory).__name__}")
+        target = _built(factory, obj)
+    elif isinstance(obj, Target):
+        target = obj
+    elif inspect.isfunction(obj):  # a factory: it builds a new instance as the user does
+        target = _built(obj, f"{obj.__module__}:{obj.__qualname__}")
+    else:
+        target = Target(obj)
+    if call is not None:
+        if not isinstance(call, str) and not callable(call):
+            raise JitbenchError(
+                f"call {call!r} must be a method name or a function called as call(obj, *inputs)"
+            )
+        target = dataclasses.replace(target, call=call)
+    if inputs is not None:
+        target = dataclasses.replace(target, inputs=_as_inputs(inputs))
+    check_call(target)
+    return target
+
+
+def _check_allow(allow: str | Iterable[str]) -> frozenset[str]:
+    chosen = [allow] if isinstance(allow, str) else list(allow)
+    for name in chosen:
+        if name not in HAZARDS:
+            raise JitbenchError(
+                f"allow= names an unknown hazard {name!r}; the hazards: {', '.join(HAZARDS)}"
+            )
+    return frozenset(chosen)
+
+
+def hazards_found(result: AuditResult) -> dict[str, int]:
+    """How often each hazard of :data:`HAZARDS` occurs in an audit (steps; instances for
+    ``leak``), for the hazards that do."""
+    found = {
+        "stale": result.stale_results,
+        "error": result.errors,
+        "leak": result.leaked_instances or 0,
+        "recompile": sum(
+            s.compiles > 0 and s.outcome == "correct" and s.name in _SEEN_STEPS
+            for s in result.steps
+        ),
+    }
+    return {name: count for name, count in found.items() if count}
+
+
+def _audit_text(result: AuditResult, title: str) -> str:
+    """The audit as ``jitbench audit TARGET --explain`` prints it."""
+    from jitbench.cli import render
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        render.object_audit(result, title, explain=True)
+    return out.getvalue().rstrip()
+
+
+def assert_jit_safe(
+    target_or_object: Any,
+    *,
+    call: str | Callable[..., Any] | None = None,
+    inputs: Any = None,
+    fields: str | None = None,
+    allow: str | Iterable[str] = (),
+) -> AuditResult:
+    """Play the audit's scenario on an object; AssertionError with its verdict on a hazard.
+
+    ``target_or_object`` is the object (``call`` names its method, default
+    ``__call__``, or is a function called as ``call(obj, *inputs)``; ``inputs`` are
+    the call's arguments: a tuple, or one value), a factory function that builds it (a
+    new instance is then built the way the project builds one), a
+    :class:`jitbench.Target`, or a ``package.module:factory`` spec. ``fields`` picks
+    the fields the scenario changes (a glob or regular expression over their paths,
+    as ``jitbench audit --fields``). The scenario: call, call again, set each flag to a
+    new value and back, give each array new values and a new shape, build an equal and
+    an other instance, drop everything; each result is compared with the same call
+    under ``jax.disable_jit()``.
+
+    Fails (AssertionError) on any hazard of :data:`HAZARDS` not named in ``allow``:
+    the message names the hazards, then the audit as ``jitbench audit --explain`` prints
+    it (per step the field, the change, traces/compiles and ``!`` for a stale result,
+    the verdict in words with the built-in strategy it behaves like, and JAX's reason
+    for each recompile). Returns the :class:`~jitbench.subjects.result.AuditResult`.
+    Bad input (an unknown hazard, a method the object lacks) is a JitbenchError naming
+    the value and the valid choices.
+    """
+    allowed = _check_allow(allow)
+    target = _target(target_or_object, call, inputs)
+    from jitbench.subjects.audit import audit_subject
+    from jitbench.subjects.subject import subject_of
+
+    subject = subject_of(target)
+    result = audit_subject(subject, fields=fields)
+    found = hazards_found(result)
+    failing = {name: n for name, n in found.items() if name not in allowed}
+    if not failing:
+        return result
+    # The verdict's match with the built-in strategies costs their audits (seconds, once
+    # per process): only for the message of a failure.
+    result = audit_subject(subject, fields=fields, verdict=True)
+    title = f"{target.name} (call {target.call_name})"
+    named = ", ".join(f"{name} ({n})" for name, n in failing.items())
+    accepted = ", ".join(sorted(allowed & found.keys())) or "none"
+    raise AssertionError(
+        f"{title} is not jit-safe: {named}; allowed: {accepted} "
+        f"(allow= accepts {', '.join(HAZARDS)})\n\n{_audit_text(result, title)}"
+    )
+
+
+@dataclasses.dataclass
+class CompileCount:
+    """The traces and backend compiles inside a :func:`compiles` block, and JAX's
+    explanation of each tracing-cache miss (filled in when the block ends)."""
+
+    traces: int = 0
+    compiles: int = 0
+    explanations: list[str] = dataclasses.field(default_factory=list)
+
+    def check(self, *, max: int | None = None, exactly: int | None = None) -> None:
+        """AssertionError unless both counts are at most ``max`` / exactly ``exactly``."""
+        __tracebackhide__ = True
+        bound, word = _bound(max, exactly)
+        if bound is None:
+            return
+        if all((n <= bound) if word == "at most" else (n == bound) for n in self.counts):
+            return
+        from jitbench.cli.render import explanation
+
+        raise AssertionError(
+            f"{self.traces} traces and {self.compiles} backend compiles inside the block, "
+            f"expected {word} {bound}; JAX's explanation of each miss:\n"
+            + _indent(explanation(self))
+        )
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        return self.traces, self.compiles
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.splitlines())
+
+
+def _bound(max: int | None, exactly: int | None) -> tuple[int | None, str]:
+    if max is not None and exactly is not None:
+        raise JitbenchError(f"give max= or exactly=, not both (max={max}, exactly={exactly})")
+    bound, word = (max, "at most") if exactly is None else (exactly, "exactly")
+    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+        name = "max" if exactly is None else "exactly"
+        raise JitbenchError(f"{name}={bound!r} must be a whole number of compiles, 0 or more")
+    return bound, word
+
+
+@contextlib.contextmanager
+def compiles(*, max: int | None = None, exactly: int | None = None) -> Iterator[CompileCount]:
+    """Count JAX's traces and backend compiles inside the block; with ``max`` or
+    ``exactly``, assert that both counts meet the bound when the block ends.
+
+    ``with compiles(max=0): model(x)`` fails when the call misses jit's cache, with JAX's
+    own explanation of each miss (``jax_explain_cache_misses``, as ``jitbench audit
+    --explain`` prints it) in the message; ``with compiles() as seen:`` only counts
+    (``seen.traces``, ``seen.compiles``, ``seen.check(max=1)``). Every trace and compile
+    of the process counts while the block is open, other threads' too. A block that
+    raises is not checked: its exception propagates.
+    """
+    __tracebackhide__ = True
+    _bound(max, exactly)
+    from jitbench.compiles import count_compiles, explain_misses
+
+    seen = CompileCount()
+    with count_compiles() as stats, explain_misses() as messages:
+        yield seen
+    seen.traces, seen.compiles, seen.explanations = stats.traces, stats.compiles, messages
+    seen.check(max=max, exactly=exactly)

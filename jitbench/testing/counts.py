@@ -1,0 +1,299 @@
+"""The counts snapshot: instructions per cached call and per dispatch against a baseline file.
+
+:func:`check_counts` counts a target's call in a Valgrind process of its own
+(:func:`jitbench.measure.counting.instructions.count_rows`: callgrind, tcmalloc, the
+calling thread only; the caller's process runs as it does) and compares the counts
+with the baseline committed in the project: one JSON file, an entry per key (under
+pytest, the test id), each recording what was counted and the versions it was counted
+with. A count depends on the packages the process imports (the README's filelock
+finding), so a baseline counted under other versions is reported as such (skipped,
+naming both), never as a regression.
+
+Importing this module imports neither JAX nor the counting machinery.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import json
+import os
+import platform
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jitbench.errors import JitbenchError
+from jitbench.options import COUNT_TOLERANCE
+
+BASELINE_NAME = "jitbench-counts.json"
+UPDATE_FLAG = "--jitbench-update-counts"
+REFRESH = f"refresh it with pytest {UPDATE_FLAG} (check_counts(update=True) elsewhere)"
+# The file's format, and the packages whose versions a count depends on besides the
+# project's own code (equinox's and flax's calls; filelock's audit hook, installed when
+# JAX imports it, runs on every audited operation; jitbench's counting loop).
+FORMAT = 1
+PACKAGES = ("jax", "jaxlib", "numpy", "flax", "equinox", "filelock", "jitbench")
+ABSENT = "absent"
+_LIBRARY_FOLDERS = (
+    f"/usr/lib/{platform.machine()}-linux-gnu",
+    f"/lib/{platform.machine()}-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib64",
+    "/lib",
+    "/usr/local/lib",
+)
+
+
+class CountsImproved(UserWarning):
+    """A count fell by more than the tolerance: the baseline no longer holds the gain."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CountsCheck:
+    """One check's outcome: the counts now (instructions per call, by kind of call), the
+    baseline's (None where this check wrote it) and the file."""
+
+    key: str
+    counts: dict[str, float]
+    baseline: dict[str, float] | None
+    path: Path
+
+    def ratio(self, kind: str) -> float:
+        """Now over the baseline for ``kind`` (``call`` or ``dispatch``)."""
+        if self.baseline is None:
+            raise JitbenchError(f"{self.key}: the baseline was written by this check")
+        return self.counts[kind] / self.baseline[kind]
+
+
+def versions() -> dict[str, str]:
+    """What a count depends on besides the project's code: Python, the machine, tcmalloc and
+    :data:`PACKAGES` (``absent`` where one is not installed)."""
+    from jitbench.measure.counting.callgrind import allocator
+
+    found = {"python": platform.python_version(), "machine": platform.machine()}
+    found["tcmalloc"] = _library_file(allocator())
+    for name in PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = ABSENT
+    return found
+
+
+def _library_file(library: str) -> str:
+    """A shared library's file name with its full version (``libtcmalloc_minimal.so.4.5.16``):
+    the link the loader would follow, resolved in the usual library folders."""
+    folders = [*os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep), *_LIBRARY_FOLDERS]
+    found = [os.path.join(f, library) for f in folders if f]
+    paths = [library] if os.path.isabs(library) else found
+    for path in paths:
+        if os.path.exists(path):
+            return os.path.basename(os.path.realpath(path))
+    return os.path.basename(library)
+
+
+def spec_of(value: str | Callable[..., Any], what: str) -> str:
+    """``package.module:name`` of a function (which the counting process imports), or the
+    spec given, checked; JitbenchError naming the value otherwise."""
+    from jitbench.targets import resolve_name
+
+    if isinstance(value, str):
+        found = resolve_name(value, what)
+        if not callable(found):
+            raise JitbenchError(f"{what} {value!r} is not callable: it is a {type(found).__name__}")
+        return value
+    if not callable(value):
+        raise JitbenchError(
+            f"{what} {value!r} must be a module-level function or its 'package.module:name'"
+        )
+    spec = f"{getattr(value, '__module__', None)}:{getattr(value, '__qualname__', None)}"
+    try:
+        found = resolve_name(spec, what)
+    except JitbenchError:
+        found = None
+    if found is not value:
+        raise JitbenchError(
+            f"{what} {value!r} cannot be imported by name as {spec!r} (defined inside a "
+            "function, or not where its module says): the counting process imports it; "
+            "give a module-level function or its 'package.module:name'"
+        )
+    return spec
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The entries of a baseline file by key (none where it does not exist)."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        entries = data["entries"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise JitbenchError(
+            f"{path} is not a jitbench counts file ({type(exc).__name__}: {exc}); "
+            f"remove it and {REFRESH}"
+        ) from None
+    return dict(entries)
+
+
+def write(path: Path, key: str, entry: dict[str, Any]) -> None:
+    """Set ``key``'s entry in the file (kept sorted), replacing the file at once."""
+    entries = {**read(path), key: entry}
+    data = {
+        "format": FORMAT,
+        "about": "instructions per cached call and per dispatch of the calling thread, "
+        f"counted by jitbench under Valgrind; {REFRESH}",
+        "entries": dict(sorted(entries.items())),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(partial, path)
+
+
+def _skip(reason: str) -> Exception:
+    """unittest's skip, which pytest reports as a skip too (unittest imported only here)."""
+    import unittest
+
+    return unittest.SkipTest(reason)
+
+
+def _pythonpath() -> str:
+    """This process's ``sys.path``: the counting process imports what the caller can."""
+    return os.pathsep.join(dict.fromkeys(os.path.abspath(p or os.curdir) for p in sys.path))
+
+
+def _differ(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str]:
+    """The entries in which two dicts differ, as ``name value, ...`` for each."""
+    names = [n for n in {**old, **new} if old.get(n) != new.get(n)]
+    old_text, new_text = (
+        ", ".join(f"{n} {side.get(n, ABSENT)}" for n in names) for side in (old, new)
+    )
+    return old_text, new_text
+
+
+def check_counts(
+    target: str | Callable[..., Any],
+    *,
+    key: str,
+    baseline: str | os.PathLike[str] = BASELINE_NAME,
+    call: str | Callable[..., Any] | None = None,
+    inputs: str | Callable[[], Any] | None = None,
+    device: str = "cpu",
+    tolerance: float = COUNT_TOLERANCE,
+    update: bool = False,
+) -> CountsCheck:
+    """Count ``target``'s cached call and dispatch under Valgrind and compare them with the
+    baseline of ``key`` in the file ``baseline``.
+
+    ``target`` is a factory returning the object (or a :class:`jitbench.Target`), as a
+    module-level function or its ``package.module:factory``; ``call`` a method name or
+    a function called as ``call(obj, *inputs)``; ``inputs`` a function returning the
+    arguments (the counting process imports them by name, with this process's
+    ``sys.path``). ``update`` writes the counts as the baseline.
+
+    Raises AssertionError when a count grew beyond ``tolerance`` (old, new and ratio),
+    or when the file has no entry for ``key``; unittest.SkipTest (a skip under pytest)
+    where Valgrind or tcmalloc is missing, or where the baseline was counted with other
+    versions (both named). A count that fell beyond the tolerance warns
+    :class:`CountsImproved`.
+    """
+    __tracebackhide__ = True  # pytest: the failure is the caller's line
+    spec = spec_of(target, "target")
+    call_spec = call if isinstance(call, str) and ":" not in call else None
+    if call is not None and call_spec is None:
+        call_spec = spec_of(call, "call")
+    inputs_spec = None if inputs is None else spec_of(inputs, "inputs")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
+        raise JitbenchError(f"tolerance {tolerance!r} must be a fraction, 0 or more (e.g. 0.01)")
+    path = Path(baseline)
+    what = {"target": spec, "call": call_spec, "inputs": inputs_spec, "device": device}
+    from jitbench.measure.counting import callgrind
+
+    reason = callgrind.unavailable_reason()
+    if reason is not None:
+        raise _skip(f"instruction counts not checked: {reason}")
+    now = versions()
+    entry = None if update else read(path).get(key)
+    if not update:
+        _check_entry(entry, key, path, what, now)
+    counts = _count(what)
+    if update:
+        write(path, key, {**what, "instructions": counts, "versions": now})
+        return CountsCheck(key, counts, None, path)
+    assert entry is not None
+    checked = CountsCheck(key, counts, entry["instructions"], path)
+    _judge(checked, spec, device, tolerance)
+    return checked
+
+
+def _check_entry(
+    entry: dict[str, Any] | None, key: str, path: Path, what: dict[str, Any], now: dict[str, str]
+) -> None:
+    """Fail where there is no baseline or it counts something else; skip where it was
+    counted with other versions."""
+    __tracebackhide__ = True
+    if entry is None:
+        raise AssertionError(f"no baseline count of {key} in {path}: {REFRESH}, then commit it")
+    counted = {name: entry.get(name) for name in what}
+    if counted != what:
+        old, new = _differ(counted, what)
+        raise AssertionError(
+            f"the baseline of {key} in {path} counts {old}; this test counts {new}: {REFRESH}"
+        )
+    if entry.get("versions") != now:
+        old, new = _differ(entry.get("versions") or {}, now)
+        raise _skip(
+            f"instruction counts not compared: the baseline of {key} was counted with {old}, "
+            f"this run has {new}, and counts depend on them: {REFRESH}"
+        )
+
+
+def _count(what: dict[str, Any]) -> dict[str, float]:
+    """The target's counts per kind of call, from one Valgrind process of its own."""
+    __tracebackhide__ = True
+    from jitbench.errors import NoFigure
+    from jitbench.measure.counting.instructions import KINDS, Row, count_rows
+
+    row = Row(what["target"], what["device"], call=what["call"], inputs=what["inputs"])
+    (found,) = count_rows([row], env={"PYTHONPATH": _pythonpath()})
+    if isinstance(found, NoFigure):
+        if found.failed:
+            raise AssertionError(f"counting {what['target']} failed: {found.reason}")
+        raise _skip(f"instruction counts not checked: {found.reason}")
+    return {kind: round(getattr(found, kind)) for kind in KINDS}
+
+
+def _judge(checked: CountsCheck, spec: str, device: str, tolerance: float) -> None:
+    """AssertionError where a count grew beyond ``tolerance``; a warning where one fell.
+
+    The rule of ``jitbench compare``'s counts (``jitbench.results.compare.count_mark``),
+    which imports pandas: a change is one beyond ``tolerance`` either way.
+    """
+    __tracebackhide__ = True
+    assert checked.baseline is not None
+    lines = [
+        f"  {kind}: {old:,.0f} -> {checked.counts[kind]:,.0f} instructions, ratio "
+        f"{checked.ratio(kind):.4f}"
+        for kind, old in checked.baseline.items()
+    ]
+    where = f"{spec} on {device}, the baseline of {checked.key} in {checked.path}"
+    ratios = [checked.ratio(kind) for kind in checked.baseline]
+    if any(r > 1 + tolerance for r in ratios):
+        raise AssertionError(
+            f"instructions per call grew beyond the tolerance {tolerance} ({where}):\n"
+            + "\n".join(lines)
+            + f"\nif the change is intended, {REFRESH}"
+        )
+    if any(r * (1 + tolerance) < 1 for r in ratios):
+        warnings.warn(
+            CountsImproved(
+                f"instructions per call fell beyond the tolerance {tolerance} ({where}): "
+                + "; ".join(line.strip() for line in lines)
+                + f"; to keep the gain, {REFRESH}"
+            ),
+            stacklevel=3,
+        )

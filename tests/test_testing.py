@@ -1,0 +1,392 @@
+"""jitbench.testing and its pytest plugin, used as a project uses them.
+
+A throwaway project (the README's ``Scaler`` with the default hash, its
+pytree-registered twin, a test file using the plugin) is tested by a pytest of its
+own in a subprocess, with the plugin loaded through the installed entry point;
+outcomes are read from its JUnit XML. The counts tests run three Valgrind processes
+in all: a baseline written, then the unchanged project and a copy with about 2% of
+planted additions on the call path, side by side.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pytest
+import user_models
+from conftest import without_host_devices
+
+from jitbench.errors import JitbenchError
+from jitbench.measure.counting import callgrind
+from jitbench.testing import HAZARDS, assert_jit_safe, compiles, counts
+from jitbench.testing.counts import CountsCheck, CountsImproved, check_counts
+
+MODEL = '''\
+"""The README's Scaler, jitted with the default hash, and its pytree-registered twin."""
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+class Scaler:
+    def __init__(self, x, mul):
+        self.x, self.mul = x, mul
+
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, y):
+        return self.x * y if self.mul else y
+
+
+@jax.tree_util.register_pytree_node_class
+class TreeScaler:
+    def __init__(self, x, mul):
+        self.x, self.mul = x, mul
+
+    def tree_flatten(self):
+        return (self.x,), (self.mul,)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *aux)
+
+    @jax.jit
+    def calc(self, y):
+        return self.x * y if self.mul else y
+
+
+def tree_scaler():
+    return TreeScaler(2.0, True)
+
+
+def inputs():
+    return (jnp.arange(4.0),)
+'''
+TESTS = """\
+import jax.numpy as jnp
+
+from jitbench.testing import assert_jit_safe, compiles
+from scaling.model import Scaler, TreeScaler, inputs, tree_scaler
+
+
+def test_seed_scaler():
+    assert_jit_safe(Scaler(2.0, True), call="calc", inputs=inputs())
+
+
+def test_tree_scaler():
+    assert_jit_safe(tree_scaler, call="calc", inputs=inputs())
+
+
+def test_repeated_call():
+    s, y = TreeScaler(2.0, True), jnp.arange(4.0)
+    s.calc(y)
+    with compiles(max=0):
+        s.calc(y)
+
+
+def test_new_shape():
+    s, y, wider = TreeScaler(2.0, True), jnp.arange(4.0), jnp.arange(8.0)
+    s.calc(y)
+    with compiles(max=0):
+        s.calc(wider)
+
+
+def test_counts(jitbench_counts):
+    jitbench_counts(tree_scaler, call="calc", inputs=inputs)
+"""
+# About 2% of the tree scaler's cached call (65k instructions): flatten runs several times
+# per call, an addition costs about 30 instructions each time.
+SLOWDOWN = "        n = 0\n" + "        n += 1\n" * 11
+COUNTS_TEST = "tests/test_model.py::test_counts"
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "testing"
+
+
+def make_project(root: Path, slowed: bool = False) -> Path:
+    """The throwaway project at ``root``: docs/testing.md's example project (its model, its
+    tests, its pytest settings) and the scaler package with its tests (``slowed``: planted
+    additions in the flatten)."""
+    (root / "scaling").mkdir(parents=True)
+    (root / "tests").mkdir()
+    for name in ("pyproject.toml", "affine.py", "tests/test_affine.py"):
+        shutil.copy(EXAMPLE / name, root / name)
+    (root / "scaling" / "__init__.py").write_text("")
+    model = MODEL.replace(
+        "    def tree_flatten(self):\n", "    def tree_flatten(self):\n" + SLOWDOWN
+    )
+    (root / "scaling" / "model.py").write_text(model if slowed else MODEL)
+    (root / "tests" / "test_model.py").write_text(TESTS)
+    return root
+
+
+def run_pytest(root: Path, *args: str, path: str | None = None) -> dict[str, tuple[str, str]]:
+    """``python -m pytest`` in ``root`` (the plugin from its entry point): per test its
+    outcome (passed, failed, skipped) and message, from pytest's JUnit XML."""
+    env = without_host_devices(os.environ)
+    env.pop("PYTHONPATH", None)
+    if path is not None:
+        env["PATH"] = path
+    report = root / "report.xml"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={report}",
+         "-q", *args],
+        cwd=root, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
+    outcomes = {}
+    for case in ET.parse(report).iter("testcase"):
+        outcome = ("passed", "")
+        for element in case:  # a failure's whole report; a skip's reason
+            if element.tag == "failure":
+                outcome = ("failure", element.text or "")
+            elif element.tag == "skipped":
+                outcome = ("skipped", element.get("message") or "")
+        module = (case.get("classname") or "").replace(".", "/")
+        outcomes[f"{module}.py::{case.get('name')}"] = outcome
+    outcomes["stdout"] = ("", done.stdout)
+    return outcomes
+
+
+def _without_valgrind() -> str:
+    folders = os.environ.get("PATH", "").split(os.pathsep)
+    return os.pathsep.join(f for f in folders if not os.path.exists(os.path.join(f, "valgrind")))
+
+
+def test_the_projects_checks_run_and_counts_skip_without_valgrind(tmp_path):
+    root = make_project(tmp_path / "project")
+    found = run_pytest(root, path=_without_valgrind())
+    kind, message = found["tests/test_model.py::test_seed_scaler"]
+    assert kind == "failure"
+    assert "Scaler (call calc) is not jit-safe: stale (2), leak (3), recompile (1)" in message
+    assert "`mul` set to a new value in place is not seen" in message
+    assert any(line.removeprefix("E").split()[:4] == ["new_static", "mul", "setattr", "0/0!"]
+               for line in message.splitlines())  # fmt: skip
+    assert "behaves like the built-in strategy static_self_id_hash" in message
+    assert found["tests/test_model.py::test_tree_scaler"] == ("passed", "")
+    assert found["tests/test_model.py::test_repeated_call"] == ("passed", "")
+    kind, message = found["tests/test_model.py::test_new_shape"]
+    assert kind == "failure"
+    assert "1 traces and 1 backend compiles inside the block, expected at most 0" in message
+    assert "* at y, now f32[8] and before f32[4]" in message  # JAX's own words
+    kind, message = found[COUNTS_TEST]
+    assert kind == "skipped"
+    assert message.strip() == (
+        "instruction counts not checked: valgrind is not on PATH "
+        "(Debian/Ubuntu: apt-get install valgrind)"
+    )
+    assert not (root / counts.BASELINE_NAME).exists()
+    # docs/testing.md's example: its checks pass, its count skips for the same reason.
+    example = {k: v for k, v in found.items() if k.startswith("tests/test_affine.py::")}
+    assert sorted(kind for kind, _ in example.values()) == ["passed"] * 3 + ["skipped"]
+
+
+HEAVY = ("jax", "jaxlib", "pandas", "jitbench.measure", "jitbench.subjects", "numpy")
+RECORD = """\
+import json, sys
+
+
+def pytest_collection_finish(session):
+    with open("modules.json", "w") as f:
+        json.dump(sorted(sys.modules), f)
+"""
+
+
+def test_collecting_a_project_that_does_not_use_the_plugin_imports_no_jax(tmp_path):
+    (tmp_path / "conftest.py").write_text(RECORD)
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert True\n")
+    loaded = {}
+    for name, args in {"with": [], "without": ["-p", "no:jitbench"]}.items():
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+            cwd=tmp_path, capture_output=True, text=True, env=without_host_devices(os.environ),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout
+        loaded[name] = set(json.loads((tmp_path / "modules.json").read_text()))
+    assert "jitbench.testing.plugin" in loaded["with"]  # the entry point is active
+    assert "jax" not in loaded["with"]
+    added = loaded["with"] - loaded["without"]
+    assert not [m for m in added if m.split(".")[0] in HEAVY or m.startswith(HEAVY)], added
+    assert {m for m in added if m.startswith("jitbench")} == {
+        "jitbench", "jitbench.errors", "jitbench.options", "jitbench.testing",
+        "jitbench.testing.counts", "jitbench.testing.plugin",
+    }  # fmt: skip
+
+
+def test_a_bad_count_tolerance_is_a_usage_error(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--count-tolerance=-1"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 4
+    assert "'-1' is not a fraction, 0 or more" in done.stderr
+
+
+# --- In this process: the seed's class and the libraries' models -----------------------------
+
+
+def test_the_seed_class_fails_with_its_verdict_and_passes_what_it_allows():
+    obj, y = user_models.custom_class(), user_models.vector()
+    with pytest.raises(AssertionError) as failed:
+        assert_jit_safe(obj, call="calc", inputs=y)
+    message = str(failed.value)
+    assert message.startswith("CustomClass (call calc) is not jit-safe: stale (3), leak (3)")
+    assert "`x` given new values of the same shape in place is not seen" in message
+    allowed = ("stale", "leak", "recompile")
+    result = assert_jit_safe(obj, call="calc", inputs=(y,), allow=allowed)
+    assert result.stale_results == 3
+    by_name = assert_jit_safe("user_models:custom_class", call="calc", inputs=y, allow=allowed)
+    assert [s.cell for s in by_name.steps] == [s.cell for s in result.steps]
+
+
+@pytest.mark.parametrize(
+    ("factory", "call", "fields"),
+    [
+        (user_models.mlp, user_models.forward, "layers[0]."),  # eqx.filter_jit
+        (user_models.linear, user_models.apply, None),  # nnx.jit
+        ("user_models:scaled", None, None),  # a registered dataclass, jax.jit on __call__
+    ],
+)
+def test_libraries_models_are_jit_safe(factory, call, fields):
+    result = assert_jit_safe(factory, call=call, inputs=user_models.vector(), fields=fields)
+    assert result.stale_results == result.errors == result.leaked_instances == 0
+
+
+def test_bad_input_names_the_value_and_the_choices():
+    obj = user_models.custom_class()
+    with pytest.raises(JitbenchError, match=r"unknown hazard 'stales'; the hazards: stale, err"):
+        assert_jit_safe(obj, call="calc", inputs=user_models.vector(), allow="stales")
+    assert set(HAZARDS) == {"stale", "error", "leak", "recompile"}
+    with pytest.raises(JitbenchError, match=r"has no method 'calk'; its methods: calc"):
+        assert_jit_safe(obj, call="calk", inputs=user_models.vector())
+    with pytest.raises(JitbenchError, match=r"call 3 must be a method name or a function"):
+        assert_jit_safe(obj, call=3)
+    with pytest.raises(JitbenchError, match=r"give max= or exactly=, not both"):
+        with compiles(max=1, exactly=1):
+            pass
+    with pytest.raises(JitbenchError, match=r"max=-1 must be a whole number"):
+        with compiles(max=-1):
+            pass
+    with pytest.raises(JitbenchError, match=r"target 'model' must be package.module:name"):
+        check_counts("model", key="k")
+    with pytest.raises(JitbenchError, match=r"cannot be imported by name as 'test_testing:"):
+        check_counts(lambda: None, key="k")
+    with pytest.raises(JitbenchError, match=r"inputs \(1,\) must be a module-level function"):
+        check_counts(user_models.scaled, inputs=(1,), key="k")
+
+
+def test_compiles_counts_a_block_and_bounds_it():
+    f = jax.jit(lambda v: v * 2)
+    small, large = jnp.ones(3), jnp.ones(5)
+    with compiles(exactly=1) as seen:
+        f(small)
+    assert (seen.traces, seen.compiles) == (1, 1)
+    with compiles(max=0):
+        f(small)
+    with pytest.raises(AssertionError, match=r"expected exactly 0;.*\n.*TRACING CACHE MISS"):
+        with compiles(exactly=0):
+            f(large)
+    with pytest.raises(ZeroDivisionError):  # the block's own error, not a count
+        with compiles(max=0):
+            f(jnp.ones(7))
+            _ = 1 / 0
+
+
+# --- The baseline file, without Valgrind ------------------------------------------------------
+
+VERSIONS = {"python": "3.13.0", "jax": "0.12.0.1", "filelock": "4.3.2"}
+TARGET = {"target": "user_models:scaled", "call": None, "inputs": None, "device": "cpu"}
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """check_counts with counting available, these versions and a count of 1,000 a call."""
+    monkeypatch.setattr(callgrind, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(counts, "versions", lambda: dict(VERSIONS))
+    monkeypatch.setattr(counts, "_count", lambda what: {"call": 1000, "dispatch": 800})
+
+
+def test_a_baseline_is_written_then_checked(counted, tmp_path):
+    path = tmp_path / "sub" / counts.BASELINE_NAME
+    with pytest.raises(AssertionError, match=r"no baseline count of t::a in .*--jitbench-update"):
+        check_counts(user_models.scaled, key="t::a", baseline=path)
+    written = check_counts("user_models:scaled", key="t::a", baseline=path, update=True)
+    assert written.baseline is None
+    data = json.loads(path.read_text())
+    entry = {**TARGET, "instructions": {"call": 1000, "dispatch": 800}, "versions": VERSIONS}
+    assert data["entries"] == {"t::a": entry}
+    checked = check_counts(user_models.scaled, key="t::a", baseline=path)
+    assert (checked.ratio("call"), checked.ratio("dispatch")) == (1.0, 1.0)
+    with pytest.raises(AssertionError, match=r"counts call None; this test counts call calc"):
+        check_counts(user_models.scaled, call="calc", key="t::a", baseline=path)
+
+
+def test_other_versions_are_reported_never_a_regression(counted, tmp_path, monkeypatch):
+    path = tmp_path / counts.BASELINE_NAME
+    check_counts(user_models.scaled, key="t::a", baseline=path, update=True)
+    monkeypatch.setattr(counts, "versions", lambda: {**VERSIONS, "filelock": "absent"})
+    monkeypatch.setattr(counts, "_count", lambda what: {"call": 2000, "dispatch": 1600})
+    with pytest.raises(unittest.SkipTest) as skipped:
+        check_counts(user_models.scaled, key="t::a", baseline=path)
+    assert str(skipped.value) == (
+        f"instruction counts not compared: the baseline of t::a was counted with filelock "
+        f"4.3.2, this run has filelock absent, and counts depend on them: {counts.REFRESH}"
+    )
+
+
+def test_a_count_beyond_the_tolerance_fails_with_old_new_and_ratio(tmp_path):
+    grown = CountsCheck("t::a", {"call": 1021, "dispatch": 800}, {"call": 1000, "dispatch": 800},
+                        tmp_path)  # fmt: skip
+    with pytest.raises(AssertionError) as failed:
+        counts._judge(grown, "m:f", "cpu", 0.01)
+    assert "  call: 1,000 -> 1,021 instructions, ratio 1.0210\n" in str(failed.value)
+    counts._judge(grown, "m:f", "cpu", 0.03)
+    fell = CountsCheck("t::a", {"call": 900, "dispatch": 800}, {"call": 1000, "dispatch": 800},
+                       tmp_path)  # fmt: skip
+    with pytest.warns(CountsImproved, match=r"fell beyond .* ratio 0\.9000"):
+        counts._judge(fell, "m:f", "cpu", 0.01)
+
+
+def test_a_file_that_is_not_a_baseline_is_one_error(tmp_path):
+    path = tmp_path / counts.BASELINE_NAME
+    path.write_text("[1, 2]")
+    with pytest.raises(JitbenchError, match=r"is not a jitbench counts file \(TypeError"):
+        counts.read(path)
+
+
+# --- Under Valgrind: three processes ---------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    callgrind.unavailable_reason() is not None,
+    reason=f"counting cannot run here: {callgrind.unavailable_reason()}",
+)
+def test_a_baseline_holds_on_the_next_run_and_a_planted_slowdown_fails_it(tmp_path):
+    root = make_project(tmp_path / "project")
+    written = run_pytest(root, "--jitbench-update-counts", COUNTS_TEST)
+    assert written[COUNTS_TEST] == ("passed", "")
+    assert f"{COUNTS_TEST}: written to {root / counts.BASELINE_NAME}" in written["stdout"][1]
+    entry = json.loads((root / counts.BASELINE_NAME).read_text())["entries"][COUNTS_TEST]
+    assert entry["versions"]["jax"] == jax.__version__
+    assert {"python", "jaxlib", "flax", "equinox", "filelock"} <= set(entry["versions"])
+    slowed = make_project(tmp_path / "slowed", slowed=True)
+    shutil.copy(root / counts.BASELINE_NAME, slowed / counts.BASELINE_NAME)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        again, slower = pool.map(lambda r: run_pytest(r, COUNTS_TEST), (root, slowed))
+    assert again[COUNTS_TEST] == ("passed", "")
+    kind, message = slower[COUNTS_TEST]
+    assert kind == "failure"
+    assert "instructions per call grew beyond the tolerance 0.01" in message
+    ratio = float(message.split("call: ")[1].split("ratio ")[1].split()[0])
+    assert 1.01 < ratio < 1.04, message
+    print(f"baseline {entry['instructions']}; planted slowdown: call ratio {ratio}")
