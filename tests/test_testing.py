@@ -169,7 +169,8 @@ def test_the_projects_checks_run_and_counts_skip_without_valgrind(tmp_path):
     assert kind == "failure"
     assert "Scaler (call calc) is not jit-safe: stale (2), leak (3), recompile (1)" in message
     assert "`mul` set to a new value in place is not seen" in message
-    assert any(line.removeprefix("E").split()[:4] == ["new_static", "mul", "setattr", "0/0!"]
+    assert any(line.removeprefix("E").split()[:5]
+               == ["new_static", "mul", "attribute", "setattr", "0/0!"]
                for line in message.splitlines())  # fmt: skip
     assert "behaves like the built-in strategy static_self_id_hash" in message
     assert found["tests/test_model.py::test_tree_scaler"] == ("passed", "")
