@@ -26,7 +26,17 @@ import pandas as pd
 
 from jitbench import results
 from jitbench.errors import JitbenchError
-from jitbench.report import audit, counts, document, plots, population, releases, sections, targets
+from jitbench.report import (
+    audit,
+    choice,
+    counts,
+    document,
+    plots,
+    population,
+    releases,
+    sections,
+    targets,
+)
 from jitbench.report.document import Block, Bold, Bullets, Code, Heading, Page, PageLink
 from jitbench.report.run import Run, slug
 
@@ -92,14 +102,17 @@ def write_report(
     explanations the hazard section shows (asv results hold numbers only).
     """
     frame = results.load(results_dir, machine=machine, commit=commit, env=env, skip_bad=skip_bad)
-    frame = counts.fold(targets.fold(frame))
+    picked = None if commit else choice.choose(frame)
+    for line in picked.lines() if picked else ():
+        print(f"jitbench: {line}", file=sys.stderr, flush=True)
+    chosen = choice.apply(frame, picked) if picked else counts.fold(frame)
+    chosen = targets.fold(chosen)
     audited = audit.load(audit_json) if audit_json is not None else None
     out = _check_out_dir(Path(out), Path(results_dir))
     for column in results.PARAM_ORDER:
-        if column not in frame:
+        if column not in chosen:
             # The tables below index these; results without them just show nothing there.
-            frame[column] = pd.Series(pd.NA, index=frame.index, dtype="object")
-    chosen = frame if commit else results.latest(frame)
+            chosen[column] = pd.Series(pd.NA, index=chosen.index, dtype="object")
     groups = sorted(
         (rows for _, rows in chosen.groupby(["machine", "commit", "env"], sort=True)),
         # Envs of one machine and commit in JAX release order (unknown releases last).
@@ -128,7 +141,7 @@ def write_report(
         _progress(done, total, f"{releases.STEM}.md and {releases.STEM}.html: JAX releases")
         _write(releases.page(compared, out), out, releases.STEM)
     _progress(total, total, "index.md and index.html")
-    blocks = _header(frame, str(results_dir), runs, bool(compared))
+    blocks = _header(str(results_dir), runs, bool(compared), picked)
     for run in runs:
         if len(runs) > 1:
             blocks.append(Heading(run.label))
@@ -149,7 +162,12 @@ def _write(page: Page, out: Path, stem: str) -> Path:
     return path
 
 
-def _header(frame: pd.DataFrame, results_dir: str, runs: list[Run], compared: bool) -> list[Block]:
+def _header(
+    results_dir: str,
+    runs: list[Run],
+    compared: bool,
+    picked: choice.Choice | None,
+) -> list[Block]:
     items = []
     for run in runs:
         first = run.frame.iloc[0]
@@ -166,15 +184,16 @@ def _header(frame: pd.DataFrame, results_dir: str, runs: list[Run], compared: bo
         document.Paragraph(("Results: ", Code(results_dir), ".")),
         Bullets(tuple(items)),
     ]
-    older = sorted(set(frame["commit"]) - {run.frame["commit"].iloc[0] for run in runs})
-    if older:
-        blocks.append(
+    if picked is not None and len(picked.lines()) > len(picked.runs):
+        blocks += [
             document.Paragraph(
-                "Several commits in the results: this report uses the newest commit of each "
-                f"machine (by commit date); not shown: {', '.join(c[:8] for c in older)}. "
-                "Pass --commit to choose."
-            )
-        )
+                "Runs chosen: the complete run of each machine (the most benchmark-strategy "
+                "pairs, the newest of equals), its instructions per call from the newest "
+                "counted run of the same machine and JAX release (same commit first); every "
+                "other run left out, with the reason. Pass --commit to choose."
+            ),
+            Bullets(tuple(picked.lines())),
+        ]
     if compared:
         blocks.append(
             document.Paragraph(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -215,28 +213,3 @@ def plot_ops(run: Run) -> None:
         "compile-vs-ops",
         "seconds",
     )
-
-
-def fits(run: Run, benchmark: str, x: str, name: str, unit: str) -> pd.DataFrame:
-    """Per strategy: least-squares line and log-log slope of value against ``x``."""
-    rows = []
-    for strategy, data in run.rows(benchmark).groupby("strategy", sort=False):
-        ok = data[data["status"] == "ok"]
-        xs, ys = ok[x].to_numpy(dtype=float), ok["value"].to_numpy(dtype=float)
-        per, intercept = np.polyfit(xs, ys, 1) if len(set(xs)) > 1 else (math.nan, math.nan)
-        positive = (xs > 0) & (ys > 0)
-        slope = (
-            np.polyfit(np.log(xs[positive]), np.log(ys[positive]), 1)[0]
-            if len(set(xs[positive])) > 1
-            else math.nan
-        )
-        rows.append(
-            {
-                "strategy": strategy,
-                f"{name}_per_{unit}_s": per,
-                f"{name}_intercept_s": intercept,
-                f"{name}_loglog_slope": slope,
-                f"{name}_points": len(xs),
-            }
-        )
-    return pd.DataFrame(rows)

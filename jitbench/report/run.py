@@ -12,10 +12,15 @@ from asv.util import human_value
 from matplotlib.figure import Figure
 
 from jitbench import results
+from jitbench.report import fits
 from jitbench.report.document import Block, Heading, Image, Link, Paragraph, Table
 
 HAZARD_MARK = "⚠"
 BEST_MARK = "★"
+# A dispatch measured dearer than the blocking call it is part of (see sections.headline).
+DEARER_MARK = "†"
+# Columns that mark cells instead of showing (summary.MARKS and what they derive from).
+FLAGS = ["fastest_correct", "fewest_instructions", "best_by", "best", "dispatch_dearer"]
 
 # Display names of the tables' columns; the CSVs keep the raw names and numbers.
 LABELS = {
@@ -142,14 +147,25 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
     shown = table.copy()
     if "strategy" in shown:
         marks = shown.get("hazard", pd.Series("", index=shown.index)).fillna("")
-        best = shown.get("fastest_correct", pd.Series(False, index=shown.index)).fillna(False)
+        flag = "best" if "best" in shown else "fastest_correct"
+        best = shown.get(flag, pd.Series(False, index=shown.index)).fillna(False)
         shown["strategy"] = [
             f"{s}{f' {HAZARD_MARK}' if m else ''}{f' {BEST_MARK}' if bool(b) else ''}"
             for s, m, b in zip(shown["strategy"], marks, best, strict=True)
         ]
+    intervals = fits.interval_columns(shown)
     for column in shown:
-        shown[column] = [cell(column, v) for v in shown[column]]
-    shown = shown.drop(columns=["fastest_correct"], errors="ignore")
+        if column in intervals:
+            lo, hi = intervals[column]
+            values = zip(shown[column], shown[lo], shown[hi], strict=True)
+            shown[column] = [fits.text(*v) for v in values]
+        elif column not in FLAGS:
+            shown[column] = [cell(column, v) for v in shown[column]]
+    if "dispatch_dearer" in shown and "dispatch_s" in shown:
+        dearer = shown["dispatch_dearer"].fillna(False).astype(bool)
+        shown.loc[dearer, "dispatch_s"] += f" {DEARER_MARK}"
+    ends = [end for pair in intervals.values() for end in pair]
+    shown = shown.drop(columns=[*FLAGS, *ends], errors="ignore")
     return shown.rename(columns=label)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from jitbench.devices import PLATFORMS
-from jitbench.report import plots
+from jitbench.report import fits
 from jitbench.report.audit import explanations
-from jitbench.report.document import Bold, Bullets, Code, Details
-from jitbench.report.run import BEST_MARK, HAZARD_MARK, Run, order, slug
+from jitbench.report.document import Bold, Bullets, Code, Details, Paragraph
+from jitbench.report.run import BEST_MARK, DEARER_MARK, HAZARD_MARK, Run, order, slug
 from jitbench.report.summary import (
     BREAK_EVEN,
     COUNTED,
@@ -16,6 +16,7 @@ from jitbench.report.summary import (
     FULL,
     HAZARD_WORDS,
     HEADLINE,
+    MARKS,
     SIZED,
     per_device,
     summary,
@@ -70,6 +71,7 @@ def headline(run: Run) -> None:
     if table.empty:
         run.omit("summary", *SIZED.values(), catalog.AFTER_CHANGE)
         return
+    counted = "best_by" in table and (table["best_by"] == "instructions").any()
     run.text("One table per device and array size; every other column is under All numbers.")
     run.blocks.append(
         Bullets(
@@ -87,20 +89,44 @@ def headline(run: Run) -> None:
                 ),
                 *(BREAK_EVEN_TEXT[name] for name in BREAK_EVEN),
                 "never: not cheaper than eager per call, so the first call is never repaid",
-                f"{HAZARD_MARK}: a hazardous strategy (see Hazards); {BEST_MARK}: the fastest "
-                "cached call among strategies without stale results",
+                f"{HAZARD_MARK}: a hazardous strategy (see Hazards)",
+                BEST_TEXT if counted else BEST_BY_TIME_TEXT,
             )
         )
     )
     for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
-        shown = [c for c in [*HEADLINE, "fastest_correct"] if c in rows]
+        shown = [c for c in [*HEADLINE, *MARKS] if c in rows]
+        shown = [c for c in shown if c not in COUNTED or rows[c].notna().any()]
         if is_target_group(size):
             # Eager at the target's own sizes was not measured: no ratios, no break-even,
-            # and no "fastest" among objects that compute different things.
-            dropped = ("cached_x_eager", *BREAK_EVEN, "fastest_correct")
-            shown = [c for c in shown if c not in dropped]
+            # and no "best" among objects that compute different things.
+            shown = [c for c in shown if c not in ("cached_x_eager", *BREAK_EVEN, "best")]
         run.heading(group_title(device, size), 1)
-        run.blocks += run.table(f"headline-{slug(group_slug(device, size))}", rows[shown])
+        blocks = run.table(f"headline-{slug(group_slug(device, size))}", rows[shown])
+        notes = []
+        if counted and "best" in shown and (rows["best_by"] == "time").all():
+            notes.append(f"{BEST_MARK} by time here: no instructions counted at this size.")
+        if "dispatch_dearer" in shown and rows["dispatch_dearer"].fillna(False).any():
+            notes.append(DEARER_TEXT)
+        if notes:
+            blocks.insert(1, Paragraph(" ".join(notes)))
+        run.blocks += blocks
+
+
+BEST_TEXT = (
+    f"{BEST_MARK}: the fewest instructions per cached call among strategies without stale "
+    "results (a count holds still under load, a time does not); where a table has no "
+    "counts, the fastest cached call, said under it"
+)
+BEST_BY_TIME_TEXT = (
+    f"{BEST_MARK}: the fastest cached call among strategies without stale results (this run "
+    "counted no instructions, which hold still under load: nox -s instructions)"
+)
+DEARER_TEXT = (
+    f"{DEARER_MARK}: dispatch measured dearer than the blocking call it is part of. The two "
+    "are separate measurements (their own processes and samples), so where they are close, "
+    "noise decides which comes out higher: read it as dispatch about equal to the whole call."
+)
 
 
 COUNTS_TEXT = (
@@ -261,7 +287,7 @@ def scaling_fits(run: Run) -> None:
     if run.has(catalog.WIDTH):
         run.heading("Dispatch cost per pytree leaf", 1)
         run.text("Linear fit of the dispatch against n_arrays (seconds per leaf), log-log slope.")
-        fit = plots.fits(run, catalog.WIDTH, "n_arrays", "dispatch", "leaf")
+        fit = fits.fits(run, catalog.WIDTH, "n_arrays", "dispatch", "leaf")
         run.blocks += run.table("dispatch-scaling", _flag(fit, run))
     else:
         run.omit("dispatch scaling fit", catalog.WIDTH)
@@ -271,7 +297,7 @@ def scaling_fits(run: Run) -> None:
             "Linear fit of the sharded dispatch against n_devices (seconds per added device, "
             "each count in its own process), log-log slope."
         )
-        fit = plots.fits(run, catalog.DEVICE_COUNT, "n_devices", "dispatch", "device")
+        fit = fits.fits(run, catalog.DEVICE_COUNT, "n_devices", "dispatch", "device")
         run.blocks += run.table("dispatch-device-scaling", _flag(fit, run))
     else:
         run.omit("dispatch device-count fit", catalog.DEVICE_COUNT)
@@ -280,7 +306,7 @@ def scaling_fits(run: Run) -> None:
         run.omit("trace/compile scaling fit", catalog.OPS_TRACE, catalog.OPS_COMPILE)
         return
     parts = [
-        plots.fits(run, bench, "n_ops", "trace" if bench == catalog.OPS_TRACE else "compile", "op")
+        fits.fits(run, bench, "n_ops", "trace" if bench == catalog.OPS_TRACE else "compile", "op")
         for bench in present
     ]
     table = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on="strategy", how="outer")
@@ -305,14 +331,17 @@ def depth_fits(run: Run) -> None:
         return
     table = None
     for name, bench in present.items():
-        fit = plots.fits(run, bench, "depth", name, "layer")
-        fit = fit[["strategy", f"{name}_per_layer_s", f"{name}_intercept_s"]]
+        fit = fits.fits(run, bench, "depth", name, "layer")
+        kept = [f"{name}_per_layer", f"{name}_intercept"]
+        fit = fit[["strategy", *(f"{c}{end}_s" for c in kept for end in ("", "_lo", "_hi"))]]
         table = fit if table is None else table.merge(fit, on="strategy", how="outer")
     run.heading("Cost per nested layer", 1)
     run.text(
         "Linear fits against the number of nested layers (each a sub-object with a weight, "
         "a bias and a flag; cpu, size 10): seconds each layer adds to a cached call, its "
-        "dispatch, the trace and the compile, and the fit's value at depth 0."
+        "dispatch, the trace and the compile, and the fit's value at depth 0, each with its "
+        f"95% interval; {fits.BELOW_NOISE} [interval]: the interval includes zero or the fit "
+        "is negative, so the figure does not tell a cost from the spread of the medians."
     )
     run.blocks += run.table("depth-scaling", order(_flag(table, run), run.frame))
 

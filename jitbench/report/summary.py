@@ -54,15 +54,20 @@ DISK_MISSES = "sizes_without_disk_hit"
 # Hazard words in the order they are listed; stale is the one that bars "fastest".
 HAZARD_WORDS = {**hazards.WORDS, DISK_MISSES: "no disk-cache hit"}
 BREAK_EVEN = ("break_even_vs_warm_eager", "break_even_vs_cold_eager")
+# Each time beside its count: a count holds still under load, a time does not.
 HEADLINE = [
     "strategy",
     "hazard",
     "first_call_s",
     "cached_call_s",
+    "cached_call_instructions",
     "dispatch_s",
+    "dispatch_instructions",
     "cached_x_eager",
     *BREAK_EVEN,
 ]
+# Flags the tables show as marks (run.display), not as columns.
+MARKS = ["best", "dispatch_dearer"]
 FULL = [
     "strategy",
     "hazard",
@@ -90,6 +95,9 @@ FULL = [
     *catalog.HAZARDS,
     "peak_memory_bytes",
     "fastest_correct",
+    "fewest_instructions",
+    "best_by",
+    *MARKS,
 ]
 
 
@@ -208,6 +216,7 @@ def _summary(run: Run) -> pd.DataFrame:
         table[f"eager_{metric}"] = baseline
         if metric == "cached_call_s":
             table["fastest_correct"] = correct == best
+    _best(table)
     if {"cached_call_s", "first_call_s"} <= set(table):
         rows = list(table.itertuples())
         table["break_even_vs_warm_eager"] = [
@@ -225,6 +234,25 @@ def _summary(run: Run) -> pd.DataFrame:
             for r in rows
         ]
     return table
+
+
+def _best(table: pd.DataFrame) -> None:
+    """The ★ of each (device, size): fewest instructions per cached call where counted, else
+    the fastest cached call, among strategies without stale results; and dispatches dearer
+    than their blocking call (two measurements of their own, so noise can order them so)."""
+    groups = [table["device"], table["size"]]
+    by_time = table.get("fastest_correct", pd.Series(False, index=table.index)).fillna(False)
+    counted = pd.Series(False, index=table.index)
+    if "cached_call_instructions" in table:
+        count = table["cached_call_instructions"].where(~table["stale"])
+        fewest = count.groupby(groups, dropna=False).transform("min")
+        table["fewest_instructions"] = count == fewest
+        counted = count.notna().groupby(groups, dropna=False).transform("any")
+    fewest = table.get("fewest_instructions", pd.Series(False, index=table.index))
+    table["best"] = fewest.where(counted, by_time).astype(bool)
+    table["best_by"] = counted.map({True: "instructions", False: "time"})
+    if {"dispatch_s", "cached_call_s"} <= set(table):
+        table["dispatch_dearer"] = table["dispatch_s"] > table["cached_call_s"]
 
 
 def _per_device(run: Run) -> pd.DataFrame | None:

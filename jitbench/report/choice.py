@@ -1,0 +1,183 @@
+"""Which runs of a results folder a reader sees first, and why the others are left out.
+
+A run is one (machine, commit, env). Per machine the *complete* run leads: the
+one with the most (benchmark, strategy) pairs, an n/a one included, the newest
+of equals; a newer run of a few benchmarks (``nox -s instructions``, ``nox -s
+instances``) does not hide the full grid. Its counts (instructions per call)
+come from the newest counted run of the same machine and JAX release, the same
+commit preferred: a count holds still from run to run, so it can stand beside
+times of another run of the same code and packages. A run whose JAX release is
+not recorded is left out while another run names its release; a folder whose
+runs are all partial, or all of unknown release, still shows the best of them.
+
+``jitbench report`` (without ``--commit``) and ``docs/make_readme.py`` both
+choose here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from jitbench.suite import catalog
+
+Key = tuple[str, str, str]
+# The count benchmarks of the strategies and of any target (nox -s instructions).
+COUNTED = frozenset(catalog.COUNTED)
+META = ("machine", "commit", "date", "env", "python", "jax")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The runs shown, where each one's counts come from, and what was left out and why."""
+
+    runs: tuple[Key, ...]
+    counts: dict[Key, Key]
+    left_out: tuple[tuple[Key, str], ...]
+    pairs: dict[Key, int]
+    history: tuple[str, str, int] | None = None
+
+    def lines(self) -> list[str]:
+        """The choice in words, one line per run used, per left-out group, per history."""
+        lines = []
+        for key in self.runs:
+            machine, commit, env = key
+            text = (
+                f"used: {machine} {commit[:8]} {env} ({self.pairs[key]} benchmark-strategy pairs)"
+            )
+            source = self.counts.get(key)
+            if source is None:
+                text += "; no instruction counts on this machine"
+            elif source[1] != commit:
+                text += f"; instructions per call from {source[1][:8]} {source[2]}"
+            elif source[2] != env:
+                text += f"; instructions per call from its twin env {source[2]}"
+            lines.append(text)
+        grouped: dict[tuple[str, str, str], list[str]] = {}
+        for (machine, commit, env), reason in self.left_out:
+            grouped.setdefault((machine, commit, reason), []).append(env)
+        for (machine, commit, reason), envs in grouped.items():
+            where = envs[0] if len(envs) == 1 else f"{len(envs)} envs"
+            lines.append(f"left out: {machine} {commit[:8]} {where}: {reason}")
+        if self.history is not None:
+            machine, commit, count = self.history
+            lines.append(
+                f"JAX history: {machine} {commit[:8]} ran {count} JAX releases; "
+                f"jitbench report --commit {commit[:8]} compares them"
+            )
+        return lines
+
+
+def summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per run: pairs ran, commit date, JAX release, and whether it counted or only counted."""
+    strategy = frame["strategy"] if "strategy" in frame else pd.Series("", index=frame.index)
+    ran = frame.assign(
+        pair=frame["benchmark"] + " " + strategy.astype(str),
+        counted=frame["benchmark"].isin(COUNTED),
+        counted_ok=frame["benchmark"].isin(COUNTED) & (frame["status"] == "ok"),
+    )
+    runs = ran.groupby(["machine", "commit", "env"], dropna=False).agg(
+        pairs=("pair", "nunique"),
+        date=("date", "max"),
+        started=("started_at", "max"),
+        jax=("jax", "first"),
+        counts_only=("counted", "all"),
+        counted=("counted_ok", "any"),
+    )
+    return runs.sort_values(["pairs", "date", "started"], na_position="first")
+
+
+def choose(frame: pd.DataFrame) -> Choice:
+    """The complete run of each machine, its counts' source and the runs left out (see module)."""
+    runs = every = summary(frame)
+    known = runs["jax"].notna()
+    left: list[tuple[Key, str]] = []
+    if known.any():
+        for key, row in runs[~known].iterrows():
+            left.append((key, f"JAX release not recorded ({row['pairs']} pairs)"))
+        runs = runs[known]
+    chosen: list[Key] = []
+    counts: dict[Key, Key] = {}
+    for _, mine in runs.groupby(level="machine", sort=True):
+        # Counts-only runs stand beside a timed run; they lead only where nothing else ran.
+        timed = mine[~mine["counts_only"]]
+        candidates = timed if not timed.empty else mine
+        best = candidates.index[-1]
+        chosen.append(best)
+        source = _counts_source(mine, best)
+        if source is not None:
+            counts[best] = source
+        most = int(mine.loc[best, "pairs"])
+        for key, row in mine.drop(index=best).iterrows():
+            if row["counts_only"] and key == source:
+                reason = "instructions only: its counts stand beside the run used"
+            elif row["counts_only"]:
+                reason = "instructions only: the run used has counts of its own commit or newer"
+            elif row["pairs"] < most:
+                reason = f"partial ({row['pairs']} of {most} pairs)"
+            else:
+                reason = f"as complete ({row['pairs']} pairs) but older"
+            left.append((key, reason))
+    pairs = {key: int(every.loc[key, "pairs"]) for key in chosen}
+    return Choice(tuple(chosen), counts, tuple(left), pairs, history(frame))
+
+
+def apply(frame: pd.DataFrame, choice: Choice) -> pd.DataFrame:
+    """The rows of the chosen runs, each with its counts' rows moved in from their source."""
+    parts = []
+    for key in choice.runs:
+        rows = _rows(frame, key)
+        source = choice.counts.get(key)
+        if source is not None and source != key:
+            moved = _rows(frame, source)
+            moved = moved[moved["benchmark"].isin(COUNTED)].copy()
+            for column in META:
+                moved[column] = rows[column].iloc[0]
+            rows = pd.concat([rows[~rows["benchmark"].isin(COUNTED)], moved])
+        parts.append(rows)
+    return pd.concat(parts).reset_index(drop=True)
+
+
+def newest_measuring(frame: pd.DataFrame, benchmarks: tuple[str, ...]) -> Key | None:
+    """The newest run with a value of one of ``benchmarks`` (known JAX preferred), or None."""
+    measured = frame[frame["benchmark"].isin(benchmarks) & frame["value"].notna()]
+    if measured["jax"].notna().any():
+        measured = measured[measured["jax"].notna()]
+    if measured.empty:
+        return None
+    order = measured.sort_values(["date", "started_at"], na_position="first")
+    return tuple(order.iloc[-1][["machine", "commit", "env"]])
+
+
+def history(frame: pd.DataFrame) -> tuple[str, str, int] | None:
+    """The newest (machine, commit) measured under two JAX releases or more, and how many."""
+    releases = frame.groupby(["machine", "commit"]).agg(
+        jax=("jax", "nunique"), date=("date", "max")
+    )
+    found = releases[releases["jax"] > 1].sort_values("date")
+    if found.empty:
+        return None
+    machine, commit = found.index[-1]
+    return machine, commit, int(found["jax"].iloc[-1])
+
+
+def _rows(frame: pd.DataFrame, key: Key) -> pd.DataFrame:
+    machine, commit, env = key
+    mask = (frame["machine"] == machine) & (frame["commit"] == commit) & (frame["env"] == env)
+    return frame[mask.fillna(False)]
+
+
+def _counts_source(runs: pd.DataFrame, key: Key) -> Key | None:
+    """The run whose counts go beside ``key``'s times: same JAX release, same commit first."""
+    jax = runs.loc[key, "jax"]
+    same = runs["jax"] == jax if pd.notna(jax) else runs["jax"].isna()
+    counted = runs[runs["counted"] & same.fillna(False)]
+    if counted.empty:
+        return None
+    if key in counted.index:
+        return key
+    commits = counted.index.get_level_values("commit")
+    ours = counted[commits == key[1]]
+    found = ours if not ours.empty else counted
+    return found.sort_values(["date", "started"], na_position="first").index[-1]

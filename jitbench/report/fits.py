@@ -1,0 +1,106 @@
+"""Straight-line fits of a cost against a count (layers, leaves, ops, devices), with 95% intervals.
+
+Each fit is ordinary least squares over a strategy's medians, one point per
+count, with the Student t interval of its slope and intercept. Costs of a few
+nanoseconds per layer sit within the spread of the medians: a fit whose
+interval includes zero, or whose value is negative, is shown as "below noise"
+with its interval, never as a cost (:func:`text`); the CSVs keep the numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from asv.util import human_value
+from scipy import stats
+
+if TYPE_CHECKING:
+    from jitbench.report.run import Run
+
+LEVEL = 0.95
+BELOW_NOISE = "below noise"
+
+
+def line(xs: np.ndarray, ys: np.ndarray) -> dict[str, float]:
+    """Slope and intercept of ys against xs, each with its 95% interval (nan where undefined)."""
+    found = dict.fromkeys(("per", "per_lo", "per_hi", "at0", "at0_lo", "at0_hi"), math.nan)
+    if len(set(xs)) < 2:
+        return found
+    slope, intercept = np.polyfit(xs, ys, 1)
+    found.update(per=float(slope), at0=float(intercept))
+    dof = len(xs) - 2
+    if dof < 1:
+        return found
+    residual = ys - (slope * xs + intercept)
+    sigma2 = float(residual @ residual) / dof
+    spread = float(((xs - xs.mean()) ** 2).sum())
+    t = float(stats.t.ppf((1 + LEVEL) / 2, dof))
+    half_slope = t * math.sqrt(sigma2 / spread)
+    half_intercept = t * math.sqrt(sigma2 * (1 / len(xs) + xs.mean() ** 2 / spread))
+    found.update(per_lo=slope - half_slope, per_hi=slope + half_slope)
+    found.update(at0_lo=intercept - half_intercept, at0_hi=intercept + half_intercept)
+    return found
+
+
+def fits(run: Run, benchmark: str, x: str, name: str, unit: str) -> pd.DataFrame:
+    """Per strategy: the line of value against ``x`` with 95% intervals, and the log-log slope."""
+    rows = []
+    for strategy, data in run.rows(benchmark).groupby("strategy", sort=False):
+        ok = data[data["status"] == "ok"]
+        xs, ys = ok[x].to_numpy(dtype=float), ok["value"].to_numpy(dtype=float)
+        found = line(xs, ys)
+        positive = (xs > 0) & (ys > 0)
+        slope = (
+            np.polyfit(np.log(xs[positive]), np.log(ys[positive]), 1)[0]
+            if len(set(xs[positive])) > 1
+            else math.nan
+        )
+        per, at0 = f"{name}_per_{unit}", f"{name}_intercept"
+        rows.append(
+            {
+                "strategy": strategy,
+                f"{per}_s": found["per"],
+                f"{per}_lo_s": found["per_lo"],
+                f"{per}_hi_s": found["per_hi"],
+                f"{at0}_s": found["at0"],
+                f"{at0}_lo_s": found["at0_lo"],
+                f"{at0}_hi_s": found["at0_hi"],
+                f"{name}_loglog_slope": slope,
+                f"{name}_points": len(xs),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def below_noise(value: float, lo: float, hi: float) -> bool:
+    """Whether a fitted cost is not told apart from zero: negative, or its interval holds 0."""
+    return value < 0 or (not math.isnan(lo) and lo <= 0 <= hi)
+
+
+def text(value: float, lo: float, hi: float) -> str:
+    """A fitted cost in words: ``1.2μs [1.1μs, 1.3μs]`` or ``below noise [-40ns, 90ns]``."""
+    if value is None or pd.isna(value):
+        return "n/a"
+    interval = "" if pd.isna(lo) else f" [{_seconds(lo)}, {_seconds(hi)}]"
+    if below_noise(value, lo, hi):
+        return BELOW_NOISE + interval
+    return _seconds(value) + interval
+
+
+def interval_columns(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """Fitted columns of ``table`` that have interval columns: {column: (lo, hi)}."""
+    found = {}
+    for column in table:
+        lo, hi = (f"{column.removesuffix('_s')}_{end}_s" for end in ("lo", "hi"))
+        if column.endswith("_s") and lo in table and hi in table:
+            found[column] = (lo, hi)
+    return found
+
+
+def _seconds(value: float) -> str:
+    # asv's human_value has no negative durations (an interval's end can be).
+    shown = human_value(abs(float(value)), "seconds")
+    return f"-{shown}" if value < 0 else shown
