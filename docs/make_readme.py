@@ -31,9 +31,10 @@ import pandas as pd
 
 import jitbench
 from jitbench import results
-from jitbench.report import document, plots, population, sections, write_report
+from jitbench.report import choice, document, plots, population, sections, write_report
 from jitbench.report import releases as release_page
 from jitbench.report.document import Page
+from jitbench.report.fits import text as fit_text
 from jitbench.report.run import Run
 from jitbench.suite import catalog, grid
 
@@ -71,32 +72,25 @@ def section(markdown: str, heading: str) -> str:
 
 
 class Runs:
-    """The committed results: the newest full run, and the newest JAX history.
+    """The committed results: the complete run and the newest JAX history.
 
-    The full run is the (machine, commit, environment) that ran the most
-    (benchmark, strategy) pairs, an n/a one included (an older run with fewer
-    strategies, or a run of a few benchmarks, loses, whatever its grid of
-    sizes; a row a newer grid makes n/a on purpose does not), the newest of
-    equals; the history the newest (machine, commit) with results from two JAX
-    releases or more.
+    Both are :mod:`jitbench.report.choice`'s, as ``jitbench report`` shows
+    them: the complete run is the chosen run with the most (benchmark,
+    strategy) pairs across machines, its instructions per call folded in; the
+    history the newest (machine, commit) with results from two JAX releases or more.
     """
 
     def __init__(self, tmp: Path) -> None:
         # Every block reads this one load of results/ (thousands of rows, seconds).
         self.frame = frame = results.load(RESULTS)
-        ran = frame.assign(pair=frame["benchmark"] + " " + frame["strategy"].astype(str))
-        groups = ran.groupby(["machine", "commit", "env"]).agg(
-            pairs=("pair", "nunique"), date=("date", "max")
-        )
-        self.machine, self.commit, self.env = groups.sort_values(["pairs", "date"]).index[-1]
-        self.full = results.select(frame, machine=self.machine, commit=self.commit, env=self.env)
-        releases = frame.groupby(["machine", "commit"]).agg(
-            jax=("jax", "nunique"), date=("date", "max")
-        )
-        history = releases[releases["jax"] > 1].sort_values("date")
-        if history.empty:
+        picked = choice.choose(frame)
+        self.machine, self.commit, self.env = max(picked.runs, key=picked.pairs.__getitem__)
+        self.counts_from = picked.counts.get((self.machine, self.commit, self.env))
+        one = choice.Choice((self.full_key,), picked.counts, (), picked.pairs)
+        self.full = choice.apply(frame, one)
+        if picked.history is None:
             raise SystemExit("the committed results hold no JAX history: run nox -s jax_history")
-        self.history_machine, self.history_commit = history.index[-1]
+        self.history_machine, self.history_commit, _ = picked.history
         self.tmp = tmp
         # Generated plots to copy into docs/: {destination: source}.
         self.images: dict[Path, Path] = {}
@@ -119,6 +113,10 @@ class Runs:
         )
 
     @property
+    def full_key(self) -> choice.Key:
+        return self.machine, self.commit, self.env
+
+    @property
     def jax(self) -> str:
         return str(self.full["jax"].iloc[0])
 
@@ -133,12 +131,13 @@ def _with_params(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def newest_run(frame: pd.DataFrame, benchmarks: tuple[str, ...], command: str) -> pd.DataFrame:
-    """The rows of ``benchmarks`` in the newest (machine, commit, env) that measured one of
-    them; stops naming ``command`` (which runs them) where the committed results hold none."""
-    measured = frame[frame["benchmark"].isin(benchmarks) & frame["value"].notna()]
-    if measured.empty:
+    """The rows of ``benchmarks`` in the newest run that measured one of them
+    (:func:`jitbench.report.choice.newest_measuring`); stops naming ``command`` (which runs
+    them) where the committed results hold none."""
+    key = choice.newest_measuring(frame, benchmarks)
+    if key is None:
         raise SystemExit(f"the committed results hold no run of {command}: run it")
-    machine, commit, env = measured.sort_values("date").iloc[-1][["machine", "commit", "env"]]
+    machine, commit, env = key
     run = results.select(frame, machine=machine, commit=commit, env=env)
     return run[run["benchmark"].isin(benchmarks)]
 
@@ -149,12 +148,20 @@ def run_block(runs: Runs) -> str:
     table = section(runs.headline_md, f"cpu, size {RUN_SIZE}")
     plot = runs.report / "plots" / "cached-call-vs-size-cpu.png"
     runs.images[DOCS / plot.name] = plot
+    source = runs.counts_from
+    counted = (
+        " Instructions per call from `nox -s instructions`"
+        + (f" at commit `{source[1][:8]}`" if source[1] != runs.commit else "")
+        + " (same machine and JAX release)."
+        if source is not None
+        else ""
+    )
     return "\n".join(
         [
             f"A real run of the default grid (`nox -s bench`) on machine **{runs.machine}** "
             f"({machine['cpu']}, {machine['num_cpu']} cores, "
             f"{int(machine['ram']) / 2**30:.0f} GiB), commit `{runs.commit[:8]}`, "
-            f"{date:%Y-%m-%d}, JAX {runs.jax}, env `{runs.env}`. Device `cpu`, "
+            f"{date:%Y-%m-%d}, JAX {runs.jax}, env `{runs.env}`.{counted} Device `cpu`, "
             f"{RUN_SIZE} float32 elements (the report has every size and device):",
             "",
             table,
@@ -199,7 +206,8 @@ def depth_block(runs: Runs) -> str:
     fits = depth_fits_of(runs)
 
     def per_layer(strategy: str) -> str:
-        return f"{fits.loc[strategy, 'dispatch_per_layer_s'] * 1e6:.2f} μs"
+        found = fits.loc[strategy, [f"dispatch_per_layer{end}_s" for end in ("", "_lo", "_hi")]]
+        return fit_text(*found)
 
     lines = [
         f"From the run above (machine **{runs.machine}**, JAX {runs.jax}; "
@@ -215,11 +223,12 @@ def depth_block(runs: Runs) -> str:
     if all(s in fits.index for pair in pairs for s in pair):
         lines += [
             "",
-            "A layer costs `flax_nnx_jit` " + per_layer("flax_nnx_jit")
-            + " of dispatch (graph traversal in Python) against "
-            + per_layer("nnx_jit_partial") + " for `nnx_jit_partial`, and `equinox_filter_jit` "
-            + per_layer("equinox_filter_jit") + " (its filter over every leaf) against "
-            + per_layer("pytree_dataclass") + " for `pytree_dataclass` (flattened in C++).",
+            "Dispatch per layer (95% interval in brackets): " + per_layer("flax_nnx_jit")
+            + " for `flax_nnx_jit` (graph traversal in Python) against "
+            + per_layer("nnx_jit_partial") + " for `nnx_jit_partial`, and "
+            + per_layer("equinox_filter_jit") + " for `equinox_filter_jit` (its filter over "
+            + "every leaf) against " + per_layer("pytree_dataclass")
+            + " for `pytree_dataclass` (flattened in C++).",
         ]  # fmt: skip
     return "\n".join(lines)
 
