@@ -40,7 +40,16 @@ HEADLINE = [
     "cached_x_eager",
     "break_even_vs_warm_eager",
     "break_even_vs_cold_eager",
-    "fastest_correct",
+    "best",
+    "dispatch_dearer",
+]
+# Each count beside its time, where the run counted (cpu, size 10 only in the fixture).
+COUNTED_HEADLINE = [
+    *HEADLINE[:4],
+    "cached_call_instructions",
+    "dispatch_s",
+    "dispatch_instructions",
+    *HEADLINE[5:],
 ]
 
 
@@ -162,13 +171,16 @@ def test_page_leads_with_headline_tables_then_plots(built):
         "hazard",
         "cold first call",
         "cached call",
+        "instructions per cached call",
         "dispatch only",
+        "instructions per dispatch",
         "cached / eager",
         "break-even vs warm eager",
         "break-even vs cold eager",
     ]
     for size in SIZES:
-        assert list(_summary(built[0], size, kind="headline").reset_index()) == HEADLINE
+        expected = COUNTED_HEADLINE if size == 10 else HEADLINE
+        assert list(_summary(built[0], size, kind="headline").reset_index()) == expected
 
 
 def test_targets_are_rows_of_the_headline_tables_beside_the_strategies(runs, built):
@@ -179,7 +191,10 @@ def test_targets_are_rows_of_the_headline_tables_beside_the_strategies(runs, bui
     table = pd.read_csv(out / "tables" / "headline-cpu-targets.csv")
     assert list(table["strategy"]) == ["fixture_models:make_model"]
     # No eager at the target's sizes: no ratio or break-even columns.
-    assert list(table) == ["strategy", "hazard", "first_call_s", "cached_call_s", "dispatch_s"]
+    assert list(table) == [
+        *("strategy", "hazard", "first_call_s", "cached_call_s", "cached_call_instructions"),
+        *("dispatch_s", "dispatch_instructions", "dispatch_dearer"),
+    ]
     result = runs.asv_result(runs.c3)
     for benchmark, column in (
         (catalog.COLD, "first_call_s"),
@@ -190,10 +205,13 @@ def test_targets_are_rows_of_the_headline_tables_beside_the_strategies(runs, bui
         assert table[column].iloc[0] == twin["fixture_models:make_model", "cpu"], column
 
 
-def test_newest_commit_is_used_and_named(runs, built):
+def test_complete_run_is_used_and_the_others_named_with_their_reason(runs, built):
     index = _index(built[0])
     assert f"commit `{runs.c3[:8]}`" in index
-    assert runs.c1[:8] in index and runs.c2[:8] in index and "--commit" in index
+    assert f"- used: {MACHINE} {runs.c3[:8]} " in index
+    for commit in (runs.c1, runs.c2):
+        assert re.search(rf"- left out: {MACHINE} {commit[:8]} .*: partial \(\d+ of \d+", index)
+    assert "--commit" in index
 
 
 def test_summary_numbers_equal_asv_values(runs, built):
@@ -427,7 +445,7 @@ def test_absent_benchmarks_are_noted_not_fatal(runs, tmp_path):
         "hazard",
         "cached_call_s",
         "cached_x_eager",
-        "fastest_correct",
+        "best",
     ]
 
 
@@ -501,7 +519,13 @@ def test_counts_filed_under_the_hooks_env_stand_beside_the_times(runs, tmp_path)
     path.with_name(f"{runs.c3[:8]}-{hooks['env_name']}.json").write_text(json.dumps(hooks))
     out = tmp_path / "reports"
     assert _cli("report", "--results", str(results), "--out", str(out))[0] == 0
-    assert "pytest-codspeed" not in _index(out)  # one run: the timed env's
+    # One run, the timed env's; the hooks' env is named only as the counts' source.
+    used, *left = [line for line in _index(out).splitlines() if "pytest-codspeed" in line]
+    assert used.startswith(f"- used: {MACHINE} {runs.c3[:8]}") and "its twin env" in used
+    assert left == [
+        f"- left out: {MACHINE} {runs.c3[:8]} {hooks['env_name']}: "
+        "instructions only: its counts stand beside the run used"
+    ]
     table = pd.read_csv(out / "tables" / "instructions-cpu-size10.csv").set_index("strategy")
     result = runs.asv_result(runs.c3)
     calls, times = _asv(result, catalog.INSTRUCTIONS["call"]), _asv(result, CACHED)

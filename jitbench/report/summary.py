@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from jitbench import hazards
-from jitbench.report.run import Run, order
+from jitbench.report.run import BEST_MARK, Run, order
 from jitbench.suite import catalog
 
 BASELINE = "eager"
@@ -192,7 +192,7 @@ def _summary(run: Run) -> pd.DataFrame:
     if devices is None or "stale_results" not in devices:
         run.notes.append(
             f"stale results not measured ({catalog.HAZARDS['stale_results']} absent): "
-            "'fastest' cannot exclude stale strategies"
+            f"{BEST_MARK} cannot exclude stale strategies"
         )
     table["hazard"] = table["hazard"].fillna("") if "hazard" in table else ""
     table["stale"] = table["stale"].fillna(False).astype(bool) if "stale" in table else False
