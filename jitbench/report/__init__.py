@@ -188,7 +188,8 @@ def _header(
         blocks += [
             document.Paragraph(
                 "Runs chosen: the complete run of each machine (the most benchmark-strategy "
-                "pairs, the newest of equals), its instructions per call from the newest "
+                "pairs, the newest of equals; its commit's runs of the same grid under other "
+                "JAX releases beside it), instructions per call from the newest "
                 "counted run of the same machine and JAX release (same commit first); every "
                 "other run left out, with the reason. Pass --commit to choose."
             ),

@@ -3,12 +3,14 @@
 A run is one (machine, commit, env). Per machine the *complete* run leads: the
 one with the most (benchmark, strategy) pairs, an n/a one included, the newest
 of equals; a newer run of a few benchmarks (``nox -s instructions``, ``nox -s
-instances``) does not hide the full grid. Its counts (instructions per call)
-come from the newest counted run of the same machine and JAX release, the same
-commit preferred: a count holds still from run to run, so it can stand beside
-times of another run of the same code and packages. A run whose JAX release is
-not recorded is left out while another run names its release; a folder whose
-runs are all partial, or all of unknown release, still shows the best of them.
+instances``) does not hide the full grid. Runs of the same grid at the same
+commit under other JAX releases (``nox -s jax_history``) stand beside it. Each
+run's counts (instructions per call) come from the newest counted run of the
+same machine and JAX release, the same commit preferred: a count holds still
+from run to run, so it can stand beside times of another run of the same code
+and packages. A run whose JAX release is not recorded is left out while another
+run names its release; a folder whose runs are all partial, or all of unknown
+release, still shows the best of them.
 
 ``jitbench report`` (without ``--commit``) and ``docs/make_readme.py`` both
 choose here.
@@ -104,13 +106,22 @@ def choose(frame: pd.DataFrame) -> Choice:
         timed = mine[~mine["counts_only"]]
         candidates = timed if not timed.empty else mine
         best = candidates.index[-1]
-        chosen.append(best)
-        source = _counts_source(mine, best)
-        if source is not None:
-            counts[best] = source
         most = int(mine.loc[best, "pairs"])
-        for key, row in mine.drop(index=best).iterrows():
-            if row["counts_only"] and key == source:
+        # The same grid at the same commit under other JAX releases (nox -s jax_history)
+        # stands beside it: the report compares releases there.
+        commits = candidates.index.get_level_values("commit")
+        twins = candidates[(commits == best[1]) & (candidates["pairs"] == most)]
+        twins = twins[twins["jax"].notna()].drop_duplicates("jax", keep="last")
+        shown = sorted({best, *twins.index})
+        sources = set()
+        for key in shown:
+            chosen.append(key)
+            source = _counts_source(mine, key)
+            if source is not None:
+                counts[key] = source
+                sources.add(source)
+        for key, row in mine.drop(index=shown).iterrows():
+            if row["counts_only"] and key in sources:
                 reason = "instructions only: its counts stand beside the run used"
             elif row["counts_only"]:
                 reason = "instructions only: the run used has counts of its own commit or newer"
