@@ -6,7 +6,7 @@ on-disk compilation cache cold or warm), after how many calls that pays off
 against eager, what each kind of object change costs, what sharding adds, and
 which strategies are hazardous (stale results, errors, leaks, recompiling every
 call, no hit in a filled disk cache). A stale strategy is flagged wherever it
-appears and is never named the fastest.
+appears and never gets the ★ (the fewest instructions per call, else the fastest).
 
 The page leads with a short table per device and size and the main plots;
 every other table follows, and every table has its CSV. When one machine and
@@ -188,8 +188,8 @@ def _header(
         blocks += [
             document.Paragraph(
                 "Runs chosen: the complete run of each machine (the most benchmark-strategy "
-                "pairs, the newest of equals; its commit's runs of the same grid under other "
-                "JAX releases beside it), instructions per call from the newest "
+                "pairs, the newest of equals; runs of its grid at its commit under other JAX "
+                "versions beside it), instructions per call from the newest "
                 "counted run of the same machine and JAX release (same commit first); every "
                 "other run left out, with the reason. Pass --commit to choose."
             ),
