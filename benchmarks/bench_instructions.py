@@ -18,3 +18,17 @@ class Instructions(families.Instructions, Track):
 
     def setup_cache(self):
         return self.counts()
+
+
+class InstructionsVsCallerDepth(families.InstructionsVsCallerDepth, Track):
+    """Per call, made from 0, 10 or 50 frames more, JAX's tracebacks on and off."""
+
+    def setup_cache(self):
+        return self.counts()
+
+
+class InstructionsVsDepth(families.InstructionsVsDepth, Track):
+    """Per call of a class of 1, 4, 16 or 64 nested layers."""
+
+    def setup_cache(self):
+        return self.counts()

@@ -26,6 +26,17 @@ from jitbench.report.run import Run, order
 from jitbench.suite import catalog
 
 BASELINE = "eager"
+# jax.jit of a free function of the same computation, called on the arrays (no object): the
+# least a call can cost, which every strategy's figures are divided by where it was measured.
+FLOOR = "jit_function"
+# The figures divided by the floor's, and the column each ratio is written to.
+FLOOR_RATIOS = {
+    "first_call_s": "first_call_x_floor",
+    "cached_call_s": "cached_x_floor",
+    "dispatch_s": "dispatch_x_floor",
+    "cached_call_instructions": "cached_instructions_x_floor",
+    "dispatch_instructions": "dispatch_instructions_x_floor",
+}
 
 # Measured per (strategy, size, device).
 SIZED = {
@@ -61,6 +72,9 @@ HEADLINE = [
     "cached_call_s",
     "dispatch_s",
     "cached_x_eager",
+    "first_call_x_floor",
+    "cached_x_floor",
+    "dispatch_x_floor",
     *BREAK_EVEN,
 ]
 FULL = [
@@ -86,6 +100,7 @@ FULL = [
     "cached_x_best",
     "first_call_x_eager",
     "first_call_x_best",
+    *FLOOR_RATIOS.values(),
     *BREAK_EVEN,
     *catalog.HAZARDS,
     "peak_memory_bytes",
@@ -208,6 +223,7 @@ def _summary(run: Run) -> pd.DataFrame:
         table[f"eager_{metric}"] = baseline
         if metric == "cached_call_s":
             table["fastest_correct"] = correct == best
+    _floor_ratios(table, where)
     if {"cached_call_s", "first_call_s"} <= set(table):
         rows = list(table.itertuples())
         table["break_even_vs_warm_eager"] = [
@@ -225,6 +241,16 @@ def _summary(run: Run) -> pd.DataFrame:
             for r in rows
         ]
     return table
+
+
+def _floor_ratios(table: pd.DataFrame, where: pd.MultiIndex) -> None:
+    """Each figure over the floor's at the same device and size (:data:`FLOOR_RATIOS`), where
+    the floor was measured there; no column where it was nowhere."""
+    floor = table[table["strategy"] == FLOOR].set_index(["device", "size"])
+    for metric, column in FLOOR_RATIOS.items():
+        if metric in table and floor[metric].notna().any():
+            below = pd.Series(floor[metric].reindex(where).to_numpy(), index=table.index)
+            table[column] = table[metric] / below
 
 
 def _per_device(run: Run) -> pd.DataFrame | None:
