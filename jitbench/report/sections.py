@@ -157,6 +157,8 @@ def counted_slopes(run: Run, unit: str) -> pd.DataFrame | None:
     for kind, benchmark in benchmarks.items():
         found = run.rows(benchmark)
         found = found[found["status"] == "ok"]
+        if found.empty:
+            continue
         for column, value in keep.items():
             found = found[found[column] == value]
         for strategy, data in found.groupby("strategy", sort=False):
