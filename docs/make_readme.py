@@ -486,7 +486,7 @@ def _about(run: Run) -> str:
 
 def _not_counted(benchmarks: dict[str, str]) -> str:
     (family,) = {name.rsplit(".", 1)[0] for name in benchmarks.values()}
-    return f"The committed results hold no count of `{family}` yet: `nox -s instructions` counts it."
+    return f"The committed results hold no count of `{family}` yet (`nox -s instructions`)."
 
 
 def _counted_table(table: pd.DataFrame, columns: dict[str, str]) -> str:
@@ -772,8 +772,8 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),
     "docs/validation.md": ("validation", "async-dispatch"),
-    "docs/testing.md": (),
-    "docs/counting.md": ("caller-depth", "counted-depth"),  # written by hand: its example is tests/test_testing.py's project
+    "docs/testing.md": (),  # written by hand: its example is tests/test_testing.py's project
+    "docs/counting.md": ("caller-depth", "counted-depth"),
 }
 
 
