@@ -260,8 +260,8 @@ class InstructionsVsCallerDepth(Instructions):
     the slope over ``frames`` is what each frame of the caller costs a call
     (:func:`jitbench.measure.counting.instructions.fit_line`)."""
 
-    params = [grid.strategy_names(), list(grid.CALLER_FRAMES), list(TRACEBACKS)]
     param_names = ["strategy", "frames", "tracebacks"]
+    timeout = 4 * instructions.TIMEOUT_S  # six rows of every strategy, two processes at a time
 
     def counted(self, strategy: str, frames: int, tracebacks: str) -> instructions.Row:
         row = instructions.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE)
@@ -272,8 +272,8 @@ class InstructionsVsDepth(Instructions):
     """Instructions per call of a class of ``depth`` nested layers (``Shape.depth``): the
     slope over ``depth`` is what each layer costs a call."""
 
-    params = [grid.strategy_names(), list(grid.DEPTHS)]
     param_names = ["strategy", "depth"]
+    timeout = 4 * instructions.TIMEOUT_S  # four rows of every strategy, two processes at a time
 
     def counted(self, strategy: str, depth: int) -> instructions.Row:
         return instructions.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE, depth=depth)
