@@ -226,8 +226,9 @@ for _hazard in HAZARDS:
 
 
 class Instructions:
-    """The calling thread's instructions per call, counted by Valgrind (opt-in): one
-    process counts every row (``setup_cache``, :mod:`jitbench.measure.counting`)."""
+    """The calling thread's instructions per call, counted by Valgrind (opt-in): one process
+    per strategy or target, two at a time, counts every row (``setup_cache``,
+    :mod:`jitbench.measure.counting`), each call from the same two frames."""
 
     unit = instructions.COUNT_UNIT
     timeout = instructions.TIMEOUT_S
