@@ -183,7 +183,8 @@ def counted_fits(run: Run) -> None:
         table = counted_slopes(run, unit)
         if table is not None:
             run.text(f"Instructions per call that {text}: least-squares slopes.")
-            run.blocks += run.table(f"instructions-per-{unit.replace('_', '-')}", table)
+            name = f"instructions-per-{unit.replace('_', '-')}"
+            run.blocks += run.table(name, _flag(table, run))
 
 
 def full_tables(run: Run) -> None:
