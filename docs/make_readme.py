@@ -36,6 +36,7 @@ from jitbench.report import releases as release_page
 from jitbench.report.document import Page
 from jitbench.report.fits import text as fit_text
 from jitbench.report.run import Run
+from jitbench.report.summary import FLOOR
 from jitbench.suite import catalog, grid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -442,9 +443,14 @@ def counts_block(frame: pd.DataFrame) -> str:
     order = [name for name in jitbench.STRATEGIES if name in table.index]
     table = table.reindex(order).rename(columns=columns).rename_axis(columns=None)
     missing = table.index[table.isna().all(axis=1)]
-    table = table.drop(index=missing).reset_index()
+    table = table.drop(index=missing)
+    if FLOOR in table.index:  # each count over the floor's (jax.jit of a free function)
+        for column in list(table.columns):
+            table[f"{column} / floor"] = table[column] / table.loc[FLOOR, column]
+    table = table.reset_index()
     for column in table.columns[1:]:
-        table[column] = [f"{v:,.0f}" for v in table[column]]
+        form = "{:.2f}" if column.endswith("/ floor") else "{:,.0f}"
+        table[column] = [form.format(v) for v in table[column]]
     reasons = record["counts"].get("not_counted", {})
     skipped = "; ".join(
         f"**{name}**" + (f", {reasons[name].removeprefix('n/a: ')}" if name in reasons else "")
@@ -456,7 +462,7 @@ def counts_block(frame: pd.DataFrame) -> str:
             f"{run['jax'].iloc[0]}, Python {run['python'].iloc[0]}: the calling thread's "
             f"instructions per call, size {int(run['size'].min())} on cpu, one Valgrind process:",
             "",
-            table.to_markdown(index=False, colalign=("left", "right", "right")),
+            table.to_markdown(index=False, colalign=("left", *["right"] * (table.shape[1] - 1))),
             "",
             *([f"Not counted: {skipped}.", ""] if skipped else []),
             f"`nox -s validate -- --phases counts` on machine **{record['machine']}** "
@@ -465,6 +471,91 @@ def counts_block(frame: pd.DataFrame) -> str:
             "beside the table, not its counts:",
             "",
             summary_markdown(record),
+        ]
+    )
+
+
+def _counted_family(runs: Runs, benchmarks: dict[str, str], name: str) -> Run | None:
+    """The newest committed run of a counted family, as the report reads it; None if none."""
+    values = tuple(benchmarks.values())
+    measured = runs.frame[runs.frame["benchmark"].isin(values) & runs.frame["value"].notna()]
+    if measured.empty:
+        return None
+    chosen = newest_run(runs.frame, values, "nox -s instructions")
+    return Run(_with_params(chosen).reset_index(drop=True), runs.tmp / name)
+
+
+def _about(run: Run) -> str:
+    row = run.frame.iloc[0]
+    return (
+        f"`nox -s instructions` on machine **{row['machine']}**, commit `{row['commit'][:8]}`, "
+        f"JAX {row['jax']}, cpu, size {grid.SCALING_SIZE}"
+    )
+
+
+def _not_counted(benchmarks: dict[str, str]) -> str:
+    (family,) = {name.rsplit(".", 1)[0] for name in benchmarks.values()}
+    return f"The committed results hold no count of `{family}` yet (`nox -s instructions`)."
+
+
+def _counted_table(table: pd.DataFrame, columns: dict[str, str]) -> str:
+    table = table[["strategy", *columns]].rename(columns=columns)
+    for column in columns.values():
+        table[column] = [f"{v:+,.0f}" if "%" not in column else f"{v:+.1f}%" for v in table[column]]
+    return table.to_markdown(index=False, colalign=("left", *["right"] * len(columns)))
+
+
+def caller_depth_block(runs: Runs) -> str:
+    """What each frame of the caller's stack adds to a counted call, per strategy (least
+    squares over 0, 10 and 50 frames more), JAX's tracebacks on and off, and what 50 frames
+    add to the cached call; from the newest run that counted ``InstructionsVsCallerDepth``."""
+    run = _counted_family(runs, catalog.INSTRUCTIONS_VS_CALLER_DEPTH, "caller-depth")
+    if run is None:
+        return _not_counted(catalog.INSTRUCTIONS_VS_CALLER_DEPTH)
+    on = sections.counted_slopes(run, "frame")
+    off = sections.counted_slopes(run, "frame_no_tracebacks")
+    table = on if off is None else on.merge(off, on="strategy", how="left")
+    calls = run.rows(catalog.INSTRUCTIONS_VS_CALLER_DEPTH["call"])
+    calls = calls[(calls["tracebacks"] == "on") & (calls["status"] == "ok")]
+    at = calls.pivot_table(index="strategy", columns="frames", values="value")
+    last = max(grid.CALLER_FRAMES)
+    table[f"{last} frames, %"] = table["strategy"].map(100 * (at[last] / at[0] - 1))
+    columns = {
+        "call_per_frame_instructions": "per frame, cached call",
+        "dispatch_per_frame_instructions": "per frame, dispatch",
+        "call_per_frame_no_tracebacks_instructions": "per frame, tracebacks off",
+        f"{last} frames, %": f"{last} frames more, cached call %",
+    }
+    columns = {k: v for k, v in columns.items() if k in table}
+    return "\n".join(
+        [
+            f"{_about(run)}: the instructions each frame of the caller's stack adds to a call "
+            f"(least squares over {', '.join(map(str, grid.CALLER_FRAMES))} frames more than "
+            "the counting loop's 2; tracebacks off: jaxlib's private switch), and what "
+            f"{last} frames more add to a cached call:",
+            "",
+            _counted_table(table, columns),
+        ]
+    )
+
+
+def counted_depth_block(runs: Runs) -> str:
+    """What each nested layer adds to a counted call, per strategy (least squares over the
+    depths of ``InstructionsVsDepth``), from the newest run that counted it."""
+    run = _counted_family(runs, catalog.INSTRUCTIONS_VS_DEPTH, "counted-depth")
+    if run is None:
+        return _not_counted(catalog.INSTRUCTIONS_VS_DEPTH)
+    table = sections.counted_slopes(run, "layer")
+    columns = {
+        "call_per_layer_instructions": "per layer, cached call",
+        "dispatch_per_layer_instructions": "per layer, dispatch",
+    }
+    return "\n".join(
+        [
+            f"{_about(run)}: the instructions each nested layer adds to a call (least squares "
+            f"over {', '.join(map(str, grid.DEPTHS))} layers):",
+            "",
+            _counted_table(table, {k: v for k, v in columns.items() if k in table}),
         ]
     )
 
@@ -691,6 +782,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/benchmarks.md": ("timing",),
     "docs/validation.md": ("validation", "async-dispatch"),
     "docs/testing.md": (),  # written by hand: its example is tests/test_testing.py's project
+    "docs/counting.md": ("caller-depth", "counted-depth"),
 }
 
 
@@ -718,6 +810,8 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "counts": lambda: counts_block(runs.frame),
         "depth": lambda: depth_block(runs),
         "instances": lambda: instances_block(runs),
+        "caller-depth": lambda: caller_depth_block(runs),
+        "counted-depth": lambda: counted_depth_block(runs),
     }
     pages = {}
     for page, names in PAGES.items():

@@ -90,6 +90,8 @@ COMMON: dict[str, tuple[str, int]] = {
     # a change), the Variables' values are seen; each instance's wrapper is a jax.jit of
     # its own, so even an equal instance traces and compiles anew.
     "nnx_jit_partial": ("1/1 0/0 0/0! 0/0 0/0 1/1 1/1 1/1", 0),
+    # The floor: helper_function's jitted function called on the fields, as it is correct.
+    "jit_function": CORRECT,
 }
 
 # The steps of static_self_value_hash that JAX 0.9 and 0.10 get wrong (see its rows below).
@@ -117,6 +119,7 @@ NESTED_ROWS: dict[str, tuple[str, int] | None] = {
     "nnx_tree_mode": (NESTED, 0),
     # It needs flax>=0.12.8, which needs jax>=0.10 (these releases' flax is 0.12.6 at most).
     "nnx_jit_partial": None,
+    "jit_function": (NESTED, 0),
 }
 # 0.9.0 and 0.9.0.1 also report the nested traces jnp's tracing cache served: every traced
 # call reports three or four (a fresh jit object per call too: jit_per_call's 4/1).
@@ -236,6 +239,7 @@ RELEASES = (
             "nnx_split_merge": ("4/1 0/0 0/0! 0/0 0/0 4/1 0/0 3/1", 0),
             "nnx_tree_mode": (NESTED_SERVED, 0),
             "nnx_jit_partial": None,
+            "jit_function": (NESTED_SERVED, 0),
         },
         correct=NESTED_SERVED,
         ghost_traces=VALUE_HASH_GHOSTS,

@@ -313,6 +313,7 @@ WIDTH_FREE = [
     "pytree_dataclass",
     "flax_struct_dataclass",
     "aot_compiled",
+    "jit_function",
 ]
 
 

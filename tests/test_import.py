@@ -35,7 +35,7 @@ def test_strategies_command_imports_no_optional_package():
     )
     lines = _run(code)
     assert lines[-1] == "[]"
-    assert len(lines) == 2 + 17 + 1  # header, rule, a row per strategy, the check
+    assert len(lines) == 2 + 18 + 1  # header, rule, a row per strategy, the check
 
 
 def test_audit_twice_through_the_package():

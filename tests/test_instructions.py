@@ -7,8 +7,6 @@ with counts, never with times, so they do not depend on the machine's load.
 
 from __future__ import annotations
 
-import concurrent.futures
-import functools
 import importlib.util
 import os
 import shutil
@@ -167,10 +165,70 @@ def test_a_process_without_tcmalloc_loaded_refuses_to_count(tmp_path):
     callgrind.check_allocator(maps)
 
 
-# Two Valgrind processes, side by side: the same places hold the same call, its twin, or
-# the call with 2% planted work. A count depends a little on the rows before it (a
-# target counted after a generated class or after its twin differed by 1.4%), so counts
-# are compared at the same place of two processes, after the same rows: the target first.
+def test_fit_line_is_least_squares():
+    assert instructions.fit_line([0, 10, 50], [100.0, 1940.0, 9300.0]) == pytest.approx((184, 100))
+    slope, _ = instructions.fit_line([1, 2, 3], [1.0, 3.0, 2.0])
+    assert slope == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="two distinct x values"):
+        instructions.fit_line([10, 10], [1.0, 2.0])
+
+
+def _tests_path() -> dict[str, str]:
+    return {"PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_every_counted_call_is_made_from_the_same_two_frames():
+    """A dry run of the counting process (no Valgrind): the stack at each counted call is the
+    driver's module and the loop, for a built-in strategy, the floor and a target alike, and
+    a caller-depth row adds exactly its frames."""
+    rows = [
+        Row("helper_function", "cpu", 10),
+        Row("target_models:make_model", "cpu"),
+        Row("jit_function", "cpu", 10),
+        Row("helper_function", "cpu", 10, frames=10),
+        Row("helper_function", "cpu", 10, frames=50, tracebacks=False),
+    ]
+    assert worker.CALL_FRAMES == 2
+    assert instructions.call_frames(rows, env=_tests_path()) == [[2], [2], [2], [12], [52]]
+
+
+def test_the_floor_is_a_free_function_called_on_the_arrays():
+    from jitbench.measure.case import Prepared, call_code
+
+    floor = Prepared(CaseRow("jit_function", "cpu", 10).load())
+    expr, names = call_code(floor.subject, floor.obj)
+    assert expr == "function(s0, a0, x0)"
+    assert names["function"] is sys.modules[type(floor.obj).__module__]._calc
+    assert names["a0"] is floor.obj.a0 and names["s0"] == floor.obj.s0
+    method = Prepared(CaseRow("helper_function", "cpu", 10).load(), seed=0)
+    assert (floor.call() == method.call()).all()
+
+
+def test_the_timed_call_runs_nothing_of_jitbench():
+    """Between the timed call's own frame and the user's call: no import, no wrapper."""
+    from jitbench.measure.case import Prepared
+
+    prepared = Prepared(CaseRow("helper_function", "cpu", 10).load())
+    package = str(ROOT / "jitbench")
+    seen = []
+
+    def hook(frame, event, arg):
+        if event in ("call", "c_call"):
+            seen.append((frame.f_code.co_filename, getattr(arg, "__name__", frame.f_code.co_name)))
+
+    sys.setprofile(hook)
+    try:
+        prepared.call()
+    finally:
+        sys.setprofile(None)
+    assert not [entry for entry in seen[1:] if entry[0].startswith(package)], seen
+    assert not [entry for entry in seen if entry[1] == "__import__"], seen
+
+
+# Two runs of count_rows, one after the other (each counts one subject per process, two at
+# a time): the same places hold the same call, its twin, or the call with 2% planted work.
+# Rows of one subject share a process, and a count depends a little on the rows before it
+# there, so counts are compared at the same place of two processes, after the same rows.
 PLANS = (
     [
         Row("target_models:make_model", "cpu"),
@@ -196,9 +254,7 @@ def counted():
         patch.delenv("XLA_FLAGS", raising=False)
         if "XLA_FLAGS" in bare:
             patch.setenv("XLA_FLAGS", bare["XLA_FLAGS"])
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            count = functools.partial(instructions.count_rows, env={"PYTHONPATH": path})
-            return list(pool.map(count, PLANS))
+        return [instructions.count_rows(plan, env={"PYTHONPATH": path}) for plan in PLANS]
 
 
 @pytest.mark.slow
@@ -251,3 +307,38 @@ def test_a_call_that_compiles_every_time_is_not_counted(counted):
         instructions.lookup(
             {Row("jit_per_call", "cpu", 10): counted[1][3]}, Row("jit_per_call", "cpu", 10)
         )
+
+
+# The stack's cost: helper_function from 0 and 50 frames more, JAX's tracebacks on and off,
+# and the floor (one process per strategy).
+FRAMES = (
+    Row("helper_function", "cpu", 10),
+    Row("helper_function", "cpu", 10, frames=50),
+    Row("helper_function", "cpu", 10, tracebacks=False),
+    Row("helper_function", "cpu", 10, frames=50, tracebacks=False),
+    Row("jit_function", "cpu", 10),
+)
+
+
+@pytest.fixture(scope="module")
+def framed():
+    return instructions.count_rows(FRAMES)
+
+
+@pytest.mark.slow
+@needs_valgrind
+def test_each_frame_of_the_caller_costs_a_stack_walk_per_jax_call(framed):
+    shallow, deep, off, deep_off, _ = framed
+    # JAX walks the stack at dispatch and at block_until_ready: about 92 instructions a
+    # frame each; with tracebacks off a frame costs nothing.
+    assert 150 < (deep.call - shallow.call) / 50 < 220
+    assert 75 < (deep.dispatch - shallow.dispatch) / 50 < 110
+    assert abs(deep_off.call / off.call - 1) <= COUNT_TOLERANCE
+    assert off.call < shallow.call
+
+
+@pytest.mark.slow
+@needs_valgrind
+def test_the_floor_costs_less_than_a_method_that_calls_it(framed):
+    method, floor = framed[0], framed[4]
+    assert floor.call < method.call and floor.dispatch < method.dispatch

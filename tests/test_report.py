@@ -532,3 +532,41 @@ def test_counts_filed_under_the_hooks_env_stand_beside_the_times(runs, tmp_path)
     for strategy in STRATEGIES:
         assert table.loc[strategy, "cached_call_instructions"] == calls[strategy, 10, "cpu"]
         assert table.loc[strategy, "cached_call_s"] == times[strategy, 10, "cpu"]
+
+
+def test_counted_slopes_recover_the_fixture_costs_per_frame_and_layer(built):
+    tables = built[0] / "tables"
+    frame = pd.read_csv(tables / "instructions-per-frame.csv").set_index("strategy")
+    assert list(frame.index) == STRATEGIES
+    assert frame["call_per_frame_instructions"].tolist() == pytest.approx([184] * len(STRATEGIES))
+    assert frame["dispatch_per_frame_instructions"].tolist() == pytest.approx([92] * 5)
+    off = pd.read_csv(tables / "instructions-per-frame-no-tracebacks.csv").set_index("strategy")
+    assert off["call_per_frame_no_tracebacks_instructions"].abs().max() < 1e-6
+    layer = pd.read_csv(tables / "instructions-per-layer.csv").set_index("strategy")
+    for strategy in STRATEGIES:
+        assert layer.loc[strategy, "call_per_layer_instructions"] == pytest.approx(
+            PER_CALL[strategy] * 100
+        )
+
+
+def test_figures_are_divided_by_the_floor_where_it_was_measured(tmp_path):
+    from jitbench.report.run import Run
+    from jitbench.report.summary import FLOOR_RATIOS, summary
+
+    figures = {catalog.COLD: 2.0, catalog.CACHED: 1.0, catalog.DISPATCH: 0.5}
+    records = [
+        {"machine": "m", "commit": "c", "env": "e", "jax": "0.12", "benchmark": benchmark,
+         "strategy": strategy, "size": 10, "device": "cpu", "status": "ok",
+         "value": value * (1.5 if strategy == "helper_function" else 1.0)}
+        for benchmark, value in figures.items()
+        for strategy in ("eager", "helper_function", "jit_function")
+    ]  # fmt: skip
+    frame = pd.DataFrame(records)
+    for column in ("change", "n_arrays", "n_ops", "depth", "n_devices", "instances", "q_75"):
+        frame[column] = pd.NA
+    table = summary(Run(frame, tmp_path)).set_index("strategy")
+    for column in ("first_call_x_floor", "cached_x_floor", "dispatch_x_floor"):
+        assert table.loc["helper_function", column] == pytest.approx(1.5)
+        assert table.loc["jit_function", column] == pytest.approx(1.0)
+    without = summary(Run(frame[frame["strategy"] != "jit_function"], tmp_path))
+    assert not set(FLOOR_RATIOS.values()) & set(without)

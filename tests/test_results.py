@@ -166,7 +166,7 @@ def test_columns_and_types(frame):
         *("samples", "status", "version"),
     ):
         assert column in frame, column
-    integers = ("size", "n_arrays", "n_ops", "depth", "n_devices", "instances")
+    integers = ("size", "n_arrays", "n_ops", "depth", "n_devices", "instances", "frames")
     for column in (*integers, "number", "repeat"):
         assert frame[column].dtype == "Int64", column
     for column in ("strategy", "device", "change", "machine", "benchmark", "status"):
@@ -183,6 +183,8 @@ def test_columns_and_types(frame):
         "depth",
         "n_devices",
         "instances",
+        "frames",
+        "tracebacks",
         "target",
     ]
     assert set(frame["strategy"].dropna()) == set(STRATEGIES)

@@ -36,6 +36,7 @@ NAMES = [
     "nnx_split_merge",
     "nnx_tree_mode",
     "nnx_jit_partial",
+    "jit_function",
 ]
 # The nnx strategies that need a newer flax than the oldest JAX release admits: flax's
 # performance guide (Variable.set_value, 0.12.1), tree mode with its graph_updates
@@ -59,6 +60,7 @@ UPDATE_STYLES = {
     "equinox_filter_jit": "dataclasses.replace",
     "equinox_module_jax_jit": "dataclasses.replace",
     "flax_struct_dataclass": "replace method",
+    "flax_nnx_jit": "variable",
     "nnx_cached_partial": "variable",
     "nnx_split_merge": "variable",
     "nnx_tree_mode": "variable",

@@ -27,12 +27,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jitbench.compiles import block, clear_caches, count_compiles, use_persistent_cache
+from jitbench.compiles import clear_caches, count_compiles, use_persistent_cache
 from jitbench.devices import Placement, ensure_host_devices, parse_spec, resolve
 from jitbench.errors import DeviceUnavailable, JitbenchError, NoFigure
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape
-from jitbench.subjects.subject import DEFAULT_SIZE, Generated, Subject, subject_of
+from jitbench.subjects.subject import DEFAULT_SIZE, Generated, Subject, free_arguments, subject_of
 from jitbench.targets import load_target, resolve_name
 
 TARGETS_ENV = "JITBENCH_TARGETS"
@@ -120,8 +120,9 @@ def target_problems(specs: Sequence[str]) -> dict[str, str]:
 
 def call_code(subject: Subject, obj: Any) -> tuple[str, dict[str, Any]]:
     """The subject's call on ``obj`` as one expression and the names it reads: what a user
-    writes (``obj.calc(x0)``, ``function(obj, x0, key=k0)``), so that code compiled from it
-    does what the user's loop does and nothing else."""
+    writes (``obj.calc(x0)``, ``function(obj, x0, key=k0)``; for a strategy that names a
+    function, ``function(s0, a0, x0)`` on the object's fields, no object), so that code
+    compiled from it does what the user's loop does and nothing else."""
     target = subject.target
     names = {"obj": obj, **{f"x{i}": value for i, value in enumerate(target.inputs)}}
     names.update({f"k{i}": value for i, value in enumerate(target.kwargs.values())})
@@ -129,6 +130,10 @@ def call_code(subject: Subject, obj: Any) -> tuple[str, dict[str, Any]]:
     args += [f"{key}=k{i}" for i, key in enumerate(target.kwargs)]
     if isinstance(target.call, str):
         return f"obj.{target.call}({', '.join(args)})", names
+    if isinstance(subject, Generated) and subject.strategy.function:
+        function, fields = free_arguments(subject.strategy, obj)
+        names.update(fields, function=function)
+        return f"function({', '.join([*fields, *args])})", names
     return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}
 
 
@@ -145,9 +150,12 @@ class Prepared:
 
     def __init__(self, subject: Subject, obj: Any = None, seed: int = 0) -> None:
         self.subject, self.obj = subject, subject.new(seed) if obj is None else obj
+        import jax
+
         expr, names = call_code(subject, self.obj)
-        names["block"] = block
-        self.call = compiled(f"def call():\n    return block({expr})\n", names, "call")
+        names["block_until_ready"] = jax.block_until_ready  # bound once: no import per call
+        source = f"def call():\n    return block_until_ready({expr})\n"
+        self.call = compiled(source, names, "call")
         self.dispatch = compiled(f"def dispatch():\n    return {expr}\n", names, "dispatch")
         self.call()
 
@@ -169,17 +177,21 @@ class Reused(Prepared):
 
 def cold_call(subject: Subject) -> Callable[[], Any]:
     """The first call of a new instance, every in-memory cache cleared: it compiles."""
-    call = subject.call(subject.new())
+    import jax
+
+    call, wait = subject.call(subject.new()), jax.block_until_ready
     clear_caches()
-    return lambda: block(call())
+    return lambda: wait(call())
 
 
 def fresh(row: dict[str, Any]) -> Callable[[], Any]:
     """In a new interpreter: everything but the first call (the on-disk cache off)."""
     subject = Row.from_json(row).load()
-    call = subject.call(subject.new())
+    import jax
+
+    call, wait = subject.call(subject.new()), jax.block_until_ready
     use_persistent_cache(None)
-    return lambda: block(call())
+    return lambda: wait(call())
 
 
 def fresh_code(row: Row) -> tuple[str, str]:

@@ -13,6 +13,8 @@ from jitbench.report.summary import (
     BREAK_EVEN,
     COUNTED,
     DISK_MISSES,
+    FLOOR,
+    FLOOR_RATIOS,
     FULL,
     HAZARD_WORDS,
     HEADLINE,
@@ -87,6 +89,11 @@ def headline(run: Run) -> None:
                     Bold("dispatch only"),
                     ": the same call without waiting; cached / eager: cached call / eager's",
                 ),
+                (
+                    Bold("/ floor"),
+                    f": the figure over {FLOOR}'s (jax.jit of a free function of the same "
+                    "computation, called on the arrays, no object), where it was measured",
+                ),
                 *(BREAK_EVEN_TEXT[name] for name in BREAK_EVEN),
                 "never: not cheaper than eager per call, so the first call is never repaid",
                 f"{HAZARD_MARK}: a hazardous strategy (see Hazards)",
@@ -100,7 +107,8 @@ def headline(run: Run) -> None:
         if is_target_group(size):
             # Eager at the target's own sizes was not measured: no ratios, no break-even,
             # and no "best" among objects that compute different things.
-            shown = [c for c in shown if c not in ("cached_x_eager", *BREAK_EVEN, "best")]
+            dropped = ("cached_x_eager", *FLOOR_RATIOS.values(), *BREAK_EVEN, "best")
+            shown = [c for c in shown if c not in dropped]
         run.heading(group_title(device, size), 1)
         blocks = run.table(f"headline-{slug(group_slug(device, size))}", rows[shown])
         notes = []
@@ -146,11 +154,64 @@ def instructions(run: Run) -> None:
         return  # opt-in: a run that counted nothing has nothing to say here
     rows = table.dropna(subset=counted, how="all")
     run.text(*COUNTS_TEXT)
-    wanted = ["strategy", "hazard", "cached_call_s", counted[0], "dispatch_s", *counted[1:]]
+    ratios = [FLOOR_RATIOS[c] for c in counted]
+    wanted = ["strategy", "hazard", "cached_call_s", counted[0], "dispatch_s", *counted[1:],
+              *ratios]  # fmt: skip
     for (device, size), part in rows.groupby(["device", "size"], sort=False, dropna=False):
         run.heading(group_title(device, size), 1)
         shown = part[[c for c in wanted if c in part]]
+        if is_target_group(size):
+            shown = shown.drop(columns=ratios, errors="ignore")
         run.blocks += run.table(f"instructions-{slug(group_slug(device, size))}", shown)
+    counted_fits(run)
+
+
+# The counted families fitted per strategy: (x parameter, unit of the slope, rows kept).
+COUNTED_FITS = {
+    "frame": (catalog.INSTRUCTIONS_VS_CALLER_DEPTH, "frames", {"tracebacks": "on"}),
+    "frame_no_tracebacks": (catalog.INSTRUCTIONS_VS_CALLER_DEPTH, "frames", {"tracebacks": "off"}),
+    "layer": (catalog.INSTRUCTIONS_VS_DEPTH, "depth", {}),
+}
+
+
+def counted_slopes(run: Run, unit: str) -> pd.DataFrame | None:
+    """Per strategy, the least-squares instructions per ``unit`` (a key of
+    :data:`COUNTED_FITS`) of a cached call and of a dispatch; None where nothing was counted."""
+    from jitbench.measure.counting.instructions import fit_line
+
+    benchmarks, x, keep = COUNTED_FITS[unit]
+    rows = []
+    for kind, benchmark in benchmarks.items():
+        found = run.rows(benchmark)
+        found = found[found["status"] == "ok"]
+        if found.empty:
+            continue
+        for column, value in keep.items():
+            found = found[found[column] == value]
+        for strategy, data in found.groupby("strategy", sort=False):
+            if data[x].nunique() > 1:
+                slope, _ = fit_line(data[x].astype(float).tolist(), data["value"].tolist())
+                rows.append({"strategy": strategy, f"{kind}_per_{unit}_instructions": slope})
+    if not rows:
+        return None
+    table = pd.DataFrame(rows).groupby("strategy", sort=False).first().reset_index()
+    return order(table, run.frame)
+
+
+def counted_fits(run: Run) -> None:
+    """Instructions each frame of the caller and each nested layer add to a call."""
+    texts = {
+        "frame": "each frame of the caller's stack (JAX walks the stack at each dispatch and "
+        "each wait for the result; counts above are made from 2 frames)",
+        "frame_no_tracebacks": "each frame of the caller's stack, JAX's tracebacks off",
+        "layer": "each nested layer of the class (cpu, size 10)",
+    }
+    for unit, text in texts.items():
+        table = counted_slopes(run, unit)
+        if table is not None:
+            run.text(f"Instructions per call that {text}: least-squares slopes.")
+            name = f"instructions-per-{unit.replace('_', '-')}"
+            run.blocks += run.table(name, _flag(table, run))
 
 
 def full_tables(run: Run) -> None:

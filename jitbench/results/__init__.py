@@ -31,6 +31,7 @@ from jitbench.suite import asvcompat
 # Parameter columns come in this order; parameters unknown to the suite follow.
 PARAM_ORDER = (
     "strategy", "size", "device", "change", "n_arrays", "n_ops", "depth", "n_devices", "instances",
+    "frames", "tracebacks",
 )  # fmt: skip
 STAT_KEYS = ("ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat")
 META_COLUMNS = ("machine", "commit", "date", "env", "python", "jax")

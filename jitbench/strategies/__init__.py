@@ -48,6 +48,8 @@ class Strategy:
     extra that installs them, ``update_style`` how users change it, and
     ``holder`` the attribute holding the fields when the class keeps them on
     another object (an nnx module) rather than on itself.
+    ``function`` names a module-level jitted function the user calls on the fields
+    (``_calc(s0, a0, y)``), no method, no object: the floor the strategies are held to.
     ``raises_on`` names the scenario steps (``jitbench.subjects.scenario``) where a call
     raises by design, such as an AOT executable called with a new shape: the
     after-change benchmark records those as n/a, and the tests check the audit
@@ -63,6 +65,7 @@ class Strategy:
     update_style: Update = "setattr"
     holder: str = ""
     raises_on: tuple[str, ...] = ()
+    function: str = ""
 
     def __post_init__(self) -> None:
         if self.update_style not in UPDATES:
@@ -266,6 +269,7 @@ for _strategy in (
         library_recipes.flax_nnx_jit,
         requires=("flax",),
         extra="flax",
+        update_style="variable",
     ),
     Strategy(
         "aot_compiled",
@@ -322,5 +326,15 @@ for _strategy in (
         update_style="variable",
         holder="model",
     ),
+    Strategy(
+        "jit_function",
+        "the floor: helper_function's jitted _calc called on the arrays, no object",
+        "jax.jit of a free function: the least a call of this computation costs in JAX",
+        recipes.jit_function,
+        function="_calc",
+    ),
 ):
     register_strategy(_strategy)
+
+# The floor the report divides by: a function, not a way of jitting a method.
+FLOOR = "jit_function"

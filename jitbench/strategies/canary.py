@@ -133,10 +133,10 @@ def calibrate(obj: Any, y: Any, slowdown: float) -> int:
     first, then loops of calls with the result waited for, the median loop.
     ``obj.units`` is 0 afterwards.
     """
-    from jitbench.compiles import block
+    from jax import block_until_ready
 
     def call() -> Any:
-        return block(obj.calc(y))
+        return block_until_ready(obj.calc(y))
 
     obj.units = 0
     call()  # compiles

@@ -58,11 +58,11 @@ from flax import nnx
 
 {layer}class FlaxNnxJit(nnx.Module):
     def __init__(self, {params}):
-        {init}
+        {param_init}
 
     @nnx.jit
     def calc(self, y):
-        {method_body}
+        {model_body}
 """
 
 
@@ -227,8 +227,7 @@ def flax_struct_dataclass(t: Template) -> str:
 
 
 def flax_nnx_jit(t: Template) -> str:
-    nested = {"init": _NNX_LAYERS, "layer": t.layer(NNX_LAYER, read=_NNX_READ)}
-    return t.render(FLAX_NNX_JIT, **(nested if t.shape.depth else {}))
+    return t.render(FLAX_NNX_JIT, **_nnx_pieces(t))
 
 
 def nnx_cached_partial(t: Template) -> str:

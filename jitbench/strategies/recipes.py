@@ -224,6 +224,15 @@ def helper_function(t: Template) -> str:
     return t.render(HELPER_FUNCTION, layer=t.layer(PLAIN_LAYER))
 
 
+# The floor: helper_function's module, its jitted _calc called by the user on the arrays
+# (jit_function's ``function``); the class only holds what the call passes.
+JIT_FUNCTION = HELPER_FUNCTION.replace("class HelperFunction:", "class JitFunction:")
+
+
+def jit_function(t: Template) -> str:
+    return t.render(JIT_FUNCTION, layer=t.layer(PLAIN_LAYER))
+
+
 def static_self_id_hash(t: Template) -> str:
     return t.render(STATIC_SELF_ID_HASH, layer=t.layer(PLAIN_LAYER))
 

@@ -29,7 +29,9 @@ construction.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -122,7 +124,8 @@ class Generated(Subject):
         self.size, self.shape = check_size(size), shape or DEFAULT_SHAPE
         self.name, self.device, self.raises_on = strategy.name, placement.spec, strategy.raises_on
         obj, y = self.instance()
-        self.target = Target(obj, (y,), call="calc", name=strategy.name, factory=self.new)
+        call = functools.partial(_free_call, strategy) if strategy.function else "calc"
+        self.target = Target(obj, (y,), call=call, name=strategy.name, factory=self.new)
 
     def instance(self, **kwargs: Any) -> tuple[Any, Any]:
         """A generated instance and its ``y`` (see :mod:`jitbench.strategies.instances`)."""
@@ -174,6 +177,26 @@ class Generated(Subject):
         got = np.asarray(result)
         same = got.shape == expected.shape and np.allclose(got, expected, rtol=RTOL, atol=ATOL)
         return ("correct" if same else "stale"), ""
+
+
+def free_arguments(strategy: Strategy, obj: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """A function strategy's function (``strategy.function`` of ``obj``'s module) and the
+    fields of ``obj`` it takes, by its parameters' names, the last (``y``) left out."""
+    function = getattr(sys.modules[type(obj).__module__], strategy.function)
+    names = list(inspect.signature(function).parameters)[:-1]
+    missing = [name for name in names if not hasattr(obj, name)]
+    if missing:
+        raise NotImplementedError(
+            f"{strategy.name} calls {strategy.function}({', '.join(names)}, y) on a flat "
+            f"object's fields; {type(obj).__name__} has no {', '.join(missing)}"
+        )
+    return function, {name: getattr(obj, name) for name in names}
+
+
+def _free_call(strategy: Strategy, obj: Any, *inputs: Any) -> Any:
+    """The call of a function strategy: its function on ``obj``'s fields and the inputs."""
+    function, fields = free_arguments(strategy, obj)
+    return function(*fields.values(), *inputs)
 
 
 class Walked(Subject):

@@ -39,6 +39,16 @@ INSTRUCTIONS = {
     "call": "bench_instructions.Instructions.track_cached_call_instructions",
     "dispatch": "bench_instructions.Instructions.track_dispatch_instructions",
 }
+# The same counts against the caller's extra frames (and JAX's tracebacks on/off), and
+# against the nesting depth of the class (opt-in, with the counts above).
+INSTRUCTIONS_VS_CALLER_DEPTH = {
+    kind: f"bench_instructions.InstructionsVsCallerDepth.track_{name}_instructions"
+    for kind, name in (("call", "cached_call"), ("dispatch", "dispatch"))
+}
+INSTRUCTIONS_VS_DEPTH = {
+    kind: f"bench_instructions.InstructionsVsDepth.track_{name}_instructions"
+    for kind, name in (("call", "cached_call"), ("dispatch", "dispatch"))
+}
 # Many live instances of one strategy (opt-in: nox -s instances), per figure.
 POPULATION = {
     name: f"bench_population.Population.track_{name}"
@@ -59,7 +69,8 @@ ALL = (
     COLD, COLD_FRESH, TRACE, LOWER, COMPILE, STAGE_CALL, CACHED, DISPATCH, AFTER_CHANGE, MEMORY,
     DISK_COLD, DISK_WARM, DISK_HITS, WIDTH, OPS_TRACE, OPS_COMPILE, DEVICE_COUNT,
     DEPTH_CALL, DEPTH_DISPATCH, DEPTH_TRACE, DEPTH_COMPILE,
-    *HAZARDS.values(), *INSTRUCTIONS.values(), *POPULATION.values(), *TARGET_TWINS.values(),
+    *HAZARDS.values(), *INSTRUCTIONS.values(), *INSTRUCTIONS_VS_CALLER_DEPTH.values(),
+    *INSTRUCTIONS_VS_DEPTH.values(), *POPULATION.values(), *TARGET_TWINS.values(),
 )  # fmt: skip
 
 
@@ -68,6 +79,7 @@ SMOKE = (CACHED, DISPATCH, HAZARDS["stale_results"], COLD)
 # What nox -s instructions runs: the counts of the strategies and of any target.
 COUNTED = (
     *INSTRUCTIONS.values(), *(TARGET_TWINS[name] for name in INSTRUCTIONS.values()),
+    *INSTRUCTIONS_VS_CALLER_DEPTH.values(), *INSTRUCTIONS_VS_DEPTH.values(),
 )  # fmt: skip
 # What nox -s instances runs: every figure of the many-live-instances family.
 POPULATED = tuple(POPULATION.values())

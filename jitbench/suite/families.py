@@ -17,10 +17,21 @@ projects ``jitbench init`` sets up). Three timing disciplines:
   sample is a plain ``timeit`` loop over ``number`` cached calls (``number`` is
   explicit: asv's calibration reads the wall clock, which the build would fool);
 * **tracks** (audit counts, stage seconds, instruction counts) record a number.
+
+The stack a call is made from is part of its cost: JAX walks the whole Python stack at
+each dispatch and each ``block_until_ready`` (jaxlib's ``Traceback::Get``), about 92
+instructions a frame a walk, 184 a frame per cached call. Instruction counts are made
+from a fixed, shallow stack, the same for every family, process and subject: 2 frames
+at the call (``<module>`` and the loop, :data:`jitbench.measure.counting.worker.CALL_FRAMES`).
+asv's own timed calls run from asv_runner's stack, about 11 frames deep, which every
+timed row of the suite shares; :class:`InstructionsVsCallerDepth` measures what each
+frame more costs.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -31,6 +42,7 @@ from jitbench.measure import case
 from jitbench.measure.counting import instructions
 from jitbench.subjects.scenario import TIMED_CHANGES, call_after
 from jitbench.subjects.subject import Subject
+from jitbench.suite import grid
 
 _build_seconds = 0.0
 
@@ -196,8 +208,6 @@ def _track(name: str, unit: str) -> Any:
 
 
 def _rows(self: Any) -> list[case.Row]:
-    import itertools
-
     return [self.row(*params) for params in itertools.product(*self.params)]
 
 
@@ -216,24 +226,58 @@ for _hazard in HAZARDS:
 
 
 class Instructions:
-    """The calling thread's instructions per call, counted by Valgrind (opt-in): one
-    process counts every row (``setup_cache``, :mod:`jitbench.measure.counting`)."""
+    """The calling thread's instructions per call, counted by Valgrind (opt-in): one process
+    per strategy or target, two at a time, counts every row (``setup_cache``,
+    :mod:`jitbench.measure.counting`), each call from the same two frames."""
 
     unit = instructions.COUNT_UNIT
     timeout = instructions.TIMEOUT_S
 
+    def counted(self, *params: Any) -> instructions.Row:
+        """What to count of the row the parameters name."""
+        return instructions.counted(self.row(*params))
+
     def counts(self) -> instructions.Table:
-        """Every row counted in one Valgrind process (``setup_cache``)."""
-        return instructions.table([instructions.counted(row) for row in _rows(self)])
+        """Every row counted, one Valgrind process per subject (``setup_cache``)."""
+        rows = [self.counted(*params) for params in itertools.product(*self.params)]
+        return instructions.table(rows)
 
     def setup(self, table: instructions.Table, *params: Any) -> None:
-        self.counts = instructions.lookup(table, instructions.counted(self.row(*params)))
+        self.counts = instructions.lookup(table, self.counted(*params))
 
     def track_cached_call_instructions(self, table: Any, *params: Any) -> float:
         return self.counts.call
 
     def track_dispatch_instructions(self, table: Any, *params: Any) -> float:
         return self.counts.dispatch
+
+
+TRACEBACKS = {"on": True, "off": False}
+
+
+class InstructionsVsCallerDepth(Instructions):
+    """Instructions per call made from ``frames`` more frames of the caller's (the counted
+    loop called through that many functions), with JAX's traceback capture on or off:
+    the slope over ``frames`` is what each frame of the caller costs a call
+    (:func:`jitbench.measure.counting.instructions.fit_line`)."""
+
+    param_names = ["strategy", "frames", "tracebacks"]
+    timeout = 4 * instructions.TIMEOUT_S  # six rows of every strategy, two processes at a time
+
+    def counted(self, strategy: str, frames: int, tracebacks: str) -> instructions.Row:
+        row = instructions.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE)
+        return dataclasses.replace(row, frames=frames, tracebacks=TRACEBACKS[tracebacks])
+
+
+class InstructionsVsDepth(Instructions):
+    """Instructions per call of a class of ``depth`` nested layers (``Shape.depth``): the
+    slope over ``depth`` is what each layer costs a call."""
+
+    param_names = ["strategy", "depth"]
+    timeout = 4 * instructions.TIMEOUT_S  # four rows of every strategy, two processes at a time
+
+    def counted(self, strategy: str, depth: int) -> instructions.Row:
+        return instructions.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE, depth=depth)
 
 
 # --- A target's rows ------------------------------------------------------------------------

@@ -20,6 +20,8 @@ PROGRAM_SIZES = (1, 10, 100, 1000)
 # Layers of a nested class (codegen.Shape.depth): flax's benchmark model has 5 blocks.
 DEPTHS = (1, 4, 16, 64)
 DEVICE_COUNTS = (1, 2, 4, 8)
+# Frames a counted call is made from beyond the counting loop's own two.
+CALLER_FRAMES = (0, 10, 50)
 SCALING_SIZE = 10
 SCALING_DEVICE = "cpu"
 SIZES_ENV = "JITBENCH_SIZES"

@@ -4,7 +4,8 @@ A row's count may depend a little on what its process counted before it
 (the interpreter's and the libraries' caches are shared; under glibc's
 malloc, before jitbench preloaded tcmalloc, by about 1%). So every
 check compares rows at the same place of the same plan, in different
-Valgrind processes (:func:`jitbench.measure.counting.instructions.count_rows`):
+Valgrind processes (:func:`jitbench.measure.counting.instructions.count_rows`, one per
+strategy of a plan, so a place is a row's place among its strategy's rows):
 
 * the **base** process counts every built-in strategy that has a
   hand-written twin, then ``helper_function`` again, as the canary's place
@@ -18,16 +19,13 @@ Valgrind processes (:func:`jitbench.measure.counting.instructions.count_rows`):
 a ``+`` of :func:`jitbench.results.compare.count_mark`, and no strategy is one
 between two processes; **fidelity**: each generated class against its twin
 (the same call: the counts must agree). Counts do not move with the
-machine's load, so the processes run two at a time where there are two
-CPUs. Only ``jitbench validate --phases counts`` runs this phase: it needs
-Valgrind and minutes.
+machine's load, so the processes run two at a time. Only ``jitbench validate
+--phases counts`` runs this phase: it needs Valgrind and minutes.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import itertools
-import os
 import time
 from typing import Any
 
@@ -44,7 +42,7 @@ SLOWED = 2
 SLOWDOWN = 0.02
 BASELINE = "helper_function"
 # Targets: the spread of counts per call (p95 over strategies and kinds of call), and the
-# seconds of one process counting the whole family (every strategy, no twins).
+# seconds of counting the whole family (every strategy, no twins; a process each).
 NOISE_TARGET = 0.005
 FAMILY_TARGET_S = 600.0
 
@@ -59,9 +57,8 @@ def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[st
     for number in range(1, SLOWED + 1):
         plans[f"slowed {number}"] = [*family, Row(BASELINE, "cpu", size, slowdown=SLOWDOWN)]
     plans["twin"] = [Row(name, "cpu", size, twin=True) for name in names]
-    workers = min(2, os.cpu_count() or 1)
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        runs = dict(zip(plans, pool.map(_timed, plans.values()), strict=True))
+    # One plan at a time: count_rows runs its subjects' processes two at a time itself.
+    runs = {name: _timed(rows) for name, rows in plans.items()}
     for name in plans:
         progress.step("counts", f"process {name}")
     rows = []

@@ -1,11 +1,15 @@
-"""Instructions per cached call and per dispatch, counted in one Valgrind process for many rows.
+"""Instructions per cached call and per dispatch, counted by Valgrind, one process per subject.
 
 A row is any subject on a device (a built-in strategy at a size, or a target):
 the object the timed benchmarks build (:class:`jitbench.measure.case.Prepared`),
 called the same two ways, waiting for the result and not. :func:`count_rows`
-starts one Python under callgrind (:mod:`.callgrind`) that runs the worker
-(:mod:`.worker`) over every row: the interpreter's start and JAX's import under
-Valgrind are most of a run's cost, so they are paid once.
+starts one Python under callgrind (:mod:`.callgrind`) per strategy or target,
+each running the worker (:mod:`.worker`) over that subject's rows, at most
+:data:`PROCESSES` at once. Rows in one process influence each other (a row's
+count moved by 0.7% with the rows counted before it in the same process);
+rows of one subject share its object there. Every call is counted from the
+same two frames (:data:`jitbench.measure.counting.worker.CALL_FRAMES`), unless
+a row adds ``frames`` on purpose.
 
 Per row and kind of call, uncounted calls come first (compile, then enough calls
 that CPython's adaptive interpreter has specialised the loop), then two counted
@@ -35,7 +39,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +65,10 @@ BUDGET = 1_000_000_000
 COMPILES_REASON = "it compiles on every call: a count would be a compile's (see the compile rows)"
 # Seconds one counting process may take (JAX's import alone is ~20 s under Valgrind).
 TIMEOUT_S = 1800
+# Counting processes run at once: Valgrind runs one thread at a time, one core each.
+PROCESSES = 2
+# Set in a dry run of the worker (no Valgrind): nothing counted, the call's stack recorded.
+DRY_RUN_ENV = "JITBENCH_COUNT_DRY_RUN"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +85,9 @@ class Row:
     the unslowed row a slowed one is judged against, with the same calls
     before its count (a count moves a little with what its process ran before).
     A target's ``call`` and ``inputs`` (specs, or a method name) override its factory's.
+    ``depth`` nests the generated class (``Shape.depth``); ``frames`` calls the counted
+    loop through that many more frames; ``tracebacks`` False counts with JAX's
+    traceback capture off (:func:`jitbench.measure.counting.worker.tracebacks`).
     """
 
     subject: str
@@ -87,13 +98,18 @@ class Row:
     calibrated: bool = False
     call: str | None = None
     inputs: str | None = None
+    depth: int = 0
+    frames: int = 0
+    tracebacks: bool = True
 
     @property
-    def case(self) -> Row:
+    def case(self) -> CaseRow:
         """The row as the case runtime names it (what is built and called)."""
         from jitbench.measure.case import Row as CaseRow
+        from jitbench.strategies.codegen import Shape
 
-        return CaseRow(self.subject, self.device, self.size, call=self.call, inputs=self.inputs)
+        shape = Shape(depth=self.depth)
+        return CaseRow(self.subject, self.device, self.size, shape, self.call, self.inputs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,7 +141,7 @@ def counted(row: CaseRow) -> Row:
     """
     canary = sys.modules.get("jitbench.strategies.canary")  # imported only where registered
     slowdown = canary.slowdown_from_env() if canary and row.subject == canary.NAME else 0.0
-    return Row(row.subject, row.device, row.size, slowdown=slowdown)
+    return Row(row.subject, row.device, row.size, slowdown=slowdown, depth=row.shape.depth)
 
 
 Table = dict[Row, Counts | NoFigure] | NoFigure
@@ -161,46 +177,99 @@ def count_rows(
 ) -> list[Counts | NoFigure]:
     """For each row (in order) its :class:`Counts`, or why it has none (n/a here, or its error).
 
-    One Valgrind process counts every row. Raises NotImplementedError with the
-    reason where counting cannot run here (no Valgrind, no hooks), and
-    JitbenchError when the process fails. ``env`` adds to this process's
-    environment (e.g. ``JITBENCH_PLUGINS`` for a plugin's rows).
+    One Valgrind process per subject (strategy or target), :data:`PROCESSES` at a
+    time. Raises NotImplementedError with the reason where counting cannot run here
+    (no Valgrind, no hooks), and JitbenchError when a process fails. ``env`` adds
+    to this process's environment (e.g. ``JITBENCH_PLUGINS`` for a plugin's rows).
     """
     reason = callgrind.unavailable_reason()
     if reason is not None:
         raise NotImplementedError(reason)
-    with tempfile.TemporaryDirectory(prefix="jitbench-callgrind-") as tmp:
-        folder = Path(tmp)
-        plan = folder / "plan.json"
-        plan.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
-        argv = [
-            sys.executable,
-            "-m",
-            "jitbench.measure.counting.worker",
-            str(plan),
-            str(folder / "out.json"),
-        ]
-        env = callgrind.environment({**os.environ, **(env or {})})
-        # The canary's slowdown is the rows' (sized by counts), not a timed calibration's.
-        for name in (OPT_IN_ENV, "JITBENCH_CANARY_SLOWDOWN"):
-            env.pop(name, None)
-        try:
-            done = subprocess.run(
-                callgrind.command(folder, argv), env=env, capture_output=True, text=True,
-                timeout=timeout, check=False,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            raise JitbenchError(
-                f"counting {len(rows)} rows under Valgrind took over {timeout} s"
-            ) from None
-        if done.returncode != 0:
-            # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
-            own = [line for line in done.stderr.splitlines() if not line.startswith("==")]
-            tail = " | ".join(line.strip() for line in own[-3:] if line.strip())
-            raise JitbenchError(f"the counting process exited {done.returncode}: {tail}")
-        outcomes = json.loads((folder / "out.json").read_text())
-        dumps = list(callgrind.read_dumps(folder))
-    return [_counts(i, outcomes[i], dumps) for i in range(len(rows))]
+    environ = callgrind.environment({**os.environ, **(env or {})})
+    # The canary's slowdown is the rows' (sized by counts), not a timed calibration's.
+    for name in (OPT_IN_ENV, "JITBENCH_CANARY_SLOWDOWN", DRY_RUN_ENV):
+        environ.pop(name, None)
+
+    def count(group: list[Row]) -> list[Counts | NoFigure]:
+        with tempfile.TemporaryDirectory(prefix="jitbench-callgrind-") as tmp:
+            folder = Path(tmp)
+            outcomes = _run(group, folder, lambda argv: callgrind.command(folder, argv), environ,
+                            timeout)  # fmt: skip
+            dumps = list(callgrind.read_dumps(folder))
+        return [_counts(i, outcomes[i], dumps) for i in range(len(group))]
+
+    return _by_subject(rows, count)
+
+
+def call_frames(
+    rows: Sequence[Row], *, env: Mapping[str, str] | None = None
+) -> list[list[int] | NoFigure]:
+    """A dry run of the counting process, without Valgrind: for each row, the number of
+    frames on the stack at its counted calls (each distinct number once), or why none.
+    Its uncounted calls (compile, warm-up) are made from deeper in the worker."""
+    environ = {**os.environ, **(env or {}), DRY_RUN_ENV: "1"}
+    environ.pop(OPT_IN_ENV, None)
+
+    def run(group: list[Row]) -> list[list[int] | NoFigure]:
+        with tempfile.TemporaryDirectory(prefix="jitbench-dry-run-") as tmp:
+            outcomes = _run(group, Path(tmp), list, environ, TIMEOUT_S)
+        return [NoFigure.from_json(o) or o["frames"] for o in outcomes]
+
+    return _by_subject(rows, run)
+
+
+def _by_subject(rows: Sequence[Row], run: Callable[[list[Row]], list[Any]]) -> list[Any]:
+    """``run`` over the rows of each subject (strategy or target), in parallel processes;
+    the results in the order of ``rows``."""
+    import concurrent.futures
+
+    groups: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault(row.subject, []).append(index)
+    found: list[Any] = [None] * len(rows)
+    with concurrent.futures.ThreadPoolExecutor(PROCESSES) as pool:
+        done = pool.map(lambda ids: run([rows[i] for i in ids]), groups.values())
+        for ids, results in zip(groups.values(), done, strict=True):
+            for i, result in zip(ids, results, strict=True):
+                found[i] = result
+    return found
+
+
+def _run(
+    rows: Sequence[Row], folder: Path, wrap: Callable[[list[str]], list[str]],
+    env: Mapping[str, str], timeout: float,
+) -> list[Any]:  # fmt: skip
+    """The worker's outcomes for ``rows``: ``python -c DRIVER`` (``wrap``: under callgrind)."""
+    from jitbench.measure.counting.worker import DRIVER
+
+    plan = folder / "plan.json"
+    plan.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
+    argv = [sys.executable, "-c", DRIVER, str(plan), str(folder / "out.json")]
+    try:
+        done = subprocess.run(
+            wrap(argv), env=dict(env), capture_output=True, text=True, timeout=timeout,
+            check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise JitbenchError(f"counting {len(rows)} rows took over {timeout} s") from None
+    if done.returncode != 0:
+        # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
+        own = [line for line in done.stderr.splitlines() if not line.startswith("==")]
+        tail = " | ".join(line.strip() for line in own[-3:] if line.strip())
+        raise JitbenchError(f"the counting process exited {done.returncode}: {tail}")
+    return json.loads((folder / "out.json").read_text())
+
+
+def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """The least-squares line through the points: (slope, intercept). The slope of counts
+    against frames or layers is the count per frame or per layer."""
+    n = len(xs)
+    if n < 2 or len(set(xs)) < 2:
+        raise ValueError(f"a line needs two distinct x values, got {list(xs)}")
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
+    return slope, mean_y - slope * mean_x
 
 
 def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int], thread: int) -> float:

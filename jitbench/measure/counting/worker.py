@@ -1,27 +1,36 @@
 """The counting process: every row of a plan, counted under callgrind (see :mod:`.instructions`).
 
-``python -m jitbench.measure.counting.worker PLAN OUT`` runs under Valgrind
-(:func:`jitbench.measure.counting.instructions.count_rows` starts it): per row and
-kind of call, uncounted calls first, then two counted stretches whose difference
-is the count per call.
+:func:`jitbench.measure.counting.instructions.count_rows` starts ``python -c DRIVER
+PLAN OUT`` under Valgrind. :class:`Worker` prepares each row and decides what to
+count (per row and kind of call, uncounted calls first, then two counted
+stretches whose difference is the count per call); the driver's module-level
+code counts each stretch. So every counted call is made from the same stack:
+``<module>`` (the driver) calls the row's ``loop``, which makes the call,
+:data:`CALL_FRAMES` frames deep, in every row, family and process. JAX walks the
+whole Python stack at each dispatch and each ``block_until_ready`` (jaxlib's
+``Traceback::Get``, about 92 instructions a frame a walk): a count includes the
+stack it is made from, and a fixed, shallow one makes counts comparable. A
+row's ``frames`` adds that many frames between the two on purpose (the
+caller-depth family), and ``tracebacks`` False turns JAX's capture off
+(:func:`tracebacks`).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import gc
 import json
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from jitbench.errors import NoFigure
 from jitbench.measure.counting import callgrind
-from jitbench.measure.counting.callgrind import Counter
 from jitbench.measure.counting.instructions import (
     BUDGET,
     COMPILES_REASON,
+    DRY_RUN_ENV,
     KINDS,
     LONG,
     SHORT,
@@ -29,6 +38,23 @@ from jitbench.measure.counting.instructions import (
     Row,
     _per_call,
 )  # fmt: skip
+
+# Frames on the stack where a counted call is made: the driver's module and the loop.
+CALL_FRAMES = 2
+# The counting process's program (python -c DRIVER PLAN OUT): each stretch counted at module
+# level, its calls made by the loop alone.
+DRIVER = """\
+import sys
+from jitbench.measure.counting.worker import Worker
+worker = Worker(sys.argv[1], sys.argv[2])
+start, stop = worker.counter.start, worker.counter.stop
+for label, loop, calls in worker.stretches():
+    start()
+    loop(calls)
+    stop(label)
+worker.finish()
+"""
+Stretch = tuple[str, Callable[[int], None], int]
 
 
 def calls_for(per_call: float) -> tuple[int, tuple[int, int]]:
@@ -44,6 +70,22 @@ def calls_for(per_call: float) -> tuple[int, tuple[int, int]]:
         return warm, (SHORT, LONG)
     many = max(2, fit)
     return warm, (max(1, many // 3), many)
+
+
+def tracebacks(enabled: bool) -> bool:
+    """Turn JAX's capture of a Python traceback at each dispatch on or off; returns the setting
+    it replaces. jaxlib's switch is private (``jaxlib._jax.set_tracebacks_enabled``): used here
+    and nowhere else, and a jaxlib without it makes the row n/a."""
+    try:
+        from jaxlib import _jax
+
+        previous = bool(_jax.tracebacks_enabled())
+        _jax.set_tracebacks_enabled(enabled)
+    except (ImportError, AttributeError):
+        raise NotImplementedError(
+            "this jaxlib has no _jax.set_tracebacks_enabled: tracebacks cannot be turned off"
+        ) from None
+    return previous
 
 
 def _prepare(row: Row) -> Any:
@@ -65,55 +107,150 @@ def _prepare(row: Row) -> Any:
 # The loop each stretch runs, compiled anew for every row and kind of call (see _loop).
 # A slowdown's planted work is that many additions written out in the loop: no call and
 # no loop of its own, so it costs nothing but its units (tens of instructions each), and
-# a slowdown of 2% of a call of 50,000 instructions is met to within one unit.
-_LOOP = "def loop(calls):\n    n = 0\n    for _ in range(calls):\n        {call}\n        {work}\n"
+# a slowdown of 2% of a call of 50,000 instructions is met to within one unit. ``{hook}``
+# is a dry run's record of the stack at the call (nothing when counting).
+_LOOP = (
+    "def loop(calls):\n    n = 0\n    for _ in range(calls):\n{hook}        {call}\n"
+    "        {work}\n"
+)
+_HOOK = "        frames_seen.add(len(stack(0)))\n"
 _UNIT = "n += 1"
 # The units of work whose count gives the count of one unit.
 UNIT_BATCH = 1000
 
 
-def _loop(prepared: Any, kind: str, units: int = 0) -> Callable[[int], None]:
+def _loop(prepared: Any, kind: str, units: int = 0, hook: set[int] | None = None) -> Any:
     """``loop(n)``: the row's call made ``n`` times (``units`` of work planted), in code of its own.
 
     CPython specialises each bytecode to the types it meets; a loop shared by every
     row would carry the previous row's specialisations into the next, and a row's
     count would depend on the rows before it. A fresh code object per row and kind
     starts unspecialised, as the row's own code would. ``prepared`` None: no call,
-    the planted work alone.
+    the planted work alone. The wait is ``jax.block_until_ready`` itself, bound here.
+    ``hook`` (a dry run) collects the frames on the stack at each call.
     """
-    from jitbench.compiles import block
+    import inspect
+
+    import jax
+
     from jitbench.measure.case import call_code, compiled
 
     call, names = ("pass", {}) if prepared is None else call_code(prepared.subject, prepared.obj)
     source = _LOOP.format(
-        call=f"block({call})" if kind == "call" and prepared is not None else call,
+        call=f"block_until_ready({call})" if kind == "call" and prepared is not None else call,
         work="\n        ".join([_UNIT] * units) if units else "pass",
+        hook="" if hook is None else _HOOK,
     )
-    return compiled(source, {**names, "block": block}, "loop")
+    names = {**names, "block_until_ready": jax.block_until_ready}
+    if hook is not None:
+        names.update(frames_seen=hook, stack=inspect.stack)
+    return compiled(source, names, "loop")
 
 
-@dataclasses.dataclass(frozen=True)
-class _Stretches:
-    """The counting process's counter and the folder its dumps go to (it reads its probes)."""
+def _deeper(loop: Callable[[int], None], frames: int) -> Callable[[int], None]:
+    """``loop`` called through ``frames`` functions of its own, each calling the next."""
+    from jitbench.measure.case import compiled
 
-    counter: Counter
-    folder: Path
+    if not frames:
+        return loop
+    source = "".join(
+        f"def f{i}(calls):\n    return {f'f{i + 1}' if i + 1 < frames else 'loop'}(calls)\n"
+        for i in range(frames)
+    )
+    return compiled(source, {"loop": loop}, "f0")
 
-    def count(self, label: str, loop: Callable[[int], None], calls: int) -> None:
-        """``loop(calls)``, counted and dumped under ``label:calls``."""
-        self.counter.start()
-        loop(calls)
-        self.counter.stop(f"{label}:{calls}")
 
-    def probe(self, label: str, loop: Callable[[int], None]) -> int:
+class _DryCounter:
+    """A dry run's counter (no Valgrind): counts nothing."""
+
+    def start(self) -> None:
+        pass
+
+    def stop(self, label: str) -> None:
+        pass
+
+
+@dataclasses.dataclass
+class Worker:
+    """The counting process's plan, outcomes and counter; the driver runs its
+    :meth:`stretches`. With ``JITBENCH_COUNT_DRY_RUN=1`` (no Valgrind) nothing is counted:
+    each row's outcome is the frames on the stack at its calls (``frames``)."""
+
+    plan: Path
+    out: Path
+
+    def __post_init__(self) -> None:
+        import jax
+
+        from jitbench.measure.counting.callgrind import Counter
+        from jitbench.strategies import load_plugins
+
+        self.plan, self.out = Path(self.plan), Path(self.out)
+        load_plugins()  # JITBENCH_PLUGINS' strategies (the canary) are rows too
+        jax.config.update("jax_cpu_enable_async_dispatch", False)  # see .instructions
+        self.dry = os.environ.get(DRY_RUN_ENV) == "1"
+        self.counter: Any = _DryCounter() if self.dry else Counter()
+        self.folder = self.plan.parent
+        self.outcomes: list[Any] = []
+        # A dry run's frames at the calls of the last counted stretch, and of the row's.
+        self.seen: set[int] = set()
+        self.frames: set[int] = set()
+
+    def stretches(self) -> Iterator[Stretch]:
+        """Every stretch to count, row by row, as (label, loop, calls). Rows of the same call
+        (the same subject, size, depth and twin) share one object: a second, equal instance
+        costs some strategies thousands of instructions more (static hashes, nnx caches)."""
+        prepared: dict[tuple[Any, ...], Any] = {}
+        for index, fields in enumerate(json.loads(self.plan.read_text())):
+            try:
+                row = Row(**fields)
+                key = (row.case, row.twin)
+                if key not in prepared:
+                    prepared[key] = _prepare(row)
+                outcome = yield from self._row(index, row, prepared[key])
+            except Exception as exc:  # one row's failure is its own, not the whole run's
+                outcome = NoFigure.of(exc).to_json()
+            self.outcomes.append(outcome)
+
+    def finish(self) -> None:
+        self.out.write_text(json.dumps(self.outcomes))
+
+    def _row(self, index: int, row: Row, prepared: Any) -> Iterator[Stretch]:
+        """Count the row's stretches of each kind of call; returns their numbers of calls."""
+        import jax
+
+        wait = jax.block_until_ready
+        previous = None if row.tracebacks else tracebacks(False)
+        try:
+            calibrated = row.slowdown or row.calibrated
+            units = 0
+            if calibrated:
+                units = yield from self._calibrate(index, prepared, row.slowdown)
+            found: dict[str, Any] = {}
+            self.frames.clear()
+            for kind in KINDS:
+                hook = self.seen if self.dry else None
+                loop = _deeper(_loop(prepared, kind, units, hook), row.frames)
+                label = f"{index}:{kind}"
+                found[kind] = yield from self._pair(label, loop, lambda: wait(prepared.call()))
+            if self.dry:
+                found["frames"] = sorted(self.frames)
+            return found
+        finally:
+            if previous is not None:
+                tracebacks(previous)
+
+    def _probe(self, label: str, loop: Callable[[int], None]) -> Iterator[Stretch]:
         """The calling thread's instructions of one counted call of ``loop``."""
-        self.count(f"{label}:probe", loop, 1)
+        yield f"{label}:probe:1", loop, 1
+        if self.dry:
+            return BUDGET  # the fewest calls
         dumps = callgrind.read_dumps(self.folder, f"{label}:probe:1")
         return sum(d.instructions for d in dumps if d.thread == callgrind.CALLING_THREAD)
 
-    def pair(
+    def _pair(
         self, label: str, loop: Callable[[int], None], after: Callable[[], Any]
-    ) -> tuple[int, int]:
+    ) -> Iterator[Stretch]:
         """Warm ``loop`` up, then count its two stretches under ``label``; returns their calls.
 
         The calls of each are sized by a counted probe call (:func:`calls_for`).
@@ -123,96 +260,48 @@ class _Stretches:
         loop(1)  # the first call of this kind may still do one-time work
         with count_compiles() as compiled:
             loop(1)
-            if not compiled.compiles:
-                warm, used = calls_for(self.probe(label, loop))
-                loop(warm)
         if compiled.compiles:
             raise NotImplementedError(COMPILES_REASON)
+        warm, used = calls_for((yield from self._probe(label, loop)))
+        loop(warm)
         after()
         gc.collect()
         gc.disable()
         try:
             for calls in used:
-                self.count(label, loop, calls)
+                self.seen.clear()
+                yield f"{label}:{calls}", loop, calls
+                self.frames.update(self.seen)
                 after()
         finally:
             gc.enable()
         return used
 
-    def per_call(self, label: str, used: tuple[int, int]) -> float:
-        """The calling thread's count per call of a :meth:`pair` already counted."""
+    def _per_call(self, label: str, used: tuple[int, int]) -> float:
+        """The calling thread's count per call of a :meth:`_pair` already counted."""
+        if self.dry:
+            return 1.0
         dumps = [d for n in used for d in callgrind.read_dumps(self.folder, f"{label}:{n}")]
         return _per_call(dumps, label, used, callgrind.CALLING_THREAD)
 
+    def _calibrate(self, index: int, prepared: Any, slowdown: float) -> Iterator[Stretch]:
+        """The units of planted work that add ``slowdown`` of the row's call count, by counts.
 
-def _calibrate(stretches: _Stretches, index: int, prepared: Any, slowdown: float) -> int:
-    """The units of planted work that add ``slowdown`` of the row's call count, by counts.
+        The call without work, an empty loop and ``UNIT_BATCH`` units are counted
+        here; :func:`jitbench.strategies.canary.units_for` does the canary's own arithmetic
+        with instructions in place of seconds.
+        """
+        from jitbench.strategies.canary import units_for
 
-    The call without work, an empty loop and ``UNIT_BATCH`` units are counted
-    here; :func:`jitbench.strategies.canary.units_for` does the canary's own arithmetic
-    with instructions in place of seconds.
-    """
-    from jitbench.strategies.canary import units_for
-
-    loops = {
-        "call": _loop(prepared, "call"),
-        "empty": _loop(None, "call"),
-        "work": _loop(None, "call", UNIT_BATCH),
-    }
-    per_call = {}
-    for name, loop in loops.items():
-        label = f"{index}:calibrate:{name}"
-        per_call[name] = stretches.per_call(label, stretches.pair(label, loop, lambda: None))
-    unit = (per_call["work"] - per_call["empty"]) / UNIT_BATCH
-    return units_for(slowdown, per_call["call"], unit)
-
-
-def _count(
-    stretches: _Stretches, index: int, row: Row, prepared: Any
-) -> dict[str, tuple[int, int]]:
-    """Count the row's stretches of each kind of call; returns their numbers of calls."""
-    from jitbench.compiles import block
-
-    calibrated = row.slowdown or row.calibrated
-    units = _calibrate(stretches, index, prepared, row.slowdown) if calibrated else 0
-    return {
-        kind: stretches.pair(
-            f"{index}:{kind}", _loop(prepared, kind, units), lambda: block(prepared.call())
-        )
-        for kind in KINDS
-    }
-
-
-def work(plan: Path, out: Path) -> None:
-    """The worker, under callgrind: count every row of ``plan``, outcomes to ``out``.
-
-    Callgrind writes its dumps beside ``plan`` (the canary's calibration reads them).
-    Per row its stretches' numbers of calls per kind, or why it has none.
-    """
-    import jax
-
-    from jitbench.strategies import load_plugins
-
-    load_plugins()  # JITBENCH_PLUGINS' strategies (the canary) are rows too
-    jax.config.update("jax_cpu_enable_async_dispatch", False)  # see the module docstring
-    stretches = _Stretches(Counter(), plan.parent)
-    outcomes: list[Any] = []
-    for index, fields in enumerate(json.loads(plan.read_text())):
-        row = Row(**fields)
-        try:
-            outcomes.append(_count(stretches, index, row, _prepare(row)))
-        except Exception as exc:  # one row's failure is its own, not the whole run's
-            outcomes.append(NoFigure.of(exc).to_json())
-    out.write_text(json.dumps(outcomes))
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m jitbench.measure.counting.instructions")
-    parser.add_argument("plan", type=Path)
-    parser.add_argument("out", type=Path)
-    args = parser.parse_args(argv)
-    work(args.plan, args.out)
-
-
-if __name__ == "__main__":
-    main()
+        loops = {
+            "call": _loop(prepared, "call"),
+            "empty": _loop(None, "call"),
+            "work": _loop(None, "call", UNIT_BATCH),
+        }
+        per_call = {}
+        for name, loop in loops.items():
+            label = f"{index}:calibrate:{name}"
+            used = yield from self._pair(label, loop, lambda: None)
+            per_call[name] = self._per_call(label, used)
+        unit = (per_call["work"] - per_call["empty"]) / UNIT_BATCH
+        return units_for(slowdown, per_call["call"], unit)

@@ -42,6 +42,7 @@ TWINS = {
     "nnx_split_merge": ("flax_twins", "NnxSplitMerge"),
     "nnx_tree_mode": ("flax_twins", "NnxTreeMode"),
     "nnx_jit_partial": ("flax_twins", "NnxJitPartial"),
+    "jit_function": ("jax_twins", "JitFunction"),
 }
 
 # strategy -> (module in this package, class); each class names its layer class ``Layer``
@@ -63,6 +64,7 @@ NESTED_TWINS = {
     "nnx_split_merge": ("nested_flax_twins", "NnxSplitMerge"),
     "nnx_tree_mode": ("nested_flax_twins", "NnxTreeMode"),
     "nnx_jit_partial": ("nested_flax_twins", "NnxJitPartial"),
+    "jit_function": ("nested_jax_twins", "JitFunction"),
 }
 
 

@@ -20,12 +20,12 @@ class FlaxStructDataclass:
 
 class FlaxNnxJit(nnx.Module):
     def __init__(self, x, mul):
-        self.x = x
+        self.x = nnx.Param(x)
         self.mul = mul
 
     @nnx.jit
     def calc(self, y):
-        acc = self.x * y
+        acc = self.x[...] * y
         acc = acc * y + self.mul if self.mul % 2 else acc + self.mul
         return acc
 
