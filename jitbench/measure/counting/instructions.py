@@ -76,7 +76,8 @@ class Row:
     ``calibrated`` runs a slowed row's calibration first and plants nothing:
     the unslowed row a slowed one is judged against, with the same calls
     before its count (a count moves a little with what its process ran before).
-    A target's ``call`` and ``inputs`` (specs, or a method name) override its factory's.
+    A target's ``call`` and ``inputs`` (specs, or a method name) override its factory's;
+    ``way`` counts it called one of ``jitbench advise``'s ways.
     """
 
     subject: str
@@ -87,13 +88,16 @@ class Row:
     calibrated: bool = False
     call: str | None = None
     inputs: str | None = None
+    way: str | None = None
 
     @property
     def case(self) -> Row:
         """The row as the case runtime names it (what is built and called)."""
         from jitbench.measure.case import Row as CaseRow
 
-        return CaseRow(self.subject, self.device, self.size, call=self.call, inputs=self.inputs)
+        return CaseRow(
+            self.subject, self.device, self.size, call=self.call, inputs=self.inputs, way=self.way
+        )
 
 
 @dataclasses.dataclass(frozen=True)
