@@ -38,7 +38,8 @@ class WayRow:
     """One way measured, or why it was not: its hazards over the audit's scenario
     (``stale``, ``error``, ``leak``, ``recompile``: a compile where nothing new was asked
     for), its compiles, timings (seconds per call), instructions, and ``ratio``, its cached
-    call over the call as written's (by the advice's ranking figure)."""
+    call over the call as written's (by the advice's ranking figure); ``findings`` the
+    audit's hazards in plain words (:func:`jitbench.subjects.verdict.hazards`)."""
 
     way: str
     caveat: str
@@ -52,6 +53,7 @@ class WayRow:
     call_instructions: float | None = None
     dispatch_instructions: float | None = None
     ratio: float | None = None
+    findings: tuple[str, ...] = ()
 
     @property
     def built(self) -> bool:
@@ -126,6 +128,7 @@ def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int
              repeat: int) -> WayRow:  # fmt: skip
     from jitbench.measure.timing import time_subject
     from jitbench.subjects.audit import audit_subject
+    from jitbench.subjects.verdict import hazards
 
     code = way.code(names) if way.snippet else ""
     try:
@@ -135,7 +138,8 @@ def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int
     except JitbenchError as exc:
         return WayRow(way.name, way.caveat, code, reason=str(exc))
     return WayRow(way.name, way.caveat, code, hazards=hazards_of(audit), compiles=audit.compiles,
-                  cold=timed.cold, cached=timed.cached, dispatch=timed.dispatch)  # fmt: skip
+                  cold=timed.cold, cached=timed.cached, dispatch=timed.dispatch,
+                  findings=tuple(hazards(audit)))  # fmt: skip
 
 
 def _count(rows: list[WayRow], spec: str, device: str, call: str | None,

@@ -206,3 +206,15 @@ def slotted() -> Slotted:
 
 def scalar() -> float:
     return 1.5
+
+
+# --- An array handed over as the object: jit's own argument already ---------------------------
+
+
+@jax.jit
+def total(x):
+    return jnp.sum(x * x)
+
+
+def array_target() -> jitbench.Target:
+    return jitbench.Target(_x(), call=total)

@@ -212,6 +212,9 @@ def advice(result: Any, form: str) -> None:
     for r in result.rows:
         if not r.built:
             print(f"not built: {r.way}: {r.reason}")
+        elif r.hazards:
+            more = f" (and {len(r.findings) - 1} more)" if len(r.findings) > 1 else ""
+            print(f"{r.way}: {r.findings[0]}{more}")
     if result.counts:
         print(result.counts)
     if not result.recommended:

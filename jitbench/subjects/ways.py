@@ -595,10 +595,12 @@ def kind_of(obj: Any) -> str:
         return NNX
     if kinds.is_eqx_module(obj):
         return EQX
-    if kinds.is_array(obj) or obj is None or isinstance(obj, bool | int | float | complex | str):
-        return f"a {type(obj).__name__}"
+    if kinds.is_array(obj):
+        return "an array"
+    if obj is None or isinstance(obj, bool | int | float | complex | str):
+        return f"a Python {type(obj).__name__}"
     if isinstance(obj, dict | list | tuple) and not kinds.is_named_tuple(obj):
-        return f"a {type(obj).__name__}"
+        return f"a Python {type(obj).__name__} (a pytree of JAX's own)"
     described = kinds.object_kind(obj)
     if described in ("flax.struct dataclass", "pytree dataclass", "pytree"):
         return PYTREE
