@@ -125,7 +125,7 @@ def _figure(row: WayRow, ranked_by: str) -> float | None:
 
 
 def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int,
-             repeat: int) -> WayRow:  # fmt: skip
+             repeat: int, cold_calls: int) -> WayRow:  # fmt: skip
     from jitbench.measure.timing import time_subject
     from jitbench.subjects.audit import audit_subject
     from jitbench.subjects.verdict import hazards
@@ -133,7 +133,7 @@ def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int
     code = way.code(names) if way.snippet else ""
     try:
         audit = audit_subject(subject, fields=fields, arrays=arrays)
-        timed = time_subject(subject, repeat=repeat, cold_calls=COLD_CALLS, after_runs=0,
+        timed = time_subject(subject, repeat=repeat, cold_calls=cold_calls, after_runs=0,
                              fields=fields, arrays=arrays)  # fmt: skip
     except JitbenchError as exc:
         return WayRow(way.name, way.caveat, code, reason=str(exc))
@@ -189,7 +189,7 @@ def _ranked(rows: list[WayRow], counted: bool) -> tuple[list[WayRow], str, str]:
 def advise_object(
     target: Target | str, *, call: str | None = None, inputs: str | None = None,
     fields: str | None = None, repeat: int = REPEAT, arrays: int = fieldlib.DEFAULT_ARRAYS,
-    instructions: bool = True, device: str = "cpu",
+    instructions: bool = True, device: str = "cpu", cold_calls: int = COLD_CALLS,
 ) -> Advice:  # fmt: skip
     """Every way of jitting ``target``'s call, measured alike, and the one to use.
 
@@ -197,7 +197,8 @@ def advise_object(
     (then ``call`` and ``inputs`` as :func:`~jitbench.targets.load_target` takes them,
     and the ways' instructions are counted where Valgrind is present and
     ``instructions``). ``fields``/``arrays`` choose the changes as the audit does,
-    ``repeat`` the samples per timing, ``device`` where a spec's target is built.
+    ``repeat`` the samples per cached and dispatch timing, ``cold_calls`` per cold one,
+    ``device`` where a spec's target is built.
     """
     from jitbench.subjects.ways import WaySubject, kind_of, names_of, unjitted, ways_for
 
@@ -225,7 +226,7 @@ def advise_object(
         except JitbenchError as exc:
             rows.append(WayRow(way.name, way.caveat, way.code(names), reason=str(exc)))
             continue
-        rows.append(_measure(subject, way, names, fields, arrays, repeat))
+        rows.append(_measure(subject, way, names, fields, arrays, repeat, cold_calls))
     counts = "instructions not counted: the target was handed over, not named by its spec"
     if spec is not None and instructions:
         rows, counts = _count(rows, spec, device, call, inputs)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from jitbench.advise import BY_TIME, advise_object
+from jitbench.advise import BY_COUNTS, BY_TIME, advise_object
 from jitbench.cli import main
 from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, unjitted, ways_for
 from jitbench.targets import load_target
@@ -16,12 +16,14 @@ from jitbench.targets import load_target
 SEED = "user_models:custom_class_target"
 EQX = ("equinox_mlp:mlp", "equinox_mlp:forward", "equinox_mlp:batch")
 EQX_FIELDS = "layers[0]."
-FLAX_FIELDS = r"use_running_average|linear_in\.linear\.w"
+FLAX_FIELDS = r"^linear_out\.bn\.use_running_average$|^linear_in\.linear\.w$"
 
 
 @functools.cache
 def _advice(spec: str, call: str | None = None, inputs: str | None = None, **kw):
-    return advise_object(spec, call=call, inputs=inputs, repeat=1, instructions=False, **kw)
+    return advise_object(
+        spec, call=call, inputs=inputs, repeat=1, cold_calls=1, instructions=False, **kw
+    )
 
 
 @pytest.fixture
@@ -104,6 +106,7 @@ def test_equinox_mlp_ways_with_figures(examples):
     assert "eqx.partition(model, eqx.is_array)" in rows["jax.jit over eqx.partition"].code
 
 
+@pytest.mark.slow  # builds flax's model ~40 times, a second each on CPU
 def test_flax_model_five_nnx_ways_and_jit_partial_s_hazard(examples):
     advice = _advice("flax_mlp:model", fields=FLAX_FIELDS)
     assert advice.kind == "nnx.Module"
@@ -161,3 +164,18 @@ def test_a_kind_with_no_alternative_is_one_line_exit_0(capsys):
     assert main(["advise", "user_models:array_target", "--no-count"]) == 0
     out = capsys.readouterr().out.strip()
     assert len(out.splitlines()) == 1 and "no way of jitting it other than" in out
+
+
+@pytest.mark.slow
+def test_counted_ways_are_ranked_by_instructions():
+    from jitbench.measure.counting import callgrind
+
+    reason = callgrind.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    advice = advise_object(SEED, repeat=1, cold_calls=1)
+    assert advice.counts == ""
+    assert advice.ranked_by == BY_COUNTS
+    assert all(r.call_instructions and r.dispatch_instructions for r in advice.rows)
+    assert advice.row(AS_WRITTEN).ratio == 1.0
+    assert advice.recommended in ("pytree registration", "helper function")
