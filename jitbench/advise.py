@@ -10,10 +10,11 @@ dispatch (:func:`~jitbench.measure.counting.instructions.count_rows`, one row pe
 way). A way that cannot be built (an attribute that cannot be static, a first call
 that raises) is a row saying why.
 
-The recommendation is the cheapest way that is never stale and never raises,
-ranked by instructions per cached call where every such way was counted, else by
-the cached call's median time (the advice says which); a faster way with a
-hazard is named with its caveat.
+The recommendation is the cheapest way that is never stale and never raises
+(of those, the ones with the fewest other hazards: a leak, a compile again),
+ranked by instructions per cached call where every such way was counted, else
+by the cached call's median time (the advice says which); a faster way with a
+hazard the recommended one has not is named with its caveat.
 """
 
 from __future__ import annotations
@@ -87,18 +88,30 @@ class Advice:
         return next(r for r in self.rows if r.way == way)
 
     def faster_hazardous(self) -> list[WayRow]:
-        """The ways cheaper than the recommended one that are stale or raise somewhere."""
+        """The ways cheaper than the recommended one that have a hazard it has not."""
         if not self.recommended:
             return []
-        best = _figure(self.row(self.recommended), self.ranked_by)
+        chosen = self.row(self.recommended)
+        best = _figure(chosen, self.ranked_by)
         return [
             r for r in self.rows
-            if r.built and not r.safe and (f := _figure(r, self.ranked_by)) is not None
-            and best is not None and f < best
+            if r.built and set(r.hazards) - set(chosen.hazards)
+            and (f := _figure(r, self.ranked_by)) is not None and best is not None and f < best
         ]  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Advice:
+        """The advice :meth:`to_dict` wrote (``jitbench advise --format json``'s output)."""
+        rows = []
+        for row in data["rows"]:
+            spreads = {k: Spread(**row[k]) if row[k] else None for k in ("cold", "cached",
+                                                                          "dispatch")}  # fmt: skip
+            lists = {k: tuple(row[k]) for k in ("hazards", "findings")}
+            rows.append(WayRow(**{**row, **spreads, **lists}))
+        return cls(**{**data, "rows": tuple(rows)})
 
 
 def hazards_of(result: AuditResult) -> tuple[str, ...]:
@@ -182,7 +195,8 @@ def _ranked(rows: list[WayRow], counted: bool) -> tuple[list[WayRow], str, str]:
         for r in rows
     ]  # fmt: skip
     candidates = [r for r in rows if r.safe and _figure(r, ranked_by) is not None]
-    best = min(candidates, key=lambda r: _figure(r, ranked_by) or 0.0, default=None)
+    # Fewer hazards first: a way that leaks or compiles again only where every safe way does.
+    best = min(candidates, key=lambda r: (len(r.hazards), _figure(r, ranked_by)), default=None)
     return rows, (best.way if best else ""), ranked_by
 
 

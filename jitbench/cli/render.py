@@ -221,14 +221,16 @@ def advice(result: Any, form: str) -> None:
         print("\nno way is free of stale results and errors: see the audit of each")
         return
     best = result.row(result.recommended)
-    print(f"\nrecommended: {best.way} (the cheapest never stale, never raising; "
-          f"ranked by {result.ranked_by})")  # fmt: skip
+    print(f"\nrecommended: {best.way} (the cheapest never stale, never raising"
+          f"{'' if best.hazards else ', no leak, no recompile'}; ranked by {result.ranked_by})")  # fmt: skip
     if best.hazards:
         print(f"  its hazards: {', '.join(best.hazards)}")
     if best.caveat:
         print(f"  caveat: {best.caveat}")
     if best.code:
         print(textwrap.indent(best.code, "    "))
+    else:
+        print("  keep the call as it is")
     for r in result.faster_hazardous():
         what = r.caveat or "the call as the user wrote it"
         print(f"faster, but {', '.join(r.hazards)}: {r.way}: {what}")
