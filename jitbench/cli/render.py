@@ -221,8 +221,9 @@ def advice(result: Any, form: str) -> None:
         print("\nno way is free of stale results and errors: see the audit of each")
         return
     best = result.row(result.recommended)
-    print(f"\nrecommended: {best.way} (the cheapest never stale, never raising"
-          f"{'' if best.hazards else ', no leak, no recompile'}; ranked by {result.ranked_by})")  # fmt: skip
+    clean = "" if best.hazards else ", no leak, no recompile"
+    print(f"\nrecommended: {best.way} (the cheapest never stale, never raising{clean}; "
+          f"ranked by {result.ranked_by})")  # fmt: skip
     if best.hazards:
         print(f"  its hazards: {', '.join(best.hazards)}")
     if best.caveat:

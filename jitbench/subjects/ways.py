@@ -536,8 +536,8 @@ NNX_WAYS = (
     ),
     Way(
         "nnx.jit(graph=False)",
-        "tree mode: the module must be a tree (no shared Variables or modules), and an "
-        "attribute changed in place is seen only as jit sees a pytree's",
+        "tree mode: the module must be a tree: a Variable or sub-module reachable from two "
+        "attributes (shared weights) makes the call raise",
         """
 {name} = nnx.jit({fn}, graph=False)
 {name}({var}{comma_args})
