@@ -585,9 +585,6 @@ out, state = {name}(graphdef, state{comma_args})   # nnx.update({var}, state) wh
     ),
 )
 
-ALL_WAYS = {w.name: w for w in (WRITTEN, *PLAIN_WAYS, *EQX_WAYS, *NNX_WAYS)}
-
-
 def kind_of(obj: Any) -> str:
     """The kind of object whose ways apply, or ``kinds.object_kind``'s words for one with
     none (an array, a number, a container: jit's own arguments already)."""
