@@ -229,8 +229,8 @@ class Way:
 
     ``build(obj, raw)`` returns ``bind``: ``bind(obj)`` gives the function to call and the
     arguments it takes before the call's inputs. ``convert`` turns a new instance into
-    the object the way calls (a registered subclass's), ``filtered`` says the way hashes
-    every non-array leaf (``eqx.filter_jit``). ``snippet`` is formatted with :class:`Names`.
+    the object the way calls (a registered subclass's). ``snippet`` is formatted with
+    :class:`Names`.
     """
 
     name: str
@@ -239,7 +239,6 @@ class Way:
     build: Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]] | None = None
     applies: Callable[[Any], str | None] = lambda obj: None
     convert: Callable[[Any], Callable[[Any], Any]] | None = None
-    filtered: bool = False
 
     def code(self, names: Names) -> str:
         """The snippet for this object's class and call."""
@@ -503,7 +502,6 @@ EQX_WAYS = (
 {name}({var}{comma_args})
 """,
         _filter_jit,
-        filtered=True,
     ),
     JIT_TAKING_OBJECT,
     Way(
@@ -585,6 +583,7 @@ out, state = {name}(graphdef, state{comma_args})   # nnx.update({var}, state) wh
     ),
 )
 
+
 def kind_of(obj: Any) -> str:
     """The kind of object whose ways apply, or ``kinds.object_kind``'s words for one with
     none (an array, a number, a container: jit's own arguments already)."""
@@ -614,8 +613,9 @@ def ways_for(kind: str) -> tuple[Way, ...]:
 class WaySubject(Walked):
     """The target's object called the way ``way`` jits it (see the module).
 
-    The scenario is the audit's; the oracle is the raw method (:func:`unjitted`) called
-    under ``jax.disable_jit()``. JitbenchError where the way cannot be built for it.
+    The scenario is the audit's, the same changes for every way; the oracle is the raw
+    method (:func:`unjitted`) called under ``jax.disable_jit()``. JitbenchError where the
+    way cannot be built for the object.
     """
 
     def __init__(self, target: Target, way: Way) -> None:
@@ -627,8 +627,9 @@ class WaySubject(Walked):
         self._bind = way.build(target.obj, self.raw) if way.build else None
         super().__init__(target)
         self.name = f"{target.name} ({way.name})"
-        if way is not WRITTEN:
-            self.filtered = way.filtered
+        # Every way plays the same changes: a number leaf is a traced value to give new
+        # values (a way that hashes it, as eqx.filter_jit does, compiles for each).
+        self.filtered = False
 
     def new(self, seed: int = 0) -> Any:
         made = super().new(seed)
