@@ -20,6 +20,7 @@ hazard the recommended one has not is named with its caveat.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
 
 from jitbench.errors import JitbenchError
@@ -160,9 +161,13 @@ def _count(rows: list[WayRow], spec: str, device: str, call: str | None,
     """The rows with their instructions where Valgrind counts here, and why not otherwise."""
     from jitbench.errors import NoFigure
     from jitbench.measure.counting import instructions
+    from jitbench.measure.counting.callgrind import unavailable_reason as callgrind_reason
 
     built = [r for r in rows if r.built]
     counted = [instructions.Row(spec, device, call=call, inputs=inputs, way=r.way) for r in built]
+    if callgrind_reason() is None:
+        print(f"jitbench: counting the instructions of {len(counted)} ways under Valgrind "
+              "(minutes; --no-count skips it)", file=sys.stderr, flush=True)  # fmt: skip
     try:
         found = instructions.count_rows(counted)
     except (NotImplementedError, JitbenchError) as exc:
