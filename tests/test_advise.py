@@ -184,3 +184,15 @@ def test_counted_ways_are_ranked_by_instructions(monkeypatch):
     assert all(r.call_instructions and r.dispatch_instructions for r in advice.rows)
     assert advice.row(AS_WRITTEN).ratio == 1.0
     assert advice.recommended in ("pytree registration", "helper function")
+
+
+def test_a_bound_method_jitted_in_init_is_left_out_of_every_way():
+    import user_models
+
+    target = load_target("user_models:bound_jit_target")
+    assert unjitted(target) is user_models.BoundJit.calc
+    advice = _advice("user_models:bound_jit_target")
+    rows = {r.way: r for r in advice.rows}
+    assert "stale" in rows[AS_WRITTEN].hazards
+    assert rows["pytree registration"].hazards == rows["helper function"].hazards == ()
+    assert "(o.x,), (o.mul,)" in rows["pytree registration"].code

@@ -120,8 +120,12 @@ def _holds_array(value: Any) -> bool:
 
 
 def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The attributes holding arrays (traced: a pytree's children) and the rest (static)."""
-    attributes = _attributes(obj) or []
+    """The attributes holding arrays (traced: a pytree's children) and the rest (static).
+
+    A jitted function the object holds (``self.calc = jax.jit(self.calc)``) is the user's
+    own jit, which the way replaces: it is left out (a new one per instance would be a
+    new static, and one bound to the object would keep it alive)."""
+    attributes = [(n, v) for n, v in _attributes(obj) or [] if not kinds.is_jitted(v)]
     children = tuple(n for n, v in attributes if _holds_array(v))
     return children, tuple(n for n, _ in attributes if n not in children)
 
