@@ -196,3 +196,27 @@ def test_a_bound_method_jitted_in_init_is_left_out_of_every_way():
     assert "stale" in rows[AS_WRITTEN].hazards
     assert rows["pytree registration"].hazards == rows["helper function"].hazards == ()
     assert "(o.x,), (o.mul,)" in rows["pytree registration"].code
+
+
+@pytest.mark.parametrize(
+    "spec, call, inputs",
+    [
+        (SEED, None, None),
+        ("user_models:mlp", "user_models:forward", "user_models:vector"),
+        ("user_models:linear", None, "user_models:vector"),
+        ("user_models:scaled", None, "user_models:vector"),
+    ],
+)
+def test_every_snippet_is_python_naming_the_user_s_call(spec, call, inputs):
+    import ast
+
+    from jitbench.subjects.ways import names_of
+
+    target = load_target(spec, call=call, inputs=inputs)
+    names = names_of(target, unjitted(target))
+    for way in ways_for(kind_of(target.obj))[1:]:
+        code = way.code(names)
+        ast.parse(code.replace("...", "pass"))
+        assert names.fn in code, way.name
+    if call is not None:  # a function's jitted twin has a name of its own: no recursion
+        assert names.name == "forward_jit"

@@ -76,7 +76,7 @@ class Names:
 
     cls: str
     fn: str  # the raw function as the user names it: Scaler.calc, forward
-    name: str  # the call's short name: calc, forward
+    name: str  # the jitted call's name: calc (a method's), forward_jit (a function's)
     args: str  # the call's arguments after the object: y / x, key
     var: str  # the object's name in the snippet: model, obj
     children: tuple[str, ...] = ()
@@ -95,8 +95,9 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     args += list(target.kwargs)
     if isinstance(target.call, str):
         fn, name = f"{cls}.{target.call}", target.call.strip("_") or "call"
-    else:
-        fn = name = getattr(raw, "__name__", "step")
+    else:  # the jitted function gets a name of its own: it calls the user's
+        fn = getattr(raw, "__name__", "step")
+        name = f"{fn}_jit"
     module = kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj)
     children, aux = split_attributes(obj) if _attributes(obj) is not None else ((), ())
     return Names(cls, fn, name, ", ".join(args), "model" if module else "obj", children, aux)
@@ -433,11 +434,16 @@ VALUE_HASH = Way(
     "the object is hashed at every call (its arrays' bytes copied to the host), and every "
     "object jit compiled for stays alive in its cache: memory grows with every new value",
     """
-@partial(jax.jit, static_argnums=0)   # on {fn}, with {cls} hashed by value:
-def __hash__(self):
-    return hash(<every field, arrays as .tobytes()>)
-def __eq__(self, other):
-    return <the same fields, compared>
+def _key(obj):   # every field, arrays by their shape, dtype and bytes
+    return tuple(
+        (leaf.shape, str(leaf.dtype), leaf.tobytes()) if hasattr(leaf, "tobytes") else leaf
+        for leaf in jax.tree_util.tree_leaves(vars(obj))
+    )
+
+{cls}.__hash__ = lambda self: hash(_key(self))
+{cls}.__eq__ = lambda self, other: type(other) is type(self) and _key(self) == _key(other)
+{name} = partial(jax.jit, static_argnums=0)({fn})   # the jit decorator removed from {fn}
+{name}({var}{comma_args})
 """,
     _value_hash,
     _value_hash_applies,
