@@ -6,7 +6,8 @@ in it comes from a file a clone has: the committed asv results (through
 ``jitbench report``'s own tables and ``jitbench.results``, asv's reader), the
 per-release audits in ``docs/history/`` (``docs/release_audits.py``), the
 validation summaries in ``docs/validation/`` and ``docs/counts/`` (``nox -s validate``), the
-async-dispatch probes in ``docs/async_dispatch/`` (``docs/async_dispatch.py``);
+async-dispatch probes in ``docs/async_dispatch/`` (``docs/async_dispatch.py``), the recorded
+``jitbench advise`` runs in ``docs/advise/`` (``docs/advise_examples.py``);
 the code listings and the audit come from the installed jitbench and JAX.
 Nothing in a page depends on where the clone lives. ``--check`` writes
 nothing and exits 1 when a page differs from what it would write.
@@ -690,6 +691,39 @@ def own_class_block() -> str:
     return "```\n$ PYTHONPATH=docs/examples jitbench " + shown + "\n" + out.strip() + "\n```"
 
 
+ADVICE = DOCS / "advise"
+
+
+def advise_block(name: str) -> str:
+    """``jitbench advise`` on one example, as it printed: the run recorded in
+    ``docs/advise/NAME.json`` (``docs/advise_examples.py``), rendered by the command's own
+    table (timings move from run to run; the recorded run is the page's)."""
+    import contextlib
+    import io
+
+    from jitbench.advise import Advice
+    from jitbench.cli import render
+
+    recorded = json.loads((ADVICE / f"{name}.json").read_text())
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        render.advice(Advice.from_dict(recorded["advice"]), "table")
+    return (
+        f"JAX {recorded['jax']}, recorded with `python docs/advise_examples.py {name}`:\n\n"
+        f"```\n$ {recorded['command']}\n{shown.getvalue().strip()}\n```"
+    )
+
+
+def advise_seed_block() -> str:
+    """``jitbench advise`` on the seed's class (``partial(jax.jit, static_argnums=0)``)."""
+    return advise_block("seed_class")
+
+
+def advise_flax_block() -> str:
+    """``jitbench advise`` on flax's own benchmark model (docs/examples/flax_mlp.py)."""
+    return advise_block("flax_mlp")
+
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -781,6 +815,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),
     "docs/validation.md": ("validation", "async-dispatch"),
+    "docs/advise.md": ("advise-seed", "advise-flax"),
     "docs/testing.md": (),  # written by hand: its example is tests/test_testing.py's project
     "docs/counting.md": ("caller-depth", "counted-depth"),
 }
@@ -812,6 +847,8 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "instances": lambda: instances_block(runs),
         "caller-depth": lambda: caller_depth_block(runs),
         "counted-depth": lambda: counted_depth_block(runs),
+        "advise-seed": advise_seed_block,
+        "advise-flax": advise_flax_block,
     }
     pages = {}
     for page, names in PAGES.items():

@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jitbench.advise import Advice
     from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
     from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
     from jitbench.measure.timing import Timings
@@ -61,6 +62,7 @@ __all__ = [
     "StrategyUnavailable",
     "Target",
     "Template",
+    "advise_object",
     "arrays_of",
     "audit",
     "audit_object",
@@ -114,6 +116,14 @@ def audit_object(target: Target, **kwargs: Any) -> AuditResult:
     from jitbench.subjects.audit import audit_object as run_audit
 
     return run_audit(target, **kwargs)
+
+
+def advise_object(target: Target | str, **kwargs: Any) -> Advice:
+    """Every way of jitting a user's call, measured alike, and the one to use (imports JAX);
+    see :func:`jitbench.advise.advise_object`."""
+    from jitbench.advise import advise_object as run_advice
+
+    return run_advice(target, **kwargs)
 
 
 def time_object(target: Target, **kwargs: Any) -> Timings:

@@ -23,7 +23,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 NAMES = list(jitbench.STRATEGIES)
 ALL_NAMES = ", ".join(NAMES)
-COMMANDS = ("strategies", "show", "audit", "time", "report", "compare", "init", "validate")
+COMMANDS = (
+    "strategies",
+    "show",
+    "audit",
+    "time",
+    "advise",
+    "report",
+    "compare",
+    "init",
+    "validate",
+)
 # What the audit runs by default: the strategies the installed packages serve.
 AVAILABLE = [name for name in NAMES if below_minimum(name) is None]
 AOT_DIFFER = (

@@ -206,3 +206,31 @@ def slotted() -> Slotted:
 
 def scalar() -> float:
     return 1.5
+
+
+# --- An array handed over as the object: jit's own argument already ---------------------------
+
+
+@jax.jit
+def total(x):
+    return jnp.sum(x * x)
+
+
+def array_target() -> jitbench.Target:
+    return jitbench.Target(_x(), call=total)
+
+
+# --- The README's trap: the bound method jitted in __init__ -----------------------------------
+
+
+class BoundJit:
+    def __init__(self, x, mul):
+        self.x, self.mul = x, mul
+        self.calc = jax.jit(self.calc)
+
+    def calc(self, y):
+        return self.x * y if self.mul else y
+
+
+def bound_jit_target() -> jitbench.Target:
+    return jitbench.Target(BoundJit(_x(), True), (vector(),), call="calc")

@@ -9,6 +9,11 @@ it measures the built-in strategies (cold, cached, dispatch)::
     PYTHONPATH=docs/examples jitbench time flax_mlp:jit_partial
     PYTHONPATH=docs/examples jitbench time flax_mlp:split_state
 
+``model`` is the model itself, for ``jitbench advise`` to build each way of jitting its
+call from it (``nnx.jit``, tree mode, ``jit_partial``, ``cached_partial``, split/merge)::
+
+    PYTHONPATH=docs/examples jitbench advise flax_mlp:model
+
 The model is flax's, line for line (it needs optax, which flax installs).
 ``WIDTH`` and ``DEPTH`` are flax's defaults.
 """
@@ -62,6 +67,15 @@ class MLP(nnx.Module):
         for layer in self.intermediates:
             x = nnx.relu(layer(x))
         return self.linear_out(x)
+
+
+BATCH = 16
+
+
+def model() -> Target:
+    """flax's MLP (depth 5, width 32) called on a batch, as it comes: no jit of its own."""
+    mlp = MLP(din=1, dhidden=WIDTH, dout=1, depth=DEPTH, rngs=nnx.Rngs(0))
+    return Target(mlp, (jnp.linspace(-1.0, 1.0, BATCH).reshape(BATCH, 1),))
 
 
 def _model_and_optimizer() -> tuple[MLP, nnx.Optimizer]:

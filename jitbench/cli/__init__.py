@@ -183,6 +183,20 @@ def _cmd_time(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_advise(args: argparse.Namespace) -> int:
+    from jitbench.advise import advise_object
+    from jitbench.cli import render
+
+    if args.target is None:
+        raise JitbenchError("give a TARGET: package.module:factory returning your object")
+    advice = advise_object(
+        args.target, call=args.call, inputs=args.inputs, fields=args.fields,
+        repeat=args.repeat, instructions=not args.no_count, device=args.device,
+    )  # fmt: skip
+    render.advice(advice, args.format)
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from jitbench import extras
 
@@ -331,6 +345,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", type=_choice("format", FORMATS), default="table", help="output format"
     )
 
+    p = sub.add_parser(
+        "advise", help="every way of jitting your object's call, measured alike, and the best"
+    )
+    _target_options(p)
+    p.add_argument(
+        "--device", type=_choice("device", DEVICE_SPECS), default="cpu",
+        help="the device TARGET's factory builds on (made JAX's default)",
+    )  # fmt: skip
+    p.add_argument(
+        "--repeat", type=_positive_int, default=REPEAT, help=f"samples per timing ({REPEAT})"
+    )
+    p.add_argument(
+        "--format", type=_choice("format", FORMATS), default="table", help="output format"
+    )
+    p.add_argument(
+        "--no-count", action="store_true",
+        help="no instruction counts (Valgrind, a minute or more), rank by time",
+    )  # fmt: skip
+
     p = sub.add_parser("report", help="tables and plots from asv results")
     _results_options(p)
     p.add_argument("--commit", help="this commit or hash prefix (default: newest per machine)")
@@ -406,6 +439,7 @@ _COMMANDS = {
     "show": _cmd_show,
     "audit": _cmd_audit,
     "time": _cmd_time,
+    "advise": _cmd_advise,
     "report": _cmd_report,
     "compare": _cmd_compare,
     "validate": _cmd_validate,

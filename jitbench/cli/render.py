@@ -158,3 +158,80 @@ def timings(result: Any, form: str, repeat: int) -> None:
 def _mark(outcome: str) -> str:
     """The result column of a timed step: blank for a correct one."""
     return {"": "", "correct": "", "stale": "STALE", "error": "raised", "n/a": "n/a"}[outcome]
+
+
+ADVICE_COLUMNS = ("way", "hazards", "compiles", "cold first call", "cached call", "dispatch",
+                  "instructions/call", "instructions/dispatch", "vs as written")  # fmt: skip
+
+
+def _count(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _median(figure: Any) -> str:
+    if figure is None:
+        return "-"
+    scale, unit = (1e3, "ms") if figure.median >= 1e-3 else (1e6, "us")
+    return f"{figure.median * scale:.1f} {unit}"
+
+
+def advice(result: Any, form: str) -> None:
+    """``jitbench advise``'s rows (one per way), the recommended way and its code."""
+    if form == "json":
+        as_json(result.to_dict())
+        return
+    if form == "csv":
+        writer = csv.writer(sys.stdout)
+        writer.writerow(["target", "device", "way", "reason", "hazards", "compiles", "cold_s",
+                         "cached_s", "dispatch_s", "call_instructions",
+                         "dispatch_instructions", "ratio", "recommended"])  # fmt: skip
+        for r in result.rows:
+            times = [f.median if f else "" for f in (r.cold, r.cached, r.dispatch)]
+            counts = [
+                "" if c is None else c
+                for c in (r.call_instructions, r.dispatch_instructions, r.ratio)
+            ]
+            writer.writerow([result.target, result.device, r.way, r.reason, " ".join(r.hazards),
+                             "" if r.compiles is None else r.compiles, *times, *counts,
+                             r.way == result.recommended])  # fmt: skip
+        return
+    if result.note:
+        print(result.note)
+        return
+    print(f"ways of jitting {result.target} ({result.kind}, call {result.call}) on "
+          f"{result.device}")  # fmt: skip
+    print("each way audited (the same scenario, the oracle the raw call without jit) and "
+          "timed: medians\n")  # fmt: skip
+    rows = [
+        [r.way, " ".join(r.hazards) or "none", r.compiles, _median(r.cold), _median(r.cached),
+         _median(r.dispatch), _count(r.call_instructions), _count(r.dispatch_instructions),
+         "-" if r.ratio is None else f"{r.ratio:.2f}x"]
+        for r in result.rows if r.built
+    ]  # fmt: skip
+    table(rows, ADVICE_COLUMNS)
+    for r in result.rows:
+        if not r.built:
+            print(f"not built: {r.way}: {r.reason}")
+        elif r.hazards:
+            more = f" (and {len(r.findings) - 1} more)" if len(r.findings) > 1 else ""
+            print(f"{r.way}: {r.findings[0]}{more}")
+    if result.counts:
+        print(result.counts)
+    if not result.recommended:
+        print("\nno way is free of stale results and errors: see the audit of each")
+        return
+    best = result.row(result.recommended)
+    clean = "" if best.hazards else ", no leak, no recompile"
+    print(f"\nrecommended: {best.way} (the cheapest never stale, never raising{clean}; "
+          f"ranked by {result.ranked_by})")  # fmt: skip
+    if best.hazards:
+        print(f"  its hazards: {', '.join(best.hazards)}")
+    if best.caveat:
+        print(f"  caveat: {best.caveat}")
+    if best.code:
+        print(textwrap.indent(best.code, "    "))
+    else:
+        print("  keep the call as it is")
+    for r in result.faster_hazardous():
+        what = r.caveat or "the call as the user wrote it"
+        print(f"faster, but {', '.join(r.hazards)}: {r.way}: {what}")

@@ -42,7 +42,9 @@ _reported: set[str] = set()
 @dataclasses.dataclass(frozen=True)
 class Row:
     """What a row measures: ``subject``, a built-in strategy at ``size`` and ``shape``, or a
-    target (``package.module:factory``, ``size`` None: it brings its own), on ``device``.
+    target (``package.module:factory``, ``size`` None: it brings its own), on ``device``;
+    ``way``: a target called one of the ways ``jitbench advise`` compares
+    (:mod:`jitbench.subjects.ways`) instead of as written.
 
     A target's ``call`` and ``inputs`` override its factory's, as ``jitbench audit``'s
     ``--call`` and ``--inputs`` do (see :func:`jitbench.targets.load_target`).
@@ -54,6 +56,7 @@ class Row:
     shape: Shape = DEFAULT_SHAPE
     call: str | None = None
     inputs: str | None = None
+    way: str | None = None
 
     def load(self) -> Subject:
         """The subject; NotImplementedError (asv: n/a) where it cannot run here."""
@@ -62,11 +65,16 @@ class Row:
             strategy.check_available()
             placement = resolve(self.device)
             return Generated(strategy, placement, self.size or DEFAULT_SIZE, self.shape)
-        _use_device(self.device)
+        use_device(self.device)
         reason = target_problems([self.subject]).get(self.subject)
         if reason is not None:
             raise JitbenchError(reason)
-        return subject_of(load_target(self.subject, call=self.call, inputs=self.inputs))
+        target = load_target(self.subject, call=self.call, inputs=self.inputs)
+        if self.way is not None:
+            from jitbench.subjects.ways import way_subject
+
+            return way_subject(target, self.way)
+        return subject_of(target)
 
     def to_json(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "shape": dataclasses.asdict(self.shape)}
@@ -76,7 +84,7 @@ class Row:
         return cls(**{**data, "shape": Shape(**data["shape"])})
 
 
-def _use_device(device: str) -> None:
+def use_device(device: str) -> None:
     """Make ``device`` JAX's default: a target's factory places its arrays there itself."""
     import jax
 
@@ -119,22 +127,17 @@ def target_problems(specs: Sequence[str]) -> dict[str, str]:
 
 
 def call_code(subject: Subject, obj: Any) -> tuple[str, dict[str, Any]]:
-    """The subject's call on ``obj`` as one expression and the names it reads: what a user
-    writes (``obj.calc(x0)``, ``function(obj, x0, key=k0)``; for a strategy that names a
-    function, ``function(s0, a0, x0)`` on the object's fields, no object), so that code
-    compiled from it does what the user's loop does and nothing else."""
-    target = subject.target
-    names = {"obj": obj, **{f"x{i}": value for i, value in enumerate(target.inputs)}}
-    names.update({f"k{i}": value for i, value in enumerate(target.kwargs.values())})
-    args = [f"x{i}" for i in range(len(target.inputs))]
-    args += [f"{key}=k{i}" for i, key in enumerate(target.kwargs)]
-    if isinstance(target.call, str):
-        return f"obj.{target.call}({', '.join(args)})", names
+    """The subject's call on ``obj`` as one expression and the names it reads (see
+    :meth:`~jitbench.subjects.subject.Subject.code`: the subject's own call, or a way's); for a
+    strategy that names a function, ``function(s0, a0, x0)`` on the object's fields, no object."""
     if isinstance(subject, Generated) and subject.strategy.function:
+        target = subject.target
+        names = {f"x{i}": value for i, value in enumerate(target.inputs)}
         function, fields = free_arguments(subject.strategy, obj)
         names.update(fields, function=function)
-        return f"function({', '.join([*fields, *args])})", names
-    return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}
+        args = [*fields, *(f"x{i}" for i in range(len(target.inputs)))]
+        return f"function({', '.join(args)})", names
+    return subject.code(obj)
 
 
 def compiled(source: str, names: dict[str, Any], what: str) -> Any:

@@ -4,5 +4,6 @@
 built, called and changed, and its oracle), ``scenario`` (what a user does to
 an object, step by step, and the call right after a change), ``audit`` (what
 jit's cache did at each step), ``verdict`` (the hazards in words, and the
-built-in strategy the object behaves like).
+built-in strategy the object behaves like), ``ways`` (every way of jitting a
+user's call, each a subject built from the user's object: ``jitbench advise``).
 """

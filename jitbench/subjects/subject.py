@@ -83,6 +83,19 @@ class Subject:
         """The subject's call on ``obj``, as a function of no arguments."""
         return self.target.function_of(obj)
 
+    def code(self, obj: Any) -> tuple[str, dict[str, Any]]:
+        """The call on ``obj`` as one expression and the names it reads: what a user writes
+        (``obj.calc(x0)``, ``function(obj, x0, key=k0)``), so that code compiled from it
+        does what the user's loop does and nothing else."""
+        target = self.target
+        names = {"obj": obj, **{f"x{i}": value for i, value in enumerate(target.inputs)}}
+        names.update({f"k{i}": value for i, value in enumerate(target.kwargs.values())})
+        args = [f"x{i}" for i in range(len(target.inputs))]
+        args += [f"{key}=k{i}" for i, key in enumerate(target.kwargs)]
+        if isinstance(target.call, str):
+            return f"obj.{target.call}({', '.join(args)})", names
+        return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}
+
     def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
         """The fields of ``obj`` the scenario may change, and what it leaves out (why)."""
         raise NotImplementedError

@@ -84,7 +84,8 @@ class Row:
     ``calibrated`` runs a slowed row's calibration first and plants nothing:
     the unslowed row a slowed one is judged against, with the same calls
     before its count (a count moves a little with what its process ran before).
-    A target's ``call`` and ``inputs`` (specs, or a method name) override its factory's.
+    A target's ``call`` and ``inputs`` (specs, or a method name) override its factory's;
+    ``way`` counts it called one of ``jitbench advise``'s ways.
     ``depth`` nests the generated class (``Shape.depth``); ``frames`` calls the counted
     loop through that many more frames; ``tracebacks`` False counts with JAX's
     traceback capture off (:func:`jitbench.measure.counting.worker.tracebacks`).
@@ -101,6 +102,7 @@ class Row:
     depth: int = 0
     frames: int = 0
     tracebacks: bool = True
+    way: str | None = None
 
     @property
     def case(self) -> CaseRow:
@@ -109,7 +111,9 @@ class Row:
         from jitbench.strategies.codegen import Shape
 
         shape = Shape(depth=self.depth)
-        return CaseRow(self.subject, self.device, self.size, shape, self.call, self.inputs)
+        return CaseRow(
+            self.subject, self.device, self.size, shape, self.call, self.inputs, way=self.way
+        )
 
 
 @dataclasses.dataclass(frozen=True)

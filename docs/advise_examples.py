@@ -1,0 +1,48 @@
+"""Record ``jitbench advise`` on the docs' examples, for docs/advise.md's generated blocks.
+
+    python docs/advise_examples.py
+
+Each example's advice is written as JSON to ``docs/advise/NAME.json`` with the
+command that made it and the JAX release; ``docs/make_readme.py`` renders the
+committed files (timings move from run to run, so the page shows a recorded run).
+Instructions are counted where Valgrind is present (minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "advise"
+# Each example: its file's name, the folder on PYTHONPATH, and the command's arguments.
+EXAMPLES = {
+    "seed_class": ("tests", ["user_models:custom_class_target"]),
+    "flax_mlp": ("docs/examples", ["flax_mlp:model"]),
+}
+
+
+def record(name: str) -> Path:
+    """Run the example's ``jitbench advise --format json`` and write its file."""
+    import jax
+
+    folder, args = EXAMPLES[name]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / folder)}
+    done = subprocess.run(
+        [sys.executable, "-m", "jitbench", "advise", *args, "--format", "json"],
+        capture_output=True, text=True, check=True, env=env, cwd=ROOT,
+    )  # fmt: skip
+    command = f"PYTHONPATH={folder} jitbench advise {' '.join(args)}"
+    data = {"command": command, "jax": jax.__version__, "advice": json.loads(done.stdout)}
+    OUT.mkdir(exist_ok=True)
+    path = OUT / f"{name}.json"
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
+
+
+if __name__ == "__main__":
+    for example in sys.argv[1:] or EXAMPLES:
+        print(record(example))

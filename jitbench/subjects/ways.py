@@ -1,0 +1,701 @@
+"""Ways of jitting a user's call, each built from the user's own object and method.
+
+``jitbench advise`` measures every way that applies to an object's kind the same
+way (:mod:`jitbench.advise`). A :class:`Way` names what the user writes, says in
+plain words what it costs them (its caveat), renders the code to write with the
+object's class and method names, and tells why it cannot be built for an object
+(``applies``). A :class:`WaySubject` is a :class:`~jitbench.subjects.subject.Walked`
+subject whose call is the way's: the same scenario plays on it (the object's
+fields walked and changed as its users change them), and its oracle is the raw
+method (:func:`unjitted`) called under ``jax.disable_jit()``, whatever the way.
+
+The ways, by kind of object:
+
+* ``nnx.Module``: ``nnx.jit``, ``nnx.jit(..., graph=False)`` (where the installed flax
+  has it), ``nnx.jit_partial`` and ``nnx.cached_partial`` (built once per model), and
+  ``jax.jit`` over ``nnx.split``/``nnx.merge`` (split once per model, the state fed back);
+* ``eqx.Module``: ``eqx.filter_jit``, ``jax.jit`` with the module as a pytree argument
+  (where every leaf is an array or a number), ``jax.jit`` over ``eqx.partition`` made once
+  per model (the static part a static argument, hashed as equinox hashes it);
+* a registered pytree (``register_dataclass``, ``flax.struct``, ``register_pytree_node_class``,
+  an ``eqx.Module``): ``jax.jit`` of a function taking the object, and a static argument
+  hashed by value (for comparison);
+* a plain class: registered as a pytree (array attributes its children, the rest its
+  auxiliary data, registered on a subclass made here so the user's class never
+  changes), a helper function taking the flags as static arguments and the arrays as
+  arguments, and a static ``self`` hashed by value.
+
+Every kind also has the call as written: the row the others are compared with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import operator
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from jitbench.errors import JitbenchError
+from jitbench.subjects.subject import Outcome, Walked, error_text, same_result
+from jitbench.targets import Target, kinds
+from jitbench.targets import fields as fieldlib
+
+AS_WRITTEN = "as written"
+# The kinds of object that have ways (kinds.object_kind's words, and "plain class").
+NNX, EQX, PYTREE, PLAIN = "nnx.Module", "eqx.Module", "registered pytree", "plain class"
+
+# A built way: the function to call and the arguments it takes before the call's inputs.
+Bound = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def unjitted(target: Target) -> Callable[..., Any]:
+    """The raw function under the target's call, taking the object first: a method's
+    function with its jit wrapper removed (``jax.jit``, ``partial(jax.jit,
+    static_argnums=0)``, ``eqx.filter_jit``, ``nnx.jit``: all keep it as ``__wrapped__``),
+    or the function called as ``call(obj, *inputs)`` unwrapped the same way."""
+    call = target.call
+    if isinstance(call, str):
+        found = inspect.getattr_static(type(target.obj), call, None)
+        if isinstance(found, staticmethod | classmethod) or found is None:
+            raise JitbenchError(
+                f"call {call!r} of target {target.name!r} is no method of its class "
+                f"{type(target.obj).__name__}: give --call a function taking the object"
+            )
+        call = found
+    while hasattr(call, "__wrapped__"):
+        call = call.__wrapped__
+    return call
+
+
+@dataclasses.dataclass(frozen=True)
+class Names:
+    """What a way's code snippet reads: the class, the call and its arguments."""
+
+    cls: str
+    fn: str  # the raw function as the user names it: Scaler.calc, forward
+    name: str  # the jitted call's name: calc (a method's), forward_jit (a function's)
+    args: str  # the call's arguments after the object: y / x, key
+    var: str  # the object's name in the snippet: model, obj
+    children: tuple[str, ...] = ()
+    aux: tuple[str, ...] = ()
+
+
+def names_of(target: Target, raw: Callable[..., Any]) -> Names:
+    """The names the snippets use, from the object's class and the raw call's signature."""
+    obj = target.obj
+    cls = type(obj).__name__
+    try:
+        params = list(inspect.signature(raw).parameters)[1:]
+    except (TypeError, ValueError):
+        params = []
+    args = params[: len(target.inputs)] or [f"x{i}" for i in range(len(target.inputs))]
+    args += list(target.kwargs)
+    if isinstance(target.call, str):
+        fn, name = f"{cls}.{target.call}", target.call.strip("_") or "call"
+    else:  # the jitted function gets a name of its own: it calls the user's
+        fn = getattr(raw, "__name__", "step")
+        name = f"{fn}_jit"
+    module = kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj)
+    children, aux = split_attributes(obj) if _attributes(obj) is not None else ((), ())
+    return Names(cls, fn, name, ", ".join(args), "model" if module else "obj", children, aux)
+
+
+# --- A plain object's attributes: arrays as children, the rest as auxiliary data -------------
+
+
+def _attributes(obj: Any) -> list[tuple[str, Any]] | None:
+    """The object's own attributes (``__dict__`` or slots), or None for no class instance."""
+    found = fieldlib.children(obj)
+    if found is None or not all(key[0] == "attr" for key, _, _ in found):
+        return None
+    return [(key[1], value) for key, _, value in found]
+
+
+def _holds_array(value: Any) -> bool:
+    import jax
+
+    return any(kinds.is_array(leaf) for leaf in jax.tree_util.tree_leaves(value))
+
+
+def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The attributes holding arrays (traced: a pytree's children) and the rest (static).
+
+    A jitted function the object holds (``self.calc = jax.jit(self.calc)``) is the user's
+    own jit, which the way replaces: it is left out (a new one per instance would be a
+    new static, and one bound to the object would keep it alive)."""
+    attributes = [(n, v) for n, v in _attributes(obj) or [] if not kinds.is_jitted(v)]
+    children = tuple(n for n, v in attributes if _holds_array(v))
+    return children, tuple(n for n, _ in attributes if n not in children)
+
+
+def _unhashable(obj: Any, names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = getattr(obj, name)
+        try:
+            hash(value)
+        except TypeError:
+            return f"its attribute {name!r} holds a {type(value).__name__}, which is unhashable"
+    return None
+
+
+def _rebuilt(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """An instance of ``cls`` with these attribute values, its ``__init__`` not run."""
+    obj = object.__new__(cls)
+    for name, value in zip(names, values, strict=True):
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function reading these attributes as a tuple (what a method writes: self.x)."""
+    if not names:
+        return lambda obj: ()
+    if len(names) == 1:
+        (name,) = names
+        return lambda obj: (getattr(obj, name),)
+    return operator.attrgetter(*names)
+
+
+def _registered(cls: type, children: tuple[str, ...], aux: tuple[str, ...]) -> type:
+    """A subclass of ``cls`` registered as a pytree (``cls`` itself stays as it is)."""
+    import jax
+
+    sub = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__})
+    get_children, get_aux = _getter(children), _getter(aux)
+    names = (*children, *aux)
+    jax.tree_util.register_pytree_node(
+        sub,
+        lambda obj: (get_children(obj), get_aux(obj)),
+        lambda values, leaves: _rebuilt(sub, names, (*leaves, *values)),
+    )
+    return sub
+
+
+# --- Per-object state a way builds once (a partial, a split) --------------------------------
+
+
+class PerObject:
+    """What a way builds once per object (``make(obj)``), forgotten when the object goes."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        self.make, self.built = make, {}
+
+    def __call__(self, obj: Any) -> Any:
+        key = id(obj)
+        if key not in self.built:
+            self.built[key] = self.make(obj)
+            weakref.finalize(obj, self.built.pop, key, None)
+        return self.built[key]
+
+
+class _ValueKey:
+    """The object as a static argument hashed and compared by its values: every field the
+    walk finds, arrays by their shape, dtype and bytes (what a value ``__hash__`` reads)."""
+
+    __slots__ = ("fields", "obj")
+
+    def __init__(self, obj: Any, found: list[fieldlib.Field]) -> None:
+        self.obj, self.fields = obj, found
+
+    def key(self) -> tuple[Any, ...]:
+        from jitbench.targets import edit
+
+        values = []
+        for field in self.fields:
+            value = edit.get_field(self.obj, field)
+            if kinds.is_array(value):
+                value = (value.shape, str(value.dtype), bytes(memoryview(_host(value))))
+            values.append(value)
+        return type(self.obj), tuple(values)
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ValueKey) and self.key() == other.key()
+
+
+def _host(value: Any) -> Any:
+    import numpy as np
+
+    return np.ascontiguousarray(np.asarray(value))
+
+
+# --- The ways --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Way:
+    """One way of jitting the call: what it is, why it cannot be built for an object,
+    how it is built, what it costs its user, and the code to write.
+
+    ``build(obj, raw)`` returns ``bind``: ``bind(obj)`` gives the function to call and the
+    arguments it takes before the call's inputs. ``convert`` turns a new instance into
+    the object the way calls (a registered subclass's). ``snippet`` is formatted with
+    :class:`Names`.
+    """
+
+    name: str
+    caveat: str
+    snippet: str
+    build: Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]] | None = None
+    applies: Callable[[Any], str | None] = lambda obj: None
+    convert: Callable[[Any], Callable[[Any], Any]] | None = None
+
+    def code(self, names: Names) -> str:
+        """The snippet for this object's class and call."""
+        fields = {f.name: getattr(names, f.name) for f in dataclasses.fields(names)}
+        fields["args"] = fields["args"] or ""
+        fields["comma_args"] = f", {names.args}" if names.args else ""
+        fields["children_of"] = _tuple(f"o.{n}" for n in names.children)
+        fields["aux_of"] = _tuple(f"o.{n}" for n in names.aux)
+        fields["self_children"] = _tuple(f"self.{n}" for n in names.children)
+        fields["self_aux"] = _tuple(f"self.{n}" for n in names.aux)
+        fields["set_children"] = _tuple(f"obj.{n}" for n in names.children)
+        fields["set_aux"] = _tuple(f"obj.{n}" for n in names.aux)
+        fields["bare_children"] = _tuple(names.children)
+        fields["bare_aux"] = _tuple(names.aux)
+        return self.snippet.format(**fields).strip("\n")
+
+
+def _tuple(items: Any) -> str:
+    items = list(items)
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _jit_taking_object(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import jax
+
+    jitted = jax.jit(raw)
+    return lambda o: (jitted, (o,))
+
+
+def _value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import jax
+
+    jitted = jax.jit(lambda key, *args, **kwargs: raw(key.obj, *args, **kwargs), static_argnums=0)
+    walked = fieldlib.walk(obj)[0]
+    return lambda o: (jitted, (_ValueKey(o, walked),))
+
+
+def _value_hash_applies(obj: Any) -> str | None:
+    from jitbench.targets import edit
+
+    for field in fieldlib.walk(obj)[0]:
+        value = edit.get_field(obj, field)
+        if not kinds.is_array(value):
+            try:
+                hash(value)
+            except TypeError:
+                return f"its field {field.path!r} holds a {type(value).__name__}: unhashable"
+    return None
+
+
+def _leaves_traceable(obj: Any) -> str | None:
+    """Why ``jax.jit`` cannot take the object as an argument: a leaf it cannot trace."""
+    import jax
+
+    leaves = jax.tree_util.tree_flatten_with_path(obj)[0]
+    bad = [
+        jax.tree_util.keystr(path) for path, leaf in leaves
+        if not (kinds.is_array(leaf) or kinds.is_number(leaf))
+    ]  # fmt: skip
+    if not bad:
+        return None
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    return (
+        f"leaves {', '.join(bad[:3])}{more} are neither arrays nor numbers: jax.jit cannot "
+        "take them as arguments (a static field, or a filter, keeps them out)"
+    )
+
+
+def _plain_applies(obj: Any) -> str | None:
+    if _attributes(obj) is None:
+        return f"a {type(obj).__name__} has no attributes of its own to split"
+    children, aux = split_attributes(obj)
+    if not children:
+        return "no attribute holds an array: nothing to trace"
+    return _unhashable(obj, aux)
+
+
+def _plain_pytree(obj: Any) -> Callable[[Any], Any]:
+    children, aux = split_attributes(obj)
+    sub = _registered(type(obj), children, aux)
+    names = (*children, *aux)
+    return lambda o: _rebuilt(sub, names, tuple(getattr(o, n) for n in names))
+
+
+def _helper(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import jax
+
+    children, aux = split_attributes(obj)
+    cls, names = type(obj), (*children, *aux)
+
+    @functools.partial(jax.jit, static_argnums=0)
+    def helper(statics: tuple[Any, ...], arrays: tuple[Any, ...], *args: Any, **kwargs: Any) -> Any:
+        return raw(_rebuilt(cls, names, (*arrays, *statics)), *args, **kwargs)
+
+    get_children, get_aux = _getter(children), _getter(aux)
+
+    def bind(o: Any) -> Bound:
+        def method(*args: Any, **kwargs: Any) -> Any:  # the method's body: self.x, self.mul
+            return helper(get_aux(o), get_children(o), *args, **kwargs)
+
+        return method, ()
+
+    return bind
+
+
+def _filter_jit(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import equinox as eqx
+
+    jitted = eqx.filter_jit(raw)
+    return lambda o: (jitted, (o,))
+
+
+def _partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import equinox as eqx
+    import jax
+
+    @functools.partial(jax.jit, static_argnums=1)
+    def step(params: Any, static: Any, *args: Any, **kwargs: Any) -> Any:
+        return raw(eqx.combine(params, static), *args, **kwargs)
+
+    parts = PerObject(lambda o: eqx.partition(o, eqx.is_array))
+    return lambda o: (step, parts(o))
+
+
+def _nnx_jit(graph: bool | None) -> Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]]:
+    def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+        from flax import nnx
+
+        jitted = nnx.jit(raw) if graph is None else nnx.jit(raw, graph=graph)
+        return lambda o: (jitted, (o,))
+
+    return build
+
+
+def _tree_mode_applies(obj: Any) -> str | None:
+    from flax import nnx
+
+    if "graph" in inspect.signature(nnx.jit).parameters:
+        return None
+    import flax
+
+    return f"flax {flax.__version__}'s nnx.jit has no graph=False (tree mode): a newer flax has"
+
+
+def _jit_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    from flax import nnx
+
+    partials = PerObject(lambda o: nnx.jit_partial(raw, o, graph=False))
+    return lambda o: (partials(o), ())
+
+
+def _cached_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    from flax import nnx
+
+    jitted = nnx.jit(raw)
+    partials = PerObject(lambda o: nnx.cached_partial(jitted, o))
+    return lambda o: (partials(o), ())
+
+
+def _split_merge(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import jax
+    from flax import nnx
+
+    @jax.jit
+    def step(graphdef: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+        model = nnx.merge(graphdef, state)
+        out = raw(model, *args, **kwargs)
+        return out, nnx.state(model)
+
+    def split(o: Any) -> Callable[..., Any]:
+        graphdef, first = nnx.split(o)
+        held = [first]
+
+        def call(*args: Any, **kwargs: Any) -> Any:  # the user's loop: the state fed back
+            out, held[0] = step(graphdef, held[0], *args, **kwargs)
+            return out
+
+        return call
+
+    calls = PerObject(split)
+    return lambda o: (calls(o), ())
+
+
+WRITTEN = Way(AS_WRITTEN, "", "")
+
+VALUE_HASH = Way(
+    "static self, value hash",
+    "the object is hashed at every call (its arrays' bytes copied to the host), and every "
+    "object jit compiled for stays alive in its cache: memory grows with every new value",
+    """
+def _key(obj):   # every field, arrays by their shape, dtype and bytes
+    return tuple(
+        (leaf.shape, str(leaf.dtype), leaf.tobytes()) if hasattr(leaf, "tobytes") else leaf
+        for leaf in jax.tree_util.tree_leaves(vars(obj))
+    )
+
+{cls}.__hash__ = lambda self: hash(_key(self))
+{cls}.__eq__ = lambda self, other: type(other) is type(self) and _key(self) == _key(other)
+{name} = partial(jax.jit, static_argnums=0)({fn})   # the jit decorator removed from {fn}
+{name}({var}{comma_args})
+""",
+    _value_hash,
+    _value_hash_applies,
+)
+
+JIT_TAKING_OBJECT = Way(
+    "jax.jit, object as argument",
+    "every non-array field must be static (auxiliary data); a number leaf is traced",
+    """
+{name} = jax.jit({fn})   # the jit decorator removed from {fn}
+{name}({var}{comma_args})
+""",
+    _jit_taking_object,
+    _leaves_traceable,
+)
+
+PLAIN_WAYS = (
+    Way(
+        "pytree registration",
+        "the class must be rebuilt from its attributes without __init__; every non-array "
+        "attribute is static (hashed, compared): a new value compiles once",
+        """
+def _unflatten(aux, children):
+    obj = object.__new__({cls})
+    {set_children} = children
+    {set_aux} = aux
+    return obj
+
+jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _unflatten)
+{name} = jax.jit({fn})   # the jit decorator removed from {fn}
+{name}({var}{comma_args})
+""",
+        _jit_taking_object,
+        _plain_applies,
+        _plain_pytree,
+    ),
+    Way(
+        "helper function",
+        "the method's body moves to a module-level function; every attribute it reads is "
+        "passed in (flags static), so a new attribute is a new argument to add",
+        """
+@partial(jax.jit, static_argnums=0)
+def _{name}(statics, arrays{comma_args}):
+    {bare_aux}, {bare_children} = statics, arrays
+    ...  # the body of {fn}, with these names for self.<name>
+
+class {cls}:
+    def {name}(self{comma_args}):
+        return _{name}({self_aux}, {self_children}{comma_args})
+""",
+        _helper,
+        _plain_applies,
+    ),
+    VALUE_HASH,
+)
+
+PYTREE_WAYS = (JIT_TAKING_OBJECT, VALUE_HASH)
+
+EQX_WAYS = (
+    Way(
+        "eqx.filter_jit",
+        "every call flattens the module and hashes its non-array leaves (a Python number "
+        "too: a new value compiles)",
+        """
+{name} = eqx.filter_jit({fn})
+{name}({var}{comma_args})
+""",
+        _filter_jit,
+    ),
+    JIT_TAKING_OBJECT,
+    Way(
+        "jax.jit over eqx.partition",
+        "the partition is made once per model, outside the loop: a changed model must be "
+        "partitioned again, and the static part is hashed at every call",
+        """
+params, static = eqx.partition({var}, eqx.is_array)   # once, outside the loop
+
+@partial(jax.jit, static_argnums=1)
+def {name}(params, static{comma_args}):
+    return {fn}(eqx.combine(params, static){comma_args})
+
+{name}(params, static{comma_args})
+""",
+        _partition_once,
+    ),
+    VALUE_HASH,
+)
+
+NNX_WAYS = (
+    Way(
+        "nnx.jit",
+        "every call walks the module's graph in Python (the cost grows with its size)",
+        """
+{name} = nnx.jit({fn})
+{name}({var}{comma_args})
+""",
+        _nnx_jit(None),
+    ),
+    Way(
+        "nnx.jit(graph=False)",
+        "tree mode: the module must be a tree: a Variable or sub-module reachable from two "
+        "attributes (shared weights) makes the call raise",
+        """
+{name} = nnx.jit({fn}, graph=False)
+{name}({var}{comma_args})
+""",
+        _nnx_jit(False),
+        _tree_mode_applies,
+    ),
+    Way(
+        "nnx.jit_partial",
+        "the model is flattened once, when the partial is made: a change to it made after "
+        "(a new attribute value, a swapped sub-module) needs a new partial",
+        """
+{name} = nnx.jit_partial({fn}, {var}, graph=False)   # once, outside the loop
+{name}({args})
+""",
+        _jit_partial,
+        _tree_mode_applies,
+    ),
+    Way(
+        "nnx.cached_partial",
+        "the model's graph is cached when the partial is made: a structural change to it "
+        "made after needs a new partial",
+        """
+{name} = nnx.cached_partial(nnx.jit({fn}), {var})   # once, outside the loop
+{name}({args})
+""",
+        _cached_partial,
+    ),
+    Way(
+        "jax.jit over nnx.split",
+        "the model is split once and its state fed back: a change made to the model after "
+        "the split is not seen (split again, or nnx.update the model from the state)",
+        """
+graphdef, state = nnx.split({var})   # once, outside the loop
+
+@jax.jit
+def {name}(graphdef, state{comma_args}):
+    {var} = nnx.merge(graphdef, state)
+    out = {fn}({var}{comma_args})
+    return out, nnx.state({var})
+
+out, state = {name}(graphdef, state{comma_args})   # nnx.update({var}, state) when done
+""",
+        _split_merge,
+    ),
+)
+
+
+def kind_of(obj: Any) -> str:
+    """The kind of object whose ways apply, or ``kinds.object_kind``'s words for one with
+    none (an array, a number, a container: jit's own arguments already)."""
+    if kinds.is_nnx_module(obj):
+        return NNX
+    if kinds.is_eqx_module(obj):
+        return EQX
+    if kinds.is_array(obj):
+        return "an array"
+    if obj is None or isinstance(obj, bool | int | float | complex | str):
+        return f"a Python {type(obj).__name__}"
+    if isinstance(obj, dict | list | tuple) and not kinds.is_named_tuple(obj):
+        return f"a Python {type(obj).__name__} (a pytree of JAX's own)"
+    described = kinds.object_kind(obj)
+    if described in ("flax.struct dataclass", "pytree dataclass", "pytree"):
+        return PYTREE
+    return PLAIN if _attributes(obj) is not None else described
+
+
+def ways_for(kind: str) -> tuple[Way, ...]:
+    """The ways of an object of ``kind`` (:func:`kind_of`), the call as written first; only
+    that one for a kind with no alternative."""
+    found = {NNX: NNX_WAYS, EQX: EQX_WAYS, PYTREE: PYTREE_WAYS, PLAIN: PLAIN_WAYS}.get(kind, ())
+    return (WRITTEN, *found)
+
+
+class WaySubject(Walked):
+    """The target's object called the way ``way`` jits it (see the module).
+
+    The scenario is the audit's, the same changes for every way; the oracle is the raw
+    method (:func:`unjitted`) called under ``jax.disable_jit()``. JitbenchError where the
+    way cannot be built for the object.
+    """
+
+    def __init__(self, target: Target, way: Way) -> None:
+        self.way, self.raw = way, unjitted(target)
+        reason = way.applies(target.obj) if way is not WRITTEN else None
+        if reason is not None:
+            raise JitbenchError(reason)
+        self._convert = way.convert(target.obj) if way.convert else None
+        self._bind = way.build(target.obj, self.raw) if way.build else None
+        super().__init__(target)
+        self.name = f"{target.name} ({way.name})"
+        # Every way plays the same changes: a number leaf is a traced value to give new
+        # values (a way that hashes it, as eqx.filter_jit does, compiles for each).
+        self.filtered = False
+
+    def new(self, seed: int = 0) -> Any:
+        made = super().new(seed)
+        return made if self._convert is None else self._convert(made)
+
+    def bound(self, obj: Any) -> Bound:
+        """The function the way calls and its arguments before the inputs."""
+        assert self._bind is not None
+        return self._bind(obj)
+
+    def call(self, obj: Any) -> Callable[[], Any]:
+        if self._bind is None:
+            return super().call(obj)
+        function, lead = self.bound(obj)
+        inputs, kwargs = self.target.inputs, self.target.kwargs
+        return lambda: function(*lead, *inputs, **kwargs)
+
+    def code(self, obj: Any) -> tuple[str, dict[str, Any]]:
+        if self._bind is None:
+            return super().code(obj)
+        function, lead = self.bound(obj)
+        _, names = super().code(obj)
+        names = {k: v for k, v in names.items() if k not in ("obj", "function")}
+        names.update({f"a{i}": value for i, value in enumerate(lead)}, function=function)
+        args = [f"a{i}" for i in range(len(lead))] + _call_args(self.target)
+        return f"function({', '.join(args)})", names
+
+    def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
+        """Against the raw method called without jit; where that raises, n/a with its error."""
+        import jax
+
+        from jitbench.compiles import block
+
+        try:
+            with jax.disable_jit():
+                expected = block(self.raw(obj, *self.target.inputs, **self.target.kwargs))
+        except Exception as exc:
+            return "n/a", error_text(exc)
+        if error:
+            return "error", error
+        return ("correct" if same_result(result, expected) else "stale"), ""
+
+
+def _call_args(target: Target) -> list[str]:
+    """The inputs as :meth:`Subject.code` names them: ``x0, key=k0``."""
+    return [f"x{i}" for i in range(len(target.inputs))] + [
+        f"{key}=k{i}" for i, key in enumerate(target.kwargs)
+    ]
+
+
+def way_subject(target: Target, name: str) -> WaySubject:
+    """The subject of the way called ``name`` on ``target`` (JitbenchError: unknown, or it
+    does not apply to the object's kind)."""
+    valid = ways_for(kind_of(target.obj))
+    way = next((w for w in valid if w.name == name), None)
+    if way is None:
+        choices = ", ".join(w.name for w in valid)
+        raise JitbenchError(f"unknown way {name!r} for {target.name!r}; valid: {choices}")
+    return WaySubject(target, way)

@@ -1,0 +1,222 @@
+"""``jitbench advise``: every way of jitting a user's call, built from the user's object,
+audited and timed alike; the recommended way is never stale. No timing is asserted."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+
+from jitbench.advise import BY_COUNTS, BY_TIME, advise_object
+from jitbench.cli import main
+from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, unjitted, ways_for
+from jitbench.targets import load_target
+
+SEED = "user_models:custom_class_target"
+EQX = ("equinox_mlp:mlp", "equinox_mlp:forward", "equinox_mlp:batch")
+EQX_FIELDS = "layers[0]."
+FLAX_FIELDS = r"^linear_out\.bn\.use_running_average$|^linear_in\.linear\.w$"
+
+
+@functools.cache
+def _advice(spec: str, call: str | None = None, inputs: str | None = None, **kw):
+    return advise_object(
+        spec, call=call, inputs=inputs, repeat=1, cold_calls=1, instructions=False, **kw
+    )
+
+
+@pytest.fixture
+def examples(monkeypatch):
+    monkeypatch.syspath_prepend("docs/examples")
+
+
+def test_unjitted_finds_the_method_under_each_jit_wrapper():
+    import user_models
+
+    target = load_target(SEED)
+    assert unjitted(target) is user_models.CustomClass.calc.__wrapped__
+    eqx_target = load_target("user_models:mlp", call="user_models:forward")
+    assert unjitted(eqx_target) is user_models.forward.__wrapped__
+    nnx_target = load_target("user_models:linear", call="user_models:apply")
+    assert unjitted(nnx_target).__name__ == "apply"
+
+
+def test_seed_class_as_written_is_stale_and_every_registered_way_never_is():
+    advice = _advice(SEED)
+    assert advice.kind == "plain class"
+    assert [r.way for r in advice.rows] == [
+        AS_WRITTEN, "pytree registration", "helper function", "static self, value hash"
+    ]  # fmt: skip
+    rows = {r.way: r for r in advice.rows}
+    assert set(rows[AS_WRITTEN].hazards) == {"stale", "leak", "recompile"}
+    assert rows["pytree registration"].hazards == ()
+    assert rows["helper function"].hazards == ()
+    assert set(rows["static self, value hash"].hazards) == {"leak", "recompile"}
+    # first call, a new flag, a new shape: one compile each; the value hash compiles again
+    # for the array's new values and the other instance.
+    assert {w: r.compiles for w, r in rows.items()} == {
+        AS_WRITTEN: 3, "pytree registration": 3, "helper function": 3,
+        "static self, value hash": 5,
+    }  # fmt: skip
+    assert advice.ranked_by == BY_TIME
+    assert advice.recommended in ("pytree registration", "helper function")
+    assert advice.row(advice.recommended).safe
+    assert all(r.cached is not None and r.ratio is not None for r in advice.rows)
+    assert any("is not seen" in line for line in rows[AS_WRITTEN].findings)
+
+
+def test_seed_class_code_names_its_class_and_method():
+    code = _advice(SEED).row("pytree registration").code
+    assert "object.__new__(CustomClass)" in code
+    assert "lambda o: ((o.x,), (o.mul,))" in code
+    assert "calc = jax.jit(CustomClass.calc)" in code
+    assert "calc(obj, y)" in code
+    helper = _advice(SEED).row("helper function").code
+    assert "return _calc((self.mul,), (self.x,), y)" in helper
+
+
+def test_the_user_s_class_is_never_changed():
+    import jax
+    import user_models
+
+    target = load_target(SEED)
+    subject = WaySubject(target, ways_for("plain class")[1])
+    converted = subject.new()
+    assert type(converted) is not user_models.CustomClass
+    assert isinstance(converted, user_models.CustomClass)
+    assert jax.tree_util.tree_leaves(user_models.custom_class()) != [converted.x]
+    assert len(jax.tree_util.tree_leaves(converted)) == 1
+
+
+def test_equinox_mlp_ways_with_figures(examples):
+    advice = _advice(*EQX, fields=EQX_FIELDS)
+    assert advice.kind == "eqx.Module"
+    rows = {r.way: r for r in advice.rows}
+    assert list(rows) == [
+        AS_WRITTEN, "eqx.filter_jit", "jax.jit, object as argument",
+        "jax.jit over eqx.partition", "static self, value hash",
+    ]  # fmt: skip
+    assert "neither arrays nor numbers" in rows["jax.jit, object as argument"].reason
+    for name in (AS_WRITTEN, "eqx.filter_jit", "jax.jit over eqx.partition"):
+        assert rows[name].hazards == () and rows[name].cached is not None
+    assert rows["eqx.filter_jit"].compiles == rows[AS_WRITTEN].compiles
+    assert "leak" in rows["static self, value hash"].hazards
+    assert advice.row(advice.recommended).safe
+    assert "eqx.partition(model, eqx.is_array)" in rows["jax.jit over eqx.partition"].code
+
+
+@pytest.mark.slow  # builds flax's model ~40 times, a second each on CPU
+def test_flax_model_five_nnx_ways_and_jit_partial_s_hazard(examples):
+    advice = _advice("flax_mlp:model", fields=FLAX_FIELDS)
+    assert advice.kind == "nnx.Module"
+    rows = {r.way: r for r in advice.rows}
+    assert list(rows) == [
+        AS_WRITTEN, "nnx.jit", "nnx.jit(graph=False)", "nnx.jit_partial",
+        "nnx.cached_partial", "jax.jit over nnx.split",
+    ]  # fmt: skip
+    assert all(r.built for r in advice.rows)
+    partial = rows["nnx.jit_partial"]
+    assert "stale" in partial.hazards
+    assert any("use_running_average" in line and "not seen" in line for line in partial.findings)
+    assert "stale" in rows["jax.jit over nnx.split"].hazards
+    assert rows["nnx.jit"].hazards == () and rows["nnx.jit(graph=False)"].hazards == ()
+    assert advice.recommended in (AS_WRITTEN, "nnx.jit", "nnx.jit(graph=False)")
+    assert "call = nnx.jit(MLP.__call__)" in rows["nnx.jit"].code
+
+
+def test_cli_table_json_and_csv(capsys):
+    assert main(["advise", SEED, "--repeat", "1", "--no-count"]) == 0
+    out = capsys.readouterr().out
+    assert "recommended:" in out and "pytree registration" in out
+    assert "faster, but" not in out or "as written" in out
+    assert main(["advise", SEED, "--repeat", "1", "--no-count", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["recommended"] in ("pytree registration", "helper function")
+    assert main(["advise", SEED, "--repeat", "1", "--no-count", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("target,device,way") and len(lines) == 5
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ([], "give a TARGET"),
+        (["user_models:nothing_here"], "has no attribute"),
+        (["user_models:NOT_A_FACTORY"], "is not callable"),
+        ([SEED, "--call", "nothing"], "has no method 'nothing'"),
+        ([SEED, "--format", "xml"], "unknown format 'xml'"),
+        ([SEED, "--device", "tpu9"], "unknown device 'tpu9'"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(capsys, argv, message):
+    try:
+        status = main(["advise", *argv, "--no-count"])
+    except SystemExit as exc:  # argparse's own errors
+        status = exc.code
+    assert status == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_kind_with_no_alternative_is_one_line_exit_0(capsys):
+    assert kind_of(load_target("user_models:array_target").obj) == "an array"
+    assert main(["advise", "user_models:array_target", "--no-count"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert len(out.splitlines()) == 1 and "no way of jitting it other than" in out
+
+
+@pytest.mark.slow
+def test_counted_ways_are_ranked_by_instructions(monkeypatch):
+    import os
+    from pathlib import Path
+
+    from jitbench.measure.counting import callgrind
+
+    tests = str(Path(__file__).parent)  # the counting process imports the target's module
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]))
+    reason = callgrind.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    advice = advise_object(SEED, repeat=1, cold_calls=1)
+    assert advice.counts == ""
+    assert advice.ranked_by == BY_COUNTS
+    assert all(r.call_instructions and r.dispatch_instructions for r in advice.rows)
+    assert advice.row(AS_WRITTEN).ratio == 1.0
+    assert advice.recommended in ("pytree registration", "helper function")
+
+
+def test_a_bound_method_jitted_in_init_is_left_out_of_every_way():
+    import user_models
+
+    target = load_target("user_models:bound_jit_target")
+    assert unjitted(target) is user_models.BoundJit.calc
+    advice = _advice("user_models:bound_jit_target")
+    rows = {r.way: r for r in advice.rows}
+    assert "stale" in rows[AS_WRITTEN].hazards
+    assert rows["pytree registration"].hazards == rows["helper function"].hazards == ()
+    assert "(o.x,), (o.mul,)" in rows["pytree registration"].code
+
+
+@pytest.mark.parametrize(
+    "spec, call, inputs",
+    [
+        (SEED, None, None),
+        ("user_models:mlp", "user_models:forward", "user_models:vector"),
+        ("user_models:linear", None, "user_models:vector"),
+        ("user_models:scaled", None, "user_models:vector"),
+    ],
+)
+def test_every_snippet_is_python_naming_the_user_s_call(spec, call, inputs):
+    import ast
+
+    from jitbench.subjects.ways import names_of
+
+    target = load_target(spec, call=call, inputs=inputs)
+    names = names_of(target, unjitted(target))
+    for way in ways_for(kind_of(target.obj))[1:]:
+        code = way.code(names)
+        ast.parse(code.replace("...", "pass"))
+        assert names.fn in code, way.name
+    if call is not None:  # a function's jitted twin has a name of its own: no recursion
+        assert names.name == "forward_jit"
