@@ -212,14 +212,14 @@ def depth_block(runs: Runs) -> str:
         return fit_text(*found)
 
     lines = [
-        f"From the run above (machine **{runs.machine}**, JAX {runs.jax}; "
+        f"From the README's default-grid run (machine **{runs.machine}**, JAX {runs.jax}; "
         f"{', '.join(map(str, grid.DEPTHS))} layers, `bench_scaling.CallVsDepth` and "
         "`CompileVsDepth`; the cached call includes running the layers, dispatch does not "
         "wait for them).",
         "",
         table,
         "",
-        f"![cached call and dispatch against nesting depth](docs/{plot.name})",
+        f"![cached call and dispatch against nesting depth]({plot.name})",
     ]
     pairs = [("flax_nnx_jit", "nnx_jit_partial"), ("equinox_filter_jit", "pytree_dataclass")]
     if all(s in fits.index for pair in pairs for s in pair):
@@ -255,7 +255,7 @@ def instances_block(runs: Runs) -> str:
             "",
             cliffs.drop(columns=["device", "hazard"]).to_markdown(index=False),
             "",
-            f"![dispatch against live instances, one line per strategy](docs/{plot.name})",
+            f"![dispatch against live instances, one line per strategy]({plot.name})",
         ]
     )
 
@@ -742,7 +742,7 @@ def dashboard_block(runs: Runs, shoot: bool) -> str:
     """
     text = (
         f"![the dashboard of the committed results: {catalog.CACHED} for helper_function, "
-        f"size 10, cpu, one point per JAX release](docs/{DASHBOARD_PNG.name})"
+        f"size 10, cpu, one point per JAX release]({DASHBOARD_PNG.name})"
     )
     if not shoot:
         return text
@@ -808,16 +808,18 @@ def screenshot(runs: Runs) -> None:
 
 
 # Each page and the generated blocks it holds, in the order they are made.
-README_BLOCKS = ("run", "audit", "findings", "explain", "own-class", "counts", "depth", "instances")
 PAGES: dict[str, tuple[str, ...]] = {
-    "README.md": (*README_BLOCKS, "dashboard"),
+    "README.md": ("run", "audit", "findings"),
+    "docs/own-objects.md": ("own-class", "explain"),
+    "docs/counting.md": ("counts", "caller-depth", "counted-depth"),
+    "docs/scaling.md": ("depth", "instances"),
+    "docs/running.md": ("dashboard",),
     "docs/strategies.md": ("strategies-table", "strategies"),
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),
     "docs/validation.md": ("validation", "async-dispatch"),
     "docs/advise.md": ("advise-seed", "advise-flax"),
     "docs/testing.md": (),  # written by hand: its example is tests/test_testing.py's project
-    "docs/counting.md": ("caller-depth", "counted-depth"),
 }
 
 

@@ -42,7 +42,8 @@ def _markdown_files() -> list[Path]:
 
 
 def _block(marker: str) -> str:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    text = "".join(page.read_text() for page in _markdown_files())
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
     return next(block for block in blocks if marker in block)
 
 
