@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 
+import jax
 import pytest
 
 from jitbench.advise import BY_COUNTS, BY_TIME, advise_object
@@ -14,6 +15,9 @@ from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, unjitted, wa
 from jitbench.targets import load_target
 
 SEED = "user_models:custom_class_target"
+# The value-hashed static self returns stale results on JAX 0.9.0 to 0.10.2 (the audit's
+# release history, tests/test_audit.py): the same object found equal in jit's cache.
+VALUE_HASH_STALE = (0, 9) <= tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 11)
 EQX = ("equinox_mlp:mlp", "equinox_mlp:forward", "equinox_mlp:batch")
 EQX_FIELDS = "layers[0]."
 FLAX_FIELDS = r"^linear_out\.bn\.use_running_average$|^linear_in\.linear\.w$"
@@ -52,12 +56,16 @@ def test_seed_class_as_written_is_stale_and_every_registered_way_never_is():
     assert set(rows[AS_WRITTEN].hazards) == {"stale", "leak", "recompile"}
     assert rows["pytree registration"].hazards == ()
     assert rows["helper function"].hazards == ()
-    assert set(rows["static self, value hash"].hazards) == {"leak", "recompile"}
-    # first call, a new flag, a new shape: one compile each; the value hash compiles again
-    # for the array's new values and the other instance.
+    value_hash = rows.pop("static self, value hash")
+    if VALUE_HASH_STALE:
+        assert set(value_hash.hazards) == {"stale", "leak"}
+    else:
+        assert set(value_hash.hazards) == {"leak", "recompile"}
+        # it compiles again for the array's new values and for the other instance
+        assert value_hash.compiles == 5
+    # first call, a new flag, a new shape: one compile each
     assert {w: r.compiles for w, r in rows.items()} == {
         AS_WRITTEN: 3, "pytree registration": 3, "helper function": 3,
-        "static self, value hash": 5,
     }  # fmt: skip
     assert advice.ranked_by == BY_TIME
     assert advice.recommended in ("pytree registration", "helper function")
