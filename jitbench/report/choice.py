@@ -74,10 +74,12 @@ class Choice:
 def summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per run: pairs ran, commit date, JAX release, and whether it counted or only counted."""
     strategy = frame["strategy"] if "strategy" in frame else pd.Series("", index=frame.index)
+    counted = frame["benchmark"].isin(COUNTED)
     ran = frame.assign(
-        pair=frame["benchmark"] + " " + strategy.astype(str),
-        counted=frame["benchmark"].isin(COUNTED),
-        counted_ok=frame["benchmark"].isin(COUNTED) & (frame["status"] == "ok"),
+        # A run is as complete as its timed grid: counts stand beside it from their own env.
+        pair=(frame["benchmark"] + " " + strategy.astype(str)).where(~counted),
+        counted=counted,
+        counted_ok=counted & (frame["status"] == "ok"),
     )
     runs = ran.groupby(["machine", "commit", "env"], dropna=False).agg(
         pairs=("pair", "nunique"),
