@@ -53,16 +53,9 @@ class HelperFunction:
         return _calc(self.mul, self.x, y)
 
 
-class JitFunction:
+class JitFunction(HelperFunction):
     """The floor: the user calls the jitted function itself, ``_calc(mul, x, y)``; the
     object only holds the fields (its ``calc`` is helper_function's)."""
-
-    def __init__(self, x, mul):
-        self.x = x
-        self.mul = mul
-
-    def calc(self, y):
-        return _calc(self.mul, self.x, y)
 
 
 class StaticSelfIdHash:

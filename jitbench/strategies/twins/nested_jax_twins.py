@@ -77,19 +77,9 @@ class HelperFunction:
         return _calc(acts, params, y)
 
 
-class JitFunction:
+class JitFunction(HelperFunction):
     """The floor: the user calls the jitted function itself on the layers' flags and arrays;
     the object only holds the layers (its ``calc`` is helper_function's)."""
-
-    Layer = Layer
-
-    def __init__(self, layers):
-        self.layers = layers
-
-    def calc(self, y):
-        acts = tuple(layer.act for layer in self.layers)
-        params = tuple((layer.weight, layer.bias) for layer in self.layers)
-        return _calc(acts, params, y)
 
 
 class StaticSelfIdHash:
