@@ -32,7 +32,7 @@ import pandas as pd
 
 import jitbench
 from jitbench import results
-from jitbench.report import choice, document, plots, population, sections, write_report
+from jitbench.report import choice, document, fit_tables, plots, population, sections, write_report
 from jitbench.report import releases as release_page
 from jitbench.report.document import Page
 from jitbench.report.fits import text as fit_text
@@ -105,7 +105,7 @@ class Runs:
         plots.plot_cached(run)
         self.headline_md = document.markdown(Page("headline", run.blocks))
         depth = Run(run.frame, self.report)
-        sections.depth_fits(depth)
+        fit_tables.depth_fits(depth)
         plots.plot_depth(depth)
         self.depth_md = document.markdown(Page("depth", depth.blocks))
         history = results.select(frame, machine=self.history_machine, commit=self.history_commit)
@@ -513,8 +513,8 @@ def caller_depth_block(runs: Runs) -> str:
     run = _counted_family(runs, catalog.INSTRUCTIONS_VS_CALLER_DEPTH, "caller-depth")
     if run is None:
         return _not_counted(catalog.INSTRUCTIONS_VS_CALLER_DEPTH)
-    on = sections.counted_slopes(run, "frame")
-    off = sections.counted_slopes(run, "frame_no_tracebacks")
+    on = fit_tables.counted_slopes(run, "frame")
+    off = fit_tables.counted_slopes(run, "frame_no_tracebacks")
     table = on if off is None else on.merge(off, on="strategy", how="left")
     calls = run.rows(catalog.INSTRUCTIONS_VS_CALLER_DEPTH["call"])
     calls = calls[(calls["tracebacks"] == "on") & (calls["status"] == "ok")]
@@ -546,7 +546,7 @@ def counted_depth_block(runs: Runs) -> str:
     run = _counted_family(runs, catalog.INSTRUCTIONS_VS_DEPTH, "counted-depth")
     if run is None:
         return _not_counted(catalog.INSTRUCTIONS_VS_DEPTH)
-    table = sections.counted_slopes(run, "layer")
+    table = fit_tables.counted_slopes(run, "layer")
     columns = {
         "call_per_layer_instructions": "per layer, cached call",
         "dispatch_per_layer_instructions": "per layer, dispatch",

@@ -219,7 +219,8 @@ def advise_object(
     ``repeat`` the samples per cached and dispatch timing, ``cold_calls`` per cold one,
     ``device`` where a spec's target is built.
     """
-    from jitbench.subjects.ways import WaySubject, kind_of, names_of, unjitted, ways_for
+    from jitbench.subjects.way_builders import unjitted
+    from jitbench.subjects.ways import WaySubject, kind_of, names_of, ways_for
 
     spec = target if isinstance(target, str) else None
     if spec is not None:

@@ -11,7 +11,8 @@ import pytest
 
 from jitbench.advise import BY_COUNTS, BY_TIME, advise_object
 from jitbench.cli import main
-from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, unjitted, ways_for
+from jitbench.subjects.way_builders import unjitted
+from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, ways_for
 from jitbench.targets import load_target
 
 SEED = "user_models:custom_class_target"

@@ -8,13 +8,13 @@ choices, and exit status 2; nothing is written in that case.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jitbench.cli.arguments import Parser, choice, factor, fraction, items, percent, positive_int
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 from jitbench.options import (
@@ -26,76 +26,6 @@ from jitbench.options import (
     REPEAT,
     VALIDATE_PHASES,
 )  # fmt: skip
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors are one line (argparse prints usage first)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
-
-
-def _factor(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not (math.isfinite(value) and value >= 1):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 1 such as 1.05, got {text!r}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(
-            f"must be a finite fraction >= 0 such as 0.01, got {text!r}"
-        )
-    return value
-
-
-def _items(parse: Callable[[str], Any]) -> Callable[[str], list[Any]]:
-    """A comma-separated list whose items each go through ``parse``."""
-
-    def parse_list(text: str) -> list[Any]:
-        items = [item.strip() for item in text.split(",") if item.strip()]
-        if not items:
-            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
-        return [parse(item) for item in items]
-
-    return parse_list
-
-
-def _choice(what: str, valid: Sequence[str]) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in valid:
-            raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; valid: {', '.join(valid)}")
-        return text
-
-    return parse
-
-
-def _percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1000:
-        raise argparse.ArgumentTypeError(f"a slowdown in percent such as 10, got {text!r}")
-    return value
 
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
@@ -294,17 +224,17 @@ def _results_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="jitbench", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="jitbench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     sub.add_parser("strategies", help="list the strategies and whether each can run here")
 
     p = sub.add_parser("show", help="print the generated source of a strategy's class")
     p.add_argument("strategy", help="a strategy name (see jitbench strategies)")
     for knob, what in (("arrays", "array fields"), ("static", "static fields"), ("ops", "stages")):
-        p.add_argument(f"--n-{knob}", type=_positive_int, default=1, help=f"{what} (default 1)")
+        p.add_argument(f"--n-{knob}", type=positive_int, default=1, help=f"{what} (default 1)")
     p.add_argument(
         "--depth",
-        type=_positive_int,
+        type=positive_int,
         default=0,
         help="nested layers, each a sub-object with a weight, a bias and a flag (default: flat)",
     )
@@ -313,14 +243,14 @@ def build_parser() -> argparse.ArgumentParser:
     _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
     p.add_argument(
-        "--size", type=_positive_int, default=DEFAULT_SIZE,
+        "--size", type=positive_int, default=DEFAULT_SIZE,
         help=f"array length (default {DEFAULT_SIZE})",
     )  # fmt: skip
     p.add_argument(
-        "--device", type=_choice("device", DEVICE_SPECS), default="cpu", help="device spec"
+        "--device", type=choice("device", DEVICE_SPECS), default="cpu", help="device spec"
     )
     p.add_argument(
-        "--format", type=_choice("format", FORMATS), default="table", help="output format"
+        "--format", type=choice("format", FORMATS), default="table", help="output format"
     )
     p.add_argument(
         "--explain", action="store_true", help="under the table, JAX's reason for every trace"
@@ -330,19 +260,19 @@ def build_parser() -> argparse.ArgumentParser:
     _target_options(p)
     p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
     p.add_argument(
-        "--size", type=_positive_int, default=DEFAULT_SIZE, help="--strategy's array length"
+        "--size", type=positive_int, default=DEFAULT_SIZE, help="--strategy's array length"
     )
     p.add_argument(
-        "--device", type=_choice("device", DEVICE_SPECS), default="cpu", help="--strategy's device"
+        "--device", type=choice("device", DEVICE_SPECS), default="cpu", help="--strategy's device"
     )
     p.add_argument(
         "--repeat",
-        type=_positive_int,
+        type=positive_int,
         default=REPEAT,
         help=f"samples per figure (default {REPEAT})",
     )
     p.add_argument(
-        "--format", type=_choice("format", FORMATS), default="table", help="output format"
+        "--format", type=choice("format", FORMATS), default="table", help="output format"
     )
 
     p = sub.add_parser(
@@ -350,14 +280,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _target_options(p)
     p.add_argument(
-        "--device", type=_choice("device", DEVICE_SPECS), default="cpu",
+        "--device", type=choice("device", DEVICE_SPECS), default="cpu",
         help="the device TARGET's factory builds on (made JAX's default)",
     )  # fmt: skip
     p.add_argument(
-        "--repeat", type=_positive_int, default=REPEAT, help=f"samples per timing ({REPEAT})"
+        "--repeat", type=positive_int, default=REPEAT, help=f"samples per timing ({REPEAT})"
     )
     p.add_argument(
-        "--format", type=_choice("format", FORMATS), default="table", help="output format"
+        "--format", type=choice("format", FORMATS), default="table", help="output format"
     )
     p.add_argument(
         "--no-count", action="store_true",
@@ -380,12 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
     _results_options(p)
     p.add_argument("--commit", help="commit of both sides (--by env or machine)")
     p.add_argument(
-        "--by", type=_choice("comparison", COMPARE_BY), default="commit", help="what BASE/HEAD name"
+        "--by", type=choice("comparison", COMPARE_BY), default="commit", help="what BASE/HEAD name"
     )
-    p.add_argument("--factor", type=_factor, default=1.1, help="ratio that counts (default 1.1)")
+    p.add_argument("--factor", type=factor, default=1.1, help="ratio that counts (default 1.1)")
     p.add_argument(
         "--count-tolerance",
-        type=_fraction,
+        type=fraction,
         default=COUNT_TOLERANCE,
         help=f"instruction counts: the change that counts (default {COUNT_TOLERANCE:g})",
     )
@@ -408,17 +338,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
     p.add_argument("--out", type=Path, default=Path("reports/validation"), help="report folder")
-    p.add_argument("--repetitions", type=_positive_int, default=3, help="pairs per slowdown")
+    p.add_argument("--repetitions", type=positive_int, default=3, help="pairs per slowdown")
     p.add_argument(
-        "--slowdowns", type=_items(_percent), default=[5.0, 10.0, 20.0], help="percent, e.g. 5,10"
+        "--slowdowns", type=items(percent), default=[5.0, 10.0, 20.0], help="percent, e.g. 5,10"
     )
-    p.add_argument("--factor", type=_factor, default=1.05, help="compare's factor (default 1.05)")
-    p.add_argument(
-        "--sizes", type=_items(_positive_int), default=[10, 1_000_000], help="array sizes"
-    )
+    p.add_argument("--factor", type=factor, default=1.05, help="compare's factor (default 1.05)")
+    p.add_argument("--sizes", type=items(positive_int), default=[10, 1_000_000], help="array sizes")
     p.add_argument(
         "--phases",
-        type=_items(_choice("phase", VALIDATE_PHASES)),
+        type=items(choice("phase", VALIDATE_PHASES)),
         default=list(DEFAULT_PHASES),
         help=f"checks to run (default {','.join(DEFAULT_PHASES)}; counts needs Valgrind)",
     )
@@ -428,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cpu-affinity",
         metavar="CPUS",
-        type=_items(_choice("CPU", host_cpus)),
+        type=items(choice("CPU", host_cpus)),
         help="pin the asv phases' processes, e.g. 1",
     )
     return parser

@@ -31,6 +31,7 @@ from jitbench.report import (
     choice,
     counts,
     document,
+    fit_tables,
     plots,
     population,
     releases,
@@ -59,7 +60,7 @@ SECTIONS: list[tuple[str, list[Step]]] = [
     (
         "Scaling",
         [
-            ("tables: scaling fits", sections.scaling_fits),
+            ("tables: scaling fits", fit_tables.scaling_fits),
             ("plots: dispatch vs pytree width", plots.plot_width),
             ("plots: dispatch vs device count", plots.plot_device_count),
             ("plots: trace and compile vs program size", plots.plot_ops),
@@ -68,7 +69,7 @@ SECTIONS: list[tuple[str, list[Step]]] = [
     (
         "Nesting depth",
         [
-            ("tables: cost per nested layer", sections.depth_fits),
+            ("tables: cost per nested layer", fit_tables.depth_fits),
             ("plots: cached call vs nesting depth", plots.plot_depth),
             ("plots: trace and compile vs nesting depth", plots.plot_depth_compile),
         ],

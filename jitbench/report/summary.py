@@ -310,3 +310,14 @@ def _per_device(run: Run) -> pd.DataFrame | None:
     table["hazard"] = hazard_words(table)
     table["stale"] = table["stale_results"].fillna(0) > 0 if "stale_results" in table else False
     return table
+
+
+def flag_hazards(table: pd.DataFrame, run: Run) -> pd.DataFrame:
+    """Add the hazard column to a per-strategy table (hazardous on any device)."""
+    devices = per_device(run)
+    if devices is None:
+        table.insert(1, "hazard", "")
+        return table
+    flags = devices[devices["hazard"] != ""].groupby("strategy")["hazard"].first()
+    table.insert(1, "hazard", table["strategy"].map(flags).fillna(""))
+    return table

@@ -7,7 +7,8 @@ object's class and method names, and tells why it cannot be built for an object
 (``applies``). A :class:`WaySubject` is a :class:`~jitbench.subjects.subject.Walked`
 subject whose call is the way's: the same scenario plays on it (the object's
 fields walked and changed as its users change them), and its oracle is the raw
-method (:func:`unjitted`) called under ``jax.disable_jit()``, whatever the way.
+method (:func:`~jitbench.subjects.way_builders.unjitted`) called under
+``jax.disable_jit()``, whatever the way.
 
 The ways, by kind of object:
 
@@ -31,43 +32,19 @@ Every kind also has the call as written: the row the others are compared with.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
-import operator
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from jitbench.errors import JitbenchError
+from jitbench.subjects import way_builders as build
 from jitbench.subjects.subject import Outcome, Walked, error_text, same_result
+from jitbench.subjects.way_builders import Bound
 from jitbench.targets import Target, kinds
-from jitbench.targets import fields as fieldlib
 
 AS_WRITTEN = "as written"
 # The kinds of object that have ways (kinds.object_kind's words, and "plain class").
 NNX, EQX, PYTREE, PLAIN = "nnx.Module", "eqx.Module", "registered pytree", "plain class"
-
-# A built way: the function to call and the arguments it takes before the call's inputs.
-Bound = tuple[Callable[..., Any], tuple[Any, ...]]
-
-
-def unjitted(target: Target) -> Callable[..., Any]:
-    """The raw function under the target's call, taking the object first: a method's
-    function with its jit wrapper removed (``jax.jit``, ``partial(jax.jit,
-    static_argnums=0)``, ``eqx.filter_jit``, ``nnx.jit``: all keep it as ``__wrapped__``),
-    or the function called as ``call(obj, *inputs)`` unwrapped the same way."""
-    call = target.call
-    if isinstance(call, str):
-        found = inspect.getattr_static(type(target.obj), call, None)
-        if isinstance(found, staticmethod | classmethod) or found is None:
-            raise JitbenchError(
-                f"call {call!r} of target {target.name!r} is no method of its class "
-                f"{type(target.obj).__name__}: give --call a function taking the object"
-            )
-        call = found
-    while hasattr(call, "__wrapped__"):
-        call = call.__wrapped__
-    return call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,129 +76,8 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
         fn = getattr(raw, "__name__", "step")
         name = f"{fn}_jit"
     module = kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj)
-    children, aux = split_attributes(obj) if _attributes(obj) is not None else ((), ())
+    children, aux = build.split_attributes(obj) if build.attributes(obj) is not None else ((), ())
     return Names(cls, fn, name, ", ".join(args), "model" if module else "obj", children, aux)
-
-
-# --- A plain object's attributes: arrays as children, the rest as auxiliary data -------------
-
-
-def _attributes(obj: Any) -> list[tuple[str, Any]] | None:
-    """The object's own attributes (``__dict__`` or slots), or None for no class instance."""
-    found = fieldlib.children(obj)
-    if found is None or not all(key[0] == "attr" for key, _, _ in found):
-        return None
-    return [(key[1], value) for key, _, value in found]
-
-
-def _holds_array(value: Any) -> bool:
-    import jax
-
-    return any(kinds.is_array(leaf) for leaf in jax.tree_util.tree_leaves(value))
-
-
-def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The attributes holding arrays (traced: a pytree's children) and the rest (static).
-
-    A jitted function the object holds (``self.calc = jax.jit(self.calc)``) is the user's
-    own jit, which the way replaces: it is left out (a new one per instance would be a
-    new static, and one bound to the object would keep it alive)."""
-    attributes = [(n, v) for n, v in _attributes(obj) or [] if not kinds.is_jitted(v)]
-    children = tuple(n for n, v in attributes if _holds_array(v))
-    return children, tuple(n for n, _ in attributes if n not in children)
-
-
-def _unhashable(obj: Any, names: tuple[str, ...]) -> str | None:
-    for name in names:
-        value = getattr(obj, name)
-        try:
-            hash(value)
-        except TypeError:
-            return f"its attribute {name!r} holds a {type(value).__name__}, which is unhashable"
-    return None
-
-
-def _rebuilt(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
-    """An instance of ``cls`` with these attribute values, its ``__init__`` not run."""
-    obj = object.__new__(cls)
-    for name, value in zip(names, values, strict=True):
-        object.__setattr__(obj, name, value)
-    return obj
-
-
-def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """A function reading these attributes as a tuple (what a method writes: self.x)."""
-    if not names:
-        return lambda obj: ()
-    if len(names) == 1:
-        (name,) = names
-        return lambda obj: (getattr(obj, name),)
-    return operator.attrgetter(*names)
-
-
-def _registered(cls: type, children: tuple[str, ...], aux: tuple[str, ...]) -> type:
-    """A subclass of ``cls`` registered as a pytree (``cls`` itself stays as it is)."""
-    import jax
-
-    sub = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__})
-    get_children, get_aux = _getter(children), _getter(aux)
-    names = (*children, *aux)
-    jax.tree_util.register_pytree_node(
-        sub,
-        lambda obj: (get_children(obj), get_aux(obj)),
-        lambda values, leaves: _rebuilt(sub, names, (*leaves, *values)),
-    )
-    return sub
-
-
-# --- Per-object state a way builds once (a partial, a split) --------------------------------
-
-
-class PerObject:
-    """What a way builds once per object (``make(obj)``), forgotten when the object goes."""
-
-    def __init__(self, make: Callable[[Any], Any]) -> None:
-        self.make, self.built = make, {}
-
-    def __call__(self, obj: Any) -> Any:
-        key = id(obj)
-        if key not in self.built:
-            self.built[key] = self.make(obj)
-            weakref.finalize(obj, self.built.pop, key, None)
-        return self.built[key]
-
-
-class _ValueKey:
-    """The object as a static argument hashed and compared by its values: every field the
-    walk finds, arrays by their shape, dtype and bytes (what a value ``__hash__`` reads)."""
-
-    __slots__ = ("fields", "obj")
-
-    def __init__(self, obj: Any, found: list[fieldlib.Field]) -> None:
-        self.obj, self.fields = obj, found
-
-    def key(self) -> tuple[Any, ...]:
-        from jitbench.targets import edit
-
-        values = []
-        for field in self.fields:
-            value = edit.get_field(self.obj, field)
-            if kinds.is_array(value):
-                value = (value.shape, str(value.dtype), bytes(memoryview(_host(value))))
-            values.append(value)
-        return type(self.obj), tuple(values)
-
-    def __hash__(self) -> int:
-        return hash(self.key())
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ValueKey) and self.key() == other.key()
-
-
-def _host(value: Any) -> Any:
-    import numpy as np
-
-    return np.ascontiguousarray(np.asarray(value))
 
 
 # --- The ways --------------------------------------------------------------------------------
@@ -266,167 +122,6 @@ def _tuple(items: Any) -> str:
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
-def _jit_taking_object(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    import jax
-
-    jitted = jax.jit(raw)
-    return lambda o: (jitted, (o,))
-
-
-def _value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    import jax
-
-    jitted = jax.jit(lambda key, *args, **kwargs: raw(key.obj, *args, **kwargs), static_argnums=0)
-    walked = fieldlib.walk(obj)[0]
-    return lambda o: (jitted, (_ValueKey(o, walked),))
-
-
-def _value_hash_applies(obj: Any) -> str | None:
-    from jitbench.targets import edit
-
-    for field in fieldlib.walk(obj)[0]:
-        value = edit.get_field(obj, field)
-        if not kinds.is_array(value):
-            try:
-                hash(value)
-            except TypeError:
-                return f"its field {field.path!r} holds a {type(value).__name__}: unhashable"
-    return None
-
-
-def _leaves_traceable(obj: Any) -> str | None:
-    """Why ``jax.jit`` cannot take the object as an argument: a leaf it cannot trace."""
-    import jax
-
-    leaves = jax.tree_util.tree_flatten_with_path(obj)[0]
-    bad = [
-        jax.tree_util.keystr(path) for path, leaf in leaves
-        if not (kinds.is_array(leaf) or kinds.is_number(leaf))
-    ]  # fmt: skip
-    if not bad:
-        return None
-    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
-    return (
-        f"leaves {', '.join(bad[:3])}{more} are neither arrays nor numbers: jax.jit cannot "
-        "take them as arguments (a static field, or a filter, keeps them out)"
-    )
-
-
-def _plain_applies(obj: Any) -> str | None:
-    if _attributes(obj) is None:
-        return f"a {type(obj).__name__} has no attributes of its own to split"
-    children, aux = split_attributes(obj)
-    if not children:
-        return "no attribute holds an array: nothing to trace"
-    return _unhashable(obj, aux)
-
-
-def _plain_pytree(obj: Any) -> Callable[[Any], Any]:
-    children, aux = split_attributes(obj)
-    sub = _registered(type(obj), children, aux)
-    names = (*children, *aux)
-    return lambda o: _rebuilt(sub, names, tuple(getattr(o, n) for n in names))
-
-
-def _helper(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    import jax
-
-    children, aux = split_attributes(obj)
-    cls, names = type(obj), (*children, *aux)
-
-    @functools.partial(jax.jit, static_argnums=0)
-    def helper(statics: tuple[Any, ...], arrays: tuple[Any, ...], *args: Any, **kwargs: Any) -> Any:
-        return raw(_rebuilt(cls, names, (*arrays, *statics)), *args, **kwargs)
-
-    get_children, get_aux = _getter(children), _getter(aux)
-
-    def bind(o: Any) -> Bound:
-        def method(*args: Any, **kwargs: Any) -> Any:  # the method's body: self.x, self.mul
-            return helper(get_aux(o), get_children(o), *args, **kwargs)
-
-        return method, ()
-
-    return bind
-
-
-def _filter_jit(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    import equinox as eqx
-
-    jitted = eqx.filter_jit(raw)
-    return lambda o: (jitted, (o,))
-
-
-def _partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    import equinox as eqx
-    import jax
-
-    @functools.partial(jax.jit, static_argnums=1)
-    def step(params: Any, static: Any, *args: Any, **kwargs: Any) -> Any:
-        return raw(eqx.combine(params, static), *args, **kwargs)
-
-    parts = PerObject(lambda o: eqx.partition(o, eqx.is_array))
-    return lambda o: (step, parts(o))
-
-
-def _nnx_jit(graph: bool | None) -> Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]]:
-    def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-        from flax import nnx
-
-        jitted = nnx.jit(raw) if graph is None else nnx.jit(raw, graph=graph)
-        return lambda o: (jitted, (o,))
-
-    return build
-
-
-def _tree_mode_applies(obj: Any) -> str | None:
-    from flax import nnx
-
-    if "graph" in inspect.signature(nnx.jit).parameters:
-        return None
-    import flax
-
-    return f"flax {flax.__version__}'s nnx.jit has no graph=False (tree mode): a newer flax has"
-
-
-def _jit_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    from flax import nnx
-
-    partials = PerObject(lambda o: nnx.jit_partial(raw, o, graph=False))
-    return lambda o: (partials(o), ())
-
-
-def _cached_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    from flax import nnx
-
-    jitted = nnx.jit(raw)
-    partials = PerObject(lambda o: nnx.cached_partial(jitted, o))
-    return lambda o: (partials(o), ())
-
-
-def _split_merge(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    import jax
-    from flax import nnx
-
-    @jax.jit
-    def step(graphdef: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
-        model = nnx.merge(graphdef, state)
-        out = raw(model, *args, **kwargs)
-        return out, nnx.state(model)
-
-    def split(o: Any) -> Callable[..., Any]:
-        graphdef, first = nnx.split(o)
-        held = [first]
-
-        def call(*args: Any, **kwargs: Any) -> Any:  # the user's loop: the state fed back
-            out, held[0] = step(graphdef, held[0], *args, **kwargs)
-            return out
-
-        return call
-
-    calls = PerObject(split)
-    return lambda o: (calls(o), ())
-
-
 WRITTEN = Way(AS_WRITTEN, "", "")
 
 VALUE_HASH = Way(
@@ -445,8 +140,8 @@ def _key(obj):   # every field, arrays by their shape, dtype and bytes
 {name} = partial(jax.jit, static_argnums=0)({fn})   # the jit decorator removed from {fn}
 {name}({var}{comma_args})
 """,
-    _value_hash,
-    _value_hash_applies,
+    build.value_hash,
+    build.value_hash_applies,
 )
 
 JIT_TAKING_OBJECT = Way(
@@ -456,8 +151,8 @@ JIT_TAKING_OBJECT = Way(
 {name} = jax.jit({fn})   # the jit decorator removed from {fn}
 {name}({var}{comma_args})
 """,
-    _jit_taking_object,
-    _leaves_traceable,
+    build.jit_taking_object,
+    build.leaves_traceable,
 )
 
 PLAIN_WAYS = (
@@ -476,9 +171,9 @@ jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _
 {name} = jax.jit({fn})   # the jit decorator removed from {fn}
 {name}({var}{comma_args})
 """,
-        _jit_taking_object,
-        _plain_applies,
-        _plain_pytree,
+        build.jit_taking_object,
+        build.plain_applies,
+        build.plain_pytree,
     ),
     Way(
         "helper function",
@@ -494,8 +189,8 @@ class {cls}:
     def {name}(self{comma_args}):
         return _{name}({self_aux}, {self_children}{comma_args})
 """,
-        _helper,
-        _plain_applies,
+        build.helper_function,
+        build.plain_applies,
     ),
     VALUE_HASH,
 )
@@ -511,7 +206,7 @@ EQX_WAYS = (
 {name} = eqx.filter_jit({fn})
 {name}({var}{comma_args})
 """,
-        _filter_jit,
+        build.filter_jit,
     ),
     JIT_TAKING_OBJECT,
     Way(
@@ -527,7 +222,7 @@ def {name}(params, static{comma_args}):
 
 {name}(params, static{comma_args})
 """,
-        _partition_once,
+        build.partition_once,
     ),
     VALUE_HASH,
 )
@@ -540,7 +235,7 @@ NNX_WAYS = (
 {name} = nnx.jit({fn})
 {name}({var}{comma_args})
 """,
-        _nnx_jit(None),
+        build.nnx_jit(None),
     ),
     Way(
         "nnx.jit(graph=False)",
@@ -550,8 +245,8 @@ NNX_WAYS = (
 {name} = nnx.jit({fn}, graph=False)
 {name}({var}{comma_args})
 """,
-        _nnx_jit(False),
-        _tree_mode_applies,
+        build.nnx_jit(False),
+        build.tree_mode_applies,
     ),
     Way(
         "nnx.jit_partial",
@@ -561,8 +256,8 @@ NNX_WAYS = (
 {name} = nnx.jit_partial({fn}, {var}, graph=False)   # once, outside the loop
 {name}({args})
 """,
-        _jit_partial,
-        _tree_mode_applies,
+        build.jit_partial,
+        build.tree_mode_applies,
     ),
     Way(
         "nnx.cached_partial",
@@ -572,7 +267,7 @@ NNX_WAYS = (
 {name} = nnx.cached_partial(nnx.jit({fn}), {var})   # once, outside the loop
 {name}({args})
 """,
-        _cached_partial,
+        build.cached_partial,
     ),
     Way(
         "jax.jit over nnx.split",
@@ -589,7 +284,7 @@ def {name}(graphdef, state{comma_args}):
 
 out, state = {name}(graphdef, state{comma_args})   # nnx.update({var}, state) when done
 """,
-        _split_merge,
+        build.split_merge,
     ),
 )
 
@@ -610,7 +305,7 @@ def kind_of(obj: Any) -> str:
     described = kinds.object_kind(obj)
     if described in ("flax.struct dataclass", "pytree dataclass", "pytree"):
         return PYTREE
-    return PLAIN if _attributes(obj) is not None else described
+    return PLAIN if build.attributes(obj) is not None else described
 
 
 def ways_for(kind: str) -> tuple[Way, ...]:
@@ -624,12 +319,12 @@ class WaySubject(Walked):
     """The target's object called the way ``way`` jits it (see the module).
 
     The scenario is the audit's, the same changes for every way; the oracle is the raw
-    method (:func:`unjitted`) called under ``jax.disable_jit()``. JitbenchError where the
+    method (``way_builders.unjitted``) called under ``jax.disable_jit()``. JitbenchError where the
     way cannot be built for the object.
     """
 
     def __init__(self, target: Target, way: Way) -> None:
-        self.way, self.raw = way, unjitted(target)
+        self.way, self.raw = way, build.unjitted(target)
         reason = way.applies(target.obj) if way is not WRITTEN else None
         if reason is not None:
             raise JitbenchError(reason)

@@ -1,0 +1,83 @@
+"""The argument types of the ``jitbench`` command: each bad value is one line.
+
+argparse turns an ``ArgumentTypeError`` into ``jitbench CMD: error: argument ...:
+MESSAGE`` and exit status 2; :class:`Parser` keeps that to one line (argparse prints
+its usage first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line (argparse prints usage first)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (math.isfinite(value) and value >= 1):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 1 such as 1.05, got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite fraction >= 0 such as 0.01, got {text!r}"
+        )
+    return value
+
+
+def items(parse: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    """A comma-separated list whose items each go through ``parse``."""
+
+    def parse_list(text: str) -> list[Any]:
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+        return [parse(item) for item in items]
+
+    return parse_list
+
+
+def choice(what: str, valid: Sequence[str]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in valid:
+            raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; valid: {', '.join(valid)}")
+        return text
+
+    return parse
+
+
+def percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1000:
+        raise argparse.ArgumentTypeError(f"a slowdown in percent such as 10, got {text!r}")
+    return value

@@ -1,0 +1,327 @@
+"""How each way of :mod:`jitbench.subjects.ways` is built from the user's object.
+
+A way's ``build(obj, raw)`` returns ``bind``: ``bind(obj)`` gives the function to call
+and the arguments it takes before the call's inputs (a :data:`Bound`). The builders
+read the object as the way's users would write it: a plain object's attributes split
+into arrays (a pytree's children) and the rest (static); what a way makes once per
+model (a partial, a split, a partition) is kept per object (:class:`PerObject`); the
+value hash reads every field the walk finds. ``*_applies`` say why a way cannot be
+built for an object (None where it can).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from jitbench.errors import JitbenchError
+from jitbench.targets import Target, kinds
+from jitbench.targets import fields as fieldlib
+
+# A built way: the function to call and the arguments it takes before the call's inputs.
+Bound = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def unjitted(target: Target) -> Callable[..., Any]:
+    """The raw function under the target's call, taking the object first: a method's
+    function with its jit wrapper removed (``jax.jit``, ``partial(jax.jit,
+    static_argnums=0)``, ``eqx.filter_jit``, ``nnx.jit``: all keep it as ``__wrapped__``),
+    or the function called as ``call(obj, *inputs)`` unwrapped the same way."""
+    call = target.call
+    if isinstance(call, str):
+        found = inspect.getattr_static(type(target.obj), call, None)
+        if isinstance(found, staticmethod | classmethod) or found is None:
+            raise JitbenchError(
+                f"call {call!r} of target {target.name!r} is no method of its class "
+                f"{type(target.obj).__name__}: give --call a function taking the object"
+            )
+        call = found
+    while hasattr(call, "__wrapped__"):
+        call = call.__wrapped__
+    return call
+
+
+# --- A plain object's attributes: arrays as children, the rest as auxiliary data -------------
+
+
+def attributes(obj: Any) -> list[tuple[str, Any]] | None:
+    """The object's own attributes (``__dict__`` or slots), or None for no class instance."""
+    found = fieldlib.children(obj)
+    if found is None or not all(key[0] == "attr" for key, _, _ in found):
+        return None
+    return [(key[1], value) for key, _, value in found]
+
+
+def _holds_array(value: Any) -> bool:
+    import jax
+
+    return any(kinds.is_array(leaf) for leaf in jax.tree_util.tree_leaves(value))
+
+
+def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The attributes holding arrays (traced: a pytree's children) and the rest (static).
+
+    A jitted function the object holds (``self.calc = jax.jit(self.calc)``) is the user's
+    own jit, which the way replaces: it is left out (a new one per instance would be a
+    new static, and one bound to the object would keep it alive)."""
+    found = [(n, v) for n, v in attributes(obj) or [] if not kinds.is_jitted(v)]
+    children = tuple(n for n, v in found if _holds_array(v))
+    return children, tuple(n for n, _ in found if n not in children)
+
+
+def _unhashable(obj: Any, names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = getattr(obj, name)
+        try:
+            hash(value)
+        except TypeError:
+            return f"its attribute {name!r} holds a {type(value).__name__}, which is unhashable"
+    return None
+
+
+def _rebuilt(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """An instance of ``cls`` with these attribute values, its ``__init__`` not run."""
+    obj = object.__new__(cls)
+    for name, value in zip(names, values, strict=True):
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function reading these attributes as a tuple (what a method writes: self.x)."""
+    if not names:
+        return lambda obj: ()
+    if len(names) == 1:
+        (name,) = names
+        return lambda obj: (getattr(obj, name),)
+    return operator.attrgetter(*names)
+
+
+def _registered(cls: type, children: tuple[str, ...], aux: tuple[str, ...]) -> type:
+    """A subclass of ``cls`` registered as a pytree (``cls`` itself stays as it is)."""
+    import jax
+
+    sub = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__})
+    get_children, get_aux = _getter(children), _getter(aux)
+    names = (*children, *aux)
+    jax.tree_util.register_pytree_node(
+        sub,
+        lambda obj: (get_children(obj), get_aux(obj)),
+        lambda values, leaves: _rebuilt(sub, names, (*leaves, *values)),
+    )
+    return sub
+
+
+# --- Per-object state a way builds once (a partial, a split) --------------------------------
+
+
+class PerObject:
+    """What a way builds once per object (``make(obj)``), forgotten when the object goes."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        self.make, self.built = make, {}
+
+    def __call__(self, obj: Any) -> Any:
+        key = id(obj)
+        if key not in self.built:
+            self.built[key] = self.make(obj)
+            weakref.finalize(obj, self.built.pop, key, None)
+        return self.built[key]
+
+
+class _ValueKey:
+    """The object as a static argument hashed and compared by its values: every field the
+    walk finds, arrays by their shape, dtype and bytes (what a value ``__hash__`` reads)."""
+
+    __slots__ = ("fields", "obj")
+
+    def __init__(self, obj: Any, found: list[fieldlib.Field]) -> None:
+        self.obj, self.fields = obj, found
+
+    def key(self) -> tuple[Any, ...]:
+        from jitbench.targets import edit
+
+        values = []
+        for field in self.fields:
+            value = edit.get_field(self.obj, field)
+            if kinds.is_array(value):
+                value = (value.shape, str(value.dtype), bytes(memoryview(_host(value))))
+            values.append(value)
+        return type(self.obj), tuple(values)
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ValueKey) and self.key() == other.key()
+
+
+def _host(value: Any) -> Any:
+    import numpy as np
+
+    return np.ascontiguousarray(np.asarray(value))
+
+
+def jit_taking_object(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import jax
+
+    jitted = jax.jit(raw)
+    return lambda o: (jitted, (o,))
+
+
+def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import jax
+
+    jitted = jax.jit(lambda key, *args, **kwargs: raw(key.obj, *args, **kwargs), static_argnums=0)
+    walked = fieldlib.walk(obj)[0]
+    return lambda o: (jitted, (_ValueKey(o, walked),))
+
+
+def value_hash_applies(obj: Any) -> str | None:
+    from jitbench.targets import edit
+
+    for field in fieldlib.walk(obj)[0]:
+        value = edit.get_field(obj, field)
+        if not kinds.is_array(value):
+            try:
+                hash(value)
+            except TypeError:
+                return f"its field {field.path!r} holds a {type(value).__name__}: unhashable"
+    return None
+
+
+def leaves_traceable(obj: Any) -> str | None:
+    """Why ``jax.jit`` cannot take the object as an argument: a leaf it cannot trace."""
+    import jax
+
+    leaves = jax.tree_util.tree_flatten_with_path(obj)[0]
+    bad = [
+        jax.tree_util.keystr(path) for path, leaf in leaves
+        if not (kinds.is_array(leaf) or kinds.is_number(leaf))
+    ]  # fmt: skip
+    if not bad:
+        return None
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    return (
+        f"leaves {', '.join(bad[:3])}{more} are neither arrays nor numbers: jax.jit cannot "
+        "take them as arguments (a static field, or a filter, keeps them out)"
+    )
+
+
+def plain_applies(obj: Any) -> str | None:
+    if attributes(obj) is None:
+        return f"a {type(obj).__name__} has no attributes of its own to split"
+    children, aux = split_attributes(obj)
+    if not children:
+        return "no attribute holds an array: nothing to trace"
+    return _unhashable(obj, aux)
+
+
+def plain_pytree(obj: Any) -> Callable[[Any], Any]:
+    children, aux = split_attributes(obj)
+    sub = _registered(type(obj), children, aux)
+    names = (*children, *aux)
+    return lambda o: _rebuilt(sub, names, tuple(getattr(o, n) for n in names))
+
+
+def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import jax
+
+    children, aux = split_attributes(obj)
+    cls, names = type(obj), (*children, *aux)
+
+    @functools.partial(jax.jit, static_argnums=0)
+    def helper(statics: tuple[Any, ...], arrays: tuple[Any, ...], *args: Any, **kwargs: Any) -> Any:
+        return raw(_rebuilt(cls, names, (*arrays, *statics)), *args, **kwargs)
+
+    get_children, get_aux = _getter(children), _getter(aux)
+
+    def bind(o: Any) -> Bound:
+        def method(*args: Any, **kwargs: Any) -> Any:  # the method's body: self.x, self.mul
+            return helper(get_aux(o), get_children(o), *args, **kwargs)
+
+        return method, ()
+
+    return bind
+
+
+def filter_jit(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import equinox as eqx
+
+    jitted = eqx.filter_jit(raw)
+    return lambda o: (jitted, (o,))
+
+
+def partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import equinox as eqx
+    import jax
+
+    @functools.partial(jax.jit, static_argnums=1)
+    def step(params: Any, static: Any, *args: Any, **kwargs: Any) -> Any:
+        return raw(eqx.combine(params, static), *args, **kwargs)
+
+    parts = PerObject(lambda o: eqx.partition(o, eqx.is_array))
+    return lambda o: (step, parts(o))
+
+
+def nnx_jit(graph: bool | None) -> Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]]:
+    def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+        from flax import nnx
+
+        jitted = nnx.jit(raw) if graph is None else nnx.jit(raw, graph=graph)
+        return lambda o: (jitted, (o,))
+
+    return build
+
+
+def tree_mode_applies(obj: Any) -> str | None:
+    from flax import nnx
+
+    if "graph" in inspect.signature(nnx.jit).parameters:
+        return None
+    import flax
+
+    return f"flax {flax.__version__}'s nnx.jit has no graph=False (tree mode): a newer flax has"
+
+
+def jit_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    from flax import nnx
+
+    partials = PerObject(lambda o: nnx.jit_partial(raw, o, graph=False))
+    return lambda o: (partials(o), ())
+
+
+def cached_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    from flax import nnx
+
+    jitted = nnx.jit(raw)
+    partials = PerObject(lambda o: nnx.cached_partial(jitted, o))
+    return lambda o: (partials(o), ())
+
+
+def split_merge(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    import jax
+    from flax import nnx
+
+    @jax.jit
+    def step(graphdef: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+        model = nnx.merge(graphdef, state)
+        out = raw(model, *args, **kwargs)
+        return out, nnx.state(model)
+
+    def split(o: Any) -> Callable[..., Any]:
+        graphdef, first = nnx.split(o)
+        held = [first]
+
+        def call(*args: Any, **kwargs: Any) -> Any:  # the user's loop: the state fed back
+            out, held[0] = step(graphdef, held[0], *args, **kwargs)
+            return out
+
+        return call
+
+    calls = PerObject(split)
+    return lambda o: (calls(o), ())
