@@ -300,7 +300,7 @@ def tests(session: nox.Session) -> None:
     if not _install(session):
         return
     args = pytest_args(session.python, list(session.posargs))
-    narrowed = args != session.posargs
+    narrowed = args[len(PARALLEL) :] != list(session.posargs)
     if narrowed:
         session.log(
             f"the slow tests and asv's smoke run: under Python {BENCH_PYTHON} only "
@@ -332,6 +332,12 @@ def tests(session: nox.Session) -> None:
         )  # fmt: skip
 
 
+# pytest-xdist: a test file per worker, one worker per core (at most 4): most tests spend
+# their time in one core's JAX compiles and fresh processes, so a second core halves
+# them; a file's module fixtures (an asv run, a Valgrind process) are made once.
+PARALLEL = ["-n", "auto", "--maxprocesses=4", "--dist", "loadfile"]
+
+
 def pytest_args(python: str, posargs: list[str], newest: str | None = None) -> list[str]:
     """pytest's arguments for the test session under ``python``.
 
@@ -339,10 +345,11 @@ def pytest_args(python: str, posargs: list[str], newest: str | None = None) -> l
     every Python; under all three they would take CI past 20 minutes on two
     cores. So a Python older than the newest found (``newest``, default
     BENCH_PYTHON) runs the rest, unless the arguments choose for themselves.
+    Test files run in parallel (:data:`PARALLEL`); ``-- -n 0`` runs them in one process.
     """
     if posargs or python == (newest or BENCH_PYTHON):
-        return posargs
-    return ["-m", "not slow"]
+        return [*PARALLEL, *posargs]
+    return [*PARALLEL, "-m", "not slow"]
 
 
 def _run_at_head(

@@ -61,12 +61,13 @@ def test_the_test_session_covers_the_supported_pythons():
 
 def test_slow_tests_run_under_the_newest_python_unless_told():
     noxfile = _noxfile()
-    assert noxfile.pytest_args("3.13", [], newest="3.13") == []
-    assert noxfile.pytest_args("3.11", [], newest="3.13") == ["-m", "not slow"]
-    assert noxfile.pytest_args("3.11", ["-m", "slow"], newest="3.13") == ["-m", "slow"]
+    parallel = noxfile.PARALLEL
+    assert noxfile.pytest_args("3.13", [], newest="3.13") == parallel
+    assert noxfile.pytest_args("3.11", [], newest="3.13") == [*parallel, "-m", "not slow"]
+    assert noxfile.pytest_args("3.11", ["-m", "slow"], newest="3.13") == [*parallel, "-m", "slow"]
     assert noxfile.pytest_args("3.11", ["tests/test_cli.py"], newest="3.11") == [
-        "tests/test_cli.py"
-    ]
+        *parallel, "tests/test_cli.py"
+    ]  # fmt: skip
 
 
 def test_readme_history_lists_the_noxfile_releases():
@@ -375,3 +376,16 @@ def test_a_named_machine_is_described_with_its_hardware(tmp_path, monkeypatch):
     )
     assert bad.returncode == 2
     assert bad.stderr == "usage: python -m jitbench.suite.asvcompat describe-machine NAME\n"
+
+
+@pytest.mark.parametrize("newest", [True, False])
+def test_the_tests_session_runs_pytest_in_parallel_and_asv_under_the_newest(newest):
+    noxfile = _noxfile()
+    older = next(p for p in noxfile.PYTHONS if p != noxfile.BENCH_PYTHON)
+    session = RecordingSession()
+    session.python = noxfile.BENCH_PYTHON if newest else older
+    noxfile.tests(session)
+    pytest_run = next(c for c in session.commands if c[0] == "pytest")
+    assert pytest_run[1 : 1 + len(noxfile.PARALLEL)] == tuple(noxfile.PARALLEL)
+    assert (pytest_run[-2:] == ("-m", "not slow")) is not newest
+    assert (("asv", "check", "--python=same") in session.commands) is newest

