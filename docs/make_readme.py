@@ -461,7 +461,8 @@ def counts_block(frame: pd.DataFrame) -> str:
         [
             f"`nox -s instructions` on machine **{machine}**, commit `{commit[:8]}`, JAX "
             f"{run['jax'].iloc[0]}, Python {run['python'].iloc[0]}: the calling thread's "
-            f"instructions per call, size {int(run['size'].min())} on cpu, one Valgrind process:",
+            f"instructions per call, size {int(run['size'].min())} on cpu, one Valgrind "
+            "process per strategy:",
             "",
             table.to_markdown(index=False, colalign=("left", *["right"] * (table.shape[1] - 1))),
             "",
