@@ -507,13 +507,13 @@ def _counted_table(table: pd.DataFrame, columns: dict[str, str]) -> str:
     return table.to_markdown(index=False, colalign=("left", *["right"] * len(columns)))
 
 
-def caller_depth_block(runs: Runs) -> str:
-    """What each frame of the caller's stack adds to a counted call, per strategy (least
-    squares over 0, 10 and 50 frames more), JAX's tracebacks on and off, and what 50 frames
-    add to the cached call; from the newest run that counted ``InstructionsVsCallerDepth``."""
+def _caller_depth(runs: Runs) -> tuple[Run, pd.DataFrame, int] | None:
+    """The newest run that counted ``InstructionsVsCallerDepth``, its per-strategy slopes
+    per frame (tracebacks on and off) with what the most frames add to the cached call in
+    percent, and that number of frames; None where no run counted it."""
     run = _counted_family(runs, catalog.INSTRUCTIONS_VS_CALLER_DEPTH, "caller-depth")
     if run is None:
-        return _not_counted(catalog.INSTRUCTIONS_VS_CALLER_DEPTH)
+        return None
     on = fit_tables.counted_slopes(run, "frame")
     off = fit_tables.counted_slopes(run, "frame_no_tracebacks")
     table = on if off is None else on.merge(off, on="strategy", how="left")
@@ -522,6 +522,17 @@ def caller_depth_block(runs: Runs) -> str:
     at = calls.pivot_table(index="strategy", columns="frames", values="value")
     last = max(grid.CALLER_FRAMES)
     table[f"{last} frames, %"] = table["strategy"].map(100 * (at[last] / at[0] - 1))
+    return run, table, last
+
+
+def caller_depth_block(runs: Runs) -> str:
+    """What each frame of the caller's stack adds to a counted call, per strategy (least
+    squares over 0, 10 and 50 frames more), JAX's tracebacks on and off, and what 50 frames
+    add to the cached call; from the newest run that counted ``InstructionsVsCallerDepth``."""
+    found = _caller_depth(runs)
+    if found is None:
+        return _not_counted(catalog.INSTRUCTIONS_VS_CALLER_DEPTH)
+    run, table, last = found
     columns = {
         "call_per_frame_instructions": "per frame, cached call",
         "dispatch_per_frame_instructions": "per frame, dispatch",
@@ -538,6 +549,34 @@ def caller_depth_block(runs: Runs) -> str:
             "",
             _counted_table(table, columns),
         ]
+    )
+
+
+# The README's sentence on the stack names these two: the cheapest way and nnx's.
+STACK_EXAMPLES = ("helper_function", "flax_nnx_jit")
+
+
+def stack_block(runs: Runs) -> str:
+    """The README's summary of the caller-depth counts: the median instructions a frame adds
+    to a cached call and to a dispatch of the strategies, and what the most frames add to
+    :data:`STACK_EXAMPLES`' cached calls (the table is in docs/counting.md)."""
+    found = _caller_depth(runs)
+    if found is None:
+        return _not_counted(catalog.INSTRUCTIONS_VS_CALLER_DEPTH)
+    run, table, last = found
+    table = table.set_index("strategy")
+    call = table["call_per_frame_instructions"].median()
+    dispatch = table["dispatch_per_frame_instructions"].median()
+    more = " and ".join(
+        f"{table.loc[s, f'{last} frames, %']:+.1f}% to `{s}`'s" for s in STACK_EXAMPLES
+    )
+    return (
+        f"JAX walks the caller's whole Python stack at every dispatch and every wait for a "
+        f"result, so where a method is called from matters: each frame above the call adds "
+        f"{call:,.0f} instructions to a cached call (median over the strategies; "
+        f"{dispatch:,.0f} to a dispatch), and {last} frames more add {more} cached call "
+        f"({_about(run)}; per strategy, and with JAX's tracebacks off: "
+        "[docs/counting.md](docs/counting.md#cost-per-frame-of-the-caller))."
     )
 
 
@@ -810,7 +849,7 @@ def screenshot(runs: Runs) -> None:
 
 # Each page and the generated blocks it holds, in the order they are made.
 PAGES: dict[str, tuple[str, ...]] = {
-    "README.md": ("run", "audit", "findings"),
+    "README.md": ("run", "audit", "findings", "stack"),
     "docs/own-objects.md": ("own-class", "explain"),
     "docs/counting.md": ("counts", "caller-depth", "counted-depth"),
     "docs/scaling.md": ("depth", "instances"),
@@ -849,6 +888,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "depth": lambda: depth_block(runs),
         "instances": lambda: instances_block(runs),
         "caller-depth": lambda: caller_depth_block(runs),
+        "stack": lambda: stack_block(runs),
         "counted-depth": lambda: counted_depth_block(runs),
         "advise-seed": advise_seed_block,
         "advise-flax": advise_flax_block,
