@@ -98,6 +98,7 @@ def test_the_user_s_class_is_never_changed():
     assert len(jax.tree_util.tree_leaves(converted)) == 1
 
 
+@pytest.mark.slow  # every equinox way audited and timed, cold calls in fresh processes
 def test_equinox_mlp_ways_with_figures(examples):
     advice = _advice(*EQX, fields=EQX_FIELDS)
     assert advice.kind == "eqx.Module"
@@ -134,6 +135,7 @@ def test_flax_model_five_nnx_ways_and_jit_partial_s_hazard(examples):
     assert "call = nnx.jit(MLP.__call__)" in rows["nnx.jit"].code
 
 
+@pytest.mark.slow  # three advise runs, each way cold in fresh processes
 def test_cli_table_json_and_csv(capsys):
     assert main(["advise", SEED, "--repeat", "1", "--no-count"]) == 0
     out = capsys.readouterr().out

@@ -109,6 +109,7 @@ def test_bad_target_is_one_line_exit_2_nothing_written(args, message, capsys):
         assert line == f"jitbench: error: {message}"
 
 
+@pytest.mark.slow  # two jitbench time runs, cold calls in fresh processes
 def test_time_target_and_strategy_measure_the_same_things(capsys):
     assert main(["time", "user_models:scaled", "--inputs", "user_models:vector",
                  "--repeat", "2", "--format", "json"]) == 0  # fmt: skip
@@ -156,6 +157,7 @@ def test_spread_quartiles():
     assert Spread.of([2.0], 10) == Spread(2.0, 2.0, 2.0, 1, 10)
 
 
+@pytest.mark.slow  # the README example end to end, each command a fresh process
 def test_the_documented_example_runs_as_a_user_runs_it(bare_env):
     """docs/examples/equinox_mlp.py, found through PYTHONPATH as its docstring says."""
     import subprocess

@@ -162,6 +162,7 @@ def _without_valgrind() -> str:
     return os.pathsep.join(f for f in folders if not os.path.exists(os.path.join(f, "valgrind")))
 
 
+@pytest.mark.slow  # pytest run in a throwaway project, a fresh process
 def test_the_projects_checks_run_and_counts_skip_without_valgrind(tmp_path):
     root = make_project(tmp_path / "project")
     found = run_pytest(root, path=_without_valgrind())
