@@ -332,9 +332,9 @@ def tests(session: nox.Session) -> None:
         )  # fmt: skip
 
 
-# pytest-xdist: a test file per worker, one worker per core (at most 4): most tests spend
-# their time in one core's JAX compiles and fresh processes, so a second core halves
-# them; a file's module fixtures (an asv run, a Valgrind process) are made once.
+# pytest-xdist: a test file per worker, one worker per core (at most 4). Most tests spend
+# their time on one core (JAX compiles, fresh processes), so the workers keep every core
+# busy; a file's module fixtures (an asv run, a Valgrind process) are still made once.
 PARALLEL = ["-n", "auto", "--maxprocesses=4", "--dist", "loadfile"]
 
 

@@ -30,26 +30,23 @@ def positive_int(text: str) -> int:
     return value
 
 
-def factor(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not (math.isfinite(value) and value >= 1):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 1 such as 1.05, got {text!r}")
-    return value
-
-
-def fraction(text: str) -> float:
+def _number(text: str, ok: Callable[[float], bool], wanted: str) -> float:
+    """``text`` as a float where ``ok`` holds it, else the one-line error ``wanted``."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(
-            f"must be a finite fraction >= 0 such as 0.01, got {text!r}"
-        )
+    if not (math.isfinite(value) and ok(value)):
+        raise argparse.ArgumentTypeError(f"{wanted}, got {text!r}")
     return value
+
+
+def factor(text: str) -> float:
+    return _number(text, lambda v: v >= 1, "must be a finite number >= 1 such as 1.05")
+
+
+def fraction(text: str) -> float:
+    return _number(text, lambda v: v >= 0, "must be a finite fraction >= 0 such as 0.01")
 
 
 def items(parse: Callable[[str], Any]) -> Callable[[str], list[Any]]:
@@ -74,10 +71,4 @@ def choice(what: str, valid: Sequence[str]) -> Callable[[str], str]:
 
 
 def percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1000:
-        raise argparse.ArgumentTypeError(f"a slowdown in percent such as 10, got {text!r}")
-    return value
+    return _number(text, lambda v: 0 < v < 1000, "a slowdown in percent such as 10")
