@@ -1,28 +1,8 @@
-"""Make ``asv publish``'s dashboard work offline, and link it with the jitbench report.
-
-asv's ``index.html`` loads its JavaScript and CSS from public CDNs and sends
-the browser to ``error.html`` when one fails to load: without a network the
-whole dashboard is asv's error page. This module, run after ``asv publish``
-(``python -m jitbench.dashboard html``):
-
-1. verifies the copies of those files that ship inside this package
-   (:mod:`jitbench.dashboard.vendored`) against their pinned sha256;
-2. copies them to ``html/vendor/<package>-<version>/`` and rewrites asv's
-   pages to load them from there, with ``integrity`` recomputed (sha384) for
-   the vendored bytes;
-3. puts a link back to the dashboard at the top of the copied jitbench report,
-   ``html/report/index.html`` (the dashboard's header link, ``project_url``,
-   opens that report).
-
-Everything is checked before anything is written. A page of a new asv release
-that loads something this module does not know, or no longer loads something
-it knows (or pins it with another hash), stops it with a one-line error;
-``html/`` then stays as asv wrote it.
-"""
+"""Make ``asv publish``'s dashboard work offline (asv's CDN files served from ``vendor/``) and
+link it with the jitbench report: ``python -m jitbench.dashboard html`` (README.md)."""
 
 from __future__ import annotations
 
-import argparse
 import html
 import re
 import sys
@@ -32,6 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from jitbench.cli.arguments import Parser
 from jitbench.dashboard.vendored import (
     ASSETS,
     VENDOR_DIR,
@@ -235,13 +216,8 @@ def publish(html_dir: Path, source: Path = VENDOR_SOURCE) -> list[Path]:
     return written
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _Parser(
+    parser = Parser(
         prog="python -m jitbench.dashboard",
         description="Make asv publish's html/ work offline and link it with the jitbench report.",
     )

@@ -1,11 +1,5 @@
-"""JAX's explanations of the audit's recompiles, from ``jitbench audit --format json``.
-
-asv results carry numbers only, so the hazard section takes the words from
-the audit's own JSON: for every step that compiled again (a change of the
-object, or a repeated call) or raised, JAX's explanation of its tracing-cache
-miss (or the error). Stale results cause no trace, so JAX has nothing to say
-about them; the hazard table counts them.
-"""
+"""JAX's explanations of the audit's recompiles and errors, read and checked from
+``jitbench audit --format json`` (asv results hold numbers only)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""One document model for the report's pages, rendered as Markdown and as HTML.
-
-Every page is a :class:`Page`: a list of blocks (headings, paragraphs, bullet
-lists, tables, images, collapsible details) whose text is a sequence of
-inline pieces (plain text, code, bold, links). :func:`markdown` and
-:func:`html` walk the same blocks, so the two files cannot drift apart.
-Tables are pandas frames of display strings (``to_markdown``/``to_html``).
-"""
+"""One document model for the report's pages (blocks of inline pieces), rendered as Markdown
+and as HTML by walking the same blocks, so the two files cannot drift apart."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The many-live-instances family: per strategy, what a population of N costs.
-
-The cliff is read from a count, not a time: the smallest population after
-which a jit created later enters Python on every call (its C++ fast path is
-gone), so two runs on a busy machine find the same cliff.
-"""
+"""The many-live-instances family: per strategy, what a population of N costs, and the N
+from which a later jit loses its fast path (read from a count)."""
 
 from __future__ import annotations
 

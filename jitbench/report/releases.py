@@ -1,10 +1,5 @@
-"""The JAX-releases page: one machine and commit measured in environments with different JAX.
-
-``nox -s jax_versions`` (asv virtualenvs that differ in their ``jax``
-requirement) leaves one result file per release at the same commit. This page
-puts those side by side: the audit's hazards per strategy and release, and
-cached call, dispatch and cold first call against the release on ``cpu``.
-"""
+"""The JAX-releases page: one machine and commit measured in environments with different JAX,
+hazards and timings side by side."""
 
 from __future__ import annotations
 

@@ -189,9 +189,7 @@ def cell(column: str, value: Any) -> str:
     if column.endswith("_bytes"):
         return human_value(float(value), "bytes")
     if column.endswith("_s"):
-        # asv's human_value has no negative durations (a saving or an intercept can be).
-        text = human_value(abs(float(value)), "seconds")
-        return f"-{text}" if value < 0 else text
+        return fits.seconds(value)
     if "_x_" in column or column.endswith(("_slope", "_speedup")):
         return f"{value:.2f}"
     if column.endswith("_instructions"):
