@@ -92,11 +92,8 @@ def _asv_files(html_dir: Path, suffix: str) -> list[Path]:
 
 
 def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, set[Asset]]:
-    """``page`` loading every known CDN file from ``vendor/``; the assets it referenced.
-
-    Raises DashboardError naming the first external reference it does not know,
-    or a known one whose integrity differs from asv 0.6.6's.
-    """
+    """``page`` loading every known CDN file from ``vendor/``, and the assets it referenced;
+    DashboardError names the first unknown external reference or unexpected integrity."""
     by_url = {a.url: a for a in ASSETS}
     by_local = {local_path(a): a for a in ASSETS}
     seen: set[Asset] = set()
@@ -145,10 +142,8 @@ def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, se
 
 
 def vendor(html_dir: Path, files: dict[str, bytes]) -> dict[Path, str]:
-    """The new text of every asv page under ``html_dir``; checks everything, writes nothing.
-
-    ``files`` are the vendored files (``vendored_files()``) the pages will load.
-    """
+    """The new text of every asv page under ``html_dir`` loading ``files`` (vendored_files());
+    checks everything, writes nothing."""
     pages = _asv_files(html_dir, ".html")
     if html_dir / "index.html" not in pages:
         raise DashboardError(f"{html_dir / 'index.html'} missing: run asv publish first")

@@ -254,11 +254,8 @@ def vendored_files(source: Path = VENDOR_SOURCE) -> dict[str, bytes]:
 
 
 def refresh_vendor(target: Path = VENDOR_SOURCE) -> None:
-    """Download the pinned npm releases again (``npm pack``) and rewrite ``target``.
-
-    Needs the npm registry. Each tarball must match its pinned sha512 and each
-    kept file its pinned sha256; on any mismatch nothing in ``target`` changes.
-    """
+    """Download the pinned npm releases again (``npm pack``) and rewrite ``target``; on any
+    sha512 or sha256 mismatch nothing in ``target`` changes."""
     fresh: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="jitbench-vendor-") as tmp:
         for package in PACKAGES.values():

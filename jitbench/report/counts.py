@@ -14,11 +14,8 @@ _HOOKS = re.compile(r"-pytest-codspeed[0-9.]*(?=-|$)")
 
 
 def fold(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with counts of a hooks-only environment moved to its timed twin's env.
-
-    Counts whose environment has no timed twin (the same name without
-    pytest-codspeed, same machine and commit) keep their own.
-    """
+    """``frame`` with counts of a hooks-only env moved to its timed twin's (the same name
+    without pytest-codspeed, same machine and commit) where there is one."""
     counted = frame["benchmark"].isin([*catalog.INSTRUCTIONS.values(), *catalog.COUNTED])
     if not counted.any():
         return frame

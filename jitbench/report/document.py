@@ -59,11 +59,8 @@ class Bullets:
 
 @dataclass(frozen=True, eq=False)
 class Table:
-    """A frame of display strings; the raw numbers live in the CSV next to it.
-
-    ``left``: columns of text, aligned left in HTML (numbers align right);
-    ``wrap``: columns of long free text (JAX's explanations), wrapped in HTML.
-    """
+    """A frame of display strings; in HTML ``left`` columns align left (numbers right) and
+    ``wrap`` ones (long free text) wrap."""
 
     frame: pd.DataFrame
     left: tuple[str, ...] = ()

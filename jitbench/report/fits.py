@@ -68,17 +68,12 @@ def fits(run: Run, benchmark: str, x: str, name: str, unit: str) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def below_noise(value: float, lo: float, hi: float) -> bool:
-    """Whether a fitted cost is not told apart from zero: negative, or its interval holds 0."""
-    return value < 0 or (not math.isnan(lo) and lo <= 0 <= hi)
-
-
 def text(value: float, lo: float, hi: float) -> str:
     """A fitted cost in words: ``1.2μs [1.1μs, 1.3μs]`` or ``below noise [-40ns, 90ns]``."""
     if value is None or pd.isna(value):
         return "n/a"
     interval = "" if pd.isna(lo) else f" [{seconds(lo)}, {seconds(hi)}]"
-    if below_noise(value, lo, hi):
+    if value < 0 or (not math.isnan(lo) and lo <= 0 <= hi):
         return BELOW_NOISE + interval
     return seconds(value) + interval
 

@@ -28,8 +28,6 @@ PARAM_ORDER = (
     "frames", "tracebacks",
 )  # fmt: skip
 STAT_KEYS = ("ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat")
-META_COLUMNS = ("machine", "commit", "date", "env", "python", "jax")
-VALUE_COLUMNS = ("value", "unit", *STAT_KEYS, "samples", "status", "version", "started_at")
 # asv's benchmark kinds by method-name prefix; timeraw is timed, only in a fresh process.
 KINDS = {"time": "time", "timeraw": "time", "track": "track", "peakmem": "peakmem", "mem": "mem"}
 DEFAULT_UNITS = {"time": "seconds", "peakmem": "bytes", "mem": "bytes"}
@@ -246,17 +244,11 @@ def _jax_version(result: Results) -> str | None:
 def _frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     seen = dict.fromkeys(name for r in records for name in r["params"])
     names = [n for n in PARAM_ORDER if n in seen] + [n for n in seen if n not in PARAM_ORDER]
-    params = {n: _typed([r["params"].get(n) for r in records]) for n in names}
-    frame = pd.DataFrame(
-        {
-            **{c: [r[c] for r in records] for c in META_COLUMNS},
-            "benchmark": [r["benchmark"] for r in records],
-            "kind": [r["kind"] for r in records],
-            **params,
-            **{c: [r[c] for r in records] for c in VALUE_COLUMNS},
-            "case": [r["case"] for r in records],
-        }
-    )
+    params = pd.DataFrame({n: _typed([r["params"].get(n) for r in records]) for n in names})
+    # Columns in the records' order, the parameters in place of their dict.
+    frame = pd.DataFrame(records)
+    at = frame.columns.get_loc("params")
+    frame = pd.concat([frame.iloc[:, :at], params, frame.iloc[:, at + 1 :]], axis=1)
     text = ["machine", "commit", "env", "python", "jax", "benchmark", "kind", "unit"]
     text += ["status", "version", "case"]
     frame[text] = frame[text].astype("string")
