@@ -13,7 +13,6 @@ from jitbench.errors import JitbenchError
 
 # Longest explanation shown; the audit's own output has every word.
 MAX_CHARS = 400
-_STEP_KEYS = ("name", "traces", "compiles", "outcome", "error", "explanations")
 # The type of each field the report reads, and how an error message names it.
 _STEP_TYPES = {
     "name": ("str", "a string"),
@@ -43,7 +42,7 @@ def load(path: str | Path) -> list[dict[str, Any]]:
         if (
             not isinstance(steps, list)
             or not isinstance(result.get("strategy"), str)
-            or not all(isinstance(s, dict) and set(_STEP_KEYS) <= set(s) for s in steps)
+            or not all(isinstance(s, dict) and set(_STEP_TYPES) <= set(s) for s in steps)
         ):
             raise JitbenchError(f"{where} holds an entry that is not an audit result; {expected}")
         for field, (kind, form) in _RESULT_TYPES.items():

@@ -189,21 +189,13 @@ def _summary(run: Run) -> pd.DataFrame:
     _best(table)
     _floor_ratios(table, where)
     if {"cached_call_s", "first_call_s"} <= set(table):
-        rows = list(table.itertuples())
-        table["break_even_vs_warm_eager"] = [
-            break_even_warm(r.strategy, r.first_call_s, r.cached_call_s, r.eager_cached_call_s)
-            for r in rows
-        ]
-        table["break_even_vs_cold_eager"] = [
-            break_even_cold(
-                r.strategy,
-                r.first_call_s,
-                r.cached_call_s,
-                r.eager_first_call_s,
-                r.eager_cached_call_s,
-            )
-            for r in rows
-        ]
+        warm, cold = [], []
+        for r in table.itertuples():
+            jit = (r.strategy, r.first_call_s, r.cached_call_s)
+            warm.append(break_even_warm(*jit, r.eager_cached_call_s))
+            cold.append(break_even_cold(*jit, r.eager_first_call_s, r.eager_cached_call_s))
+        table["break_even_vs_warm_eager"] = warm
+        table["break_even_vs_cold_eager"] = cold
     return table
 
 
