@@ -1,28 +1,8 @@
-"""Make ``asv publish``'s dashboard work offline, and link it with the jitbench report.
-
-asv's ``index.html`` loads its JavaScript and CSS from public CDNs and sends
-the browser to ``error.html`` when one fails to load: without a network the
-whole dashboard is asv's error page. This module, run after ``asv publish``
-(``python -m jitbench.dashboard html``):
-
-1. verifies the copies of those files that ship inside this package
-   (:mod:`jitbench.dashboard.vendored`) against their pinned sha256;
-2. copies them to ``html/vendor/<package>-<version>/`` and rewrites asv's
-   pages to load them from there, with ``integrity`` recomputed (sha384) for
-   the vendored bytes;
-3. puts a link back to the dashboard at the top of the copied jitbench report,
-   ``html/report/index.html`` (the dashboard's header link, ``project_url``,
-   opens that report).
-
-Everything is checked before anything is written. A page of a new asv release
-that loads something this module does not know, or no longer loads something
-it knows (or pins it with another hash), stops it with a one-line error;
-``html/`` then stays as asv wrote it.
-"""
+"""Make ``asv publish``'s dashboard work offline (asv's CDN files served from ``vendor/``) and
+link it with the jitbench report: ``python -m jitbench.dashboard html`` (README.md)."""
 
 from __future__ import annotations
 
-import argparse
 import html
 import re
 import sys
@@ -32,6 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from jitbench.cli.arguments import Parser
 from jitbench.dashboard.vendored import (
     ASSETS,
     VENDOR_DIR,
@@ -111,11 +92,8 @@ def _asv_files(html_dir: Path, suffix: str) -> list[Path]:
 
 
 def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, set[Asset]]:
-    """``page`` loading every known CDN file from ``vendor/``; the assets it referenced.
-
-    Raises DashboardError naming the first external reference it does not know,
-    or a known one whose integrity differs from asv 0.6.6's.
-    """
+    """``page`` loading every known CDN file from ``vendor/``, and the assets it referenced;
+    DashboardError names the first unknown external reference or unexpected integrity."""
     by_url = {a.url: a for a in ASSETS}
     by_local = {local_path(a): a for a in ASSETS}
     seen: set[Asset] = set()
@@ -164,10 +142,8 @@ def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, se
 
 
 def vendor(html_dir: Path, files: dict[str, bytes]) -> dict[Path, str]:
-    """The new text of every asv page under ``html_dir``; checks everything, writes nothing.
-
-    ``files`` are the vendored files (``vendored_files()``) the pages will load.
-    """
+    """The new text of every asv page under ``html_dir`` loading ``files`` (vendored_files());
+    checks everything, writes nothing."""
     pages = _asv_files(html_dir, ".html")
     if html_dir / "index.html" not in pages:
         raise DashboardError(f"{html_dir / 'index.html'} missing: run asv publish first")
@@ -235,13 +211,8 @@ def publish(html_dir: Path, source: Path = VENDOR_SOURCE) -> list[Path]:
     return written
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _Parser(
+    parser = Parser(
         prog="python -m jitbench.dashboard",
         description="Make asv publish's html/ work offline and link it with the jitbench report.",
     )

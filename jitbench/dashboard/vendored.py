@@ -1,21 +1,6 @@
-"""The JavaScript and CSS asv's dashboard loads from CDNs, pinned and shipped with jitbench.
-
-asv 0.6.6's ``index.html`` loads jQuery 3.3.1, flot 0.8.3 (four files),
-flot-orderbars 1.0.0, stupidtable 1.0.1, blueimp-md5 2.19.0 and Bootstrap 3.1.1
-from public CDNs. Copies of those files ship inside this package
-(``jitbench/dashboard/vendor/``, the npm releases, licence notices alongside);
-this module pins each file's sha256 and each CDN address asv's page uses, and
-checks the copies before :mod:`jitbench.dashboard` serves them.
-
-The vendored files are those of the npm releases, byte for byte; stupidtable
-1.0.1 was never published to npm, so 1.1.3 (same ``stupidtable()`` /
-``stupidsort()`` API, later fixes only) stands in for it, and npm's flot
-0.8.3 has no minified files, so the unminified sources of the same release
-stand in for cdnjs's minified builds. ``python -m jitbench.dashboard
---refresh-vendor`` downloads the pinned tarballs again with ``npm pack``,
-checks each tarball's sha512 and each file's sha256, and rewrites
-``jitbench/dashboard/vendor/``.
-"""
+"""The JavaScript and CSS asv 0.6.6's dashboard loads from CDNs: each CDN address, the npm
+release file standing in for it (two exceptions: stupidtable 1.1.3 stands in for 1.0.1, never
+on npm, and flot comes unminified), its pinned sha256, and ``--refresh-vendor`` (README.md)."""
 
 from __future__ import annotations
 
@@ -269,11 +254,8 @@ def vendored_files(source: Path = VENDOR_SOURCE) -> dict[str, bytes]:
 
 
 def refresh_vendor(target: Path = VENDOR_SOURCE) -> None:
-    """Download the pinned npm releases again (``npm pack``) and rewrite ``target``.
-
-    Needs the npm registry. Each tarball must match its pinned sha512 and each
-    kept file its pinned sha256; on any mismatch nothing in ``target`` changes.
-    """
+    """Download the pinned npm releases again (``npm pack``) and rewrite ``target``; on any
+    sha512 or sha256 mismatch nothing in ``target`` changes."""
     fresh: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="jitbench-vendor-") as tmp:
         for package in PACKAGES.values():

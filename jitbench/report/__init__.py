@@ -1,20 +1,5 @@
-"""``jitbench report``: tables, plots and an index page from asv results.
-
-Answers the questions the suite exists for, per device and size: which strategy
-is cheapest to call once it is cached, what its first call costs (with JAX's
-on-disk compilation cache cold or warm), after how many calls that pays off
-against eager, what each kind of object change costs, what sharding adds, and
-which strategies are hazardous (stale results, errors, leaks, recompiling every
-call, no hit in a filled disk cache). A stale strategy is flagged wherever it
-appears and never gets the ★ (the fewest instructions per call, else the fastest).
-
-The page leads with a short table per device and size and the main plots;
-every other table follows, and every table has its CSV. When one machine and
-commit were measured under several JAX releases, a second page compares them
-(:mod:`jitbench.report.releases`). Benchmarks are named through
-:mod:`jitbench.suite.catalog` only. Both pages are built once as a
-:mod:`~jitbench.report.document` and rendered to Markdown and HTML.
-"""
+"""``jitbench report``: tables, plots and an index page from asv results (design notes:
+README.md); a second page compares JAX releases measured at one commit."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""JAX's explanations of the audit's recompiles, from ``jitbench audit --format json``.
-
-asv results carry numbers only, so the hazard section takes the words from
-the audit's own JSON: for every step that compiled again (a change of the
-object, or a repeated call) or raised, JAX's explanation of its tracing-cache
-miss (or the error). Stale results cause no trace, so JAX has nothing to say
-about them; the hazard table counts them.
-"""
+"""JAX's explanations of the audit's recompiles and errors, read and checked from
+``jitbench audit --format json`` (asv results hold numbers only)."""
 
 from __future__ import annotations
 
@@ -19,7 +13,6 @@ from jitbench.errors import JitbenchError
 
 # Longest explanation shown; the audit's own output has every word.
 MAX_CHARS = 400
-_STEP_KEYS = ("name", "traces", "compiles", "outcome", "error", "explanations")
 # The type of each field the report reads, and how an error message names it.
 _STEP_TYPES = {
     "name": ("str", "a string"),
@@ -49,7 +42,7 @@ def load(path: str | Path) -> list[dict[str, Any]]:
         if (
             not isinstance(steps, list)
             or not isinstance(result.get("strategy"), str)
-            or not all(isinstance(s, dict) and set(_STEP_KEYS) <= set(s) for s in steps)
+            or not all(isinstance(s, dict) and set(_STEP_TYPES) <= set(s) for s in steps)
         ):
             raise JitbenchError(f"{where} holds an entry that is not an audit result; {expected}")
         for field, (kind, form) in _RESULT_TYPES.items():

@@ -1,20 +1,5 @@
-"""Which runs of a results folder a reader sees first, and why the others are left out.
-
-A run is one (machine, commit, env). Per machine the *complete* run leads: the
-one with the most (benchmark, strategy) pairs, an n/a one included, the newest
-of equals; a newer run of a few benchmarks (``nox -s instructions``, ``nox -s
-instances``) does not hide the full grid. Runs of the same grid at the same
-commit under other JAX releases (``nox -s jax_history``) stand beside it. Each
-run's counts (instructions per call) come from the newest counted run of the
-same machine and JAX release, the same commit preferred: a count holds still
-from run to run, so it can stand beside times of another run of the same code
-and packages. A run whose JAX release is not recorded is left out while another
-run names its release; a folder whose runs are all partial, or all of unknown
-release, still shows the best of them.
-
-``jitbench report`` (without ``--commit``) and ``docs/make_readme.py`` both
-choose here.
-"""
+"""Which runs of a results folder a reader sees first, where their instruction counts come
+from, and why the others are left out (README.md)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Counts beside the times of the same calls.
-
-``nox -s instructions`` runs in an asv environment of its own: the timed
-environment's packages plus pytest-codspeed, whose compiled hooks start and
-stop Valgrind's counting (:mod:`jitbench.measure.counting.callgrind`) and which no timed code
-path imports. asv names an environment by its packages, so the counts are
-filed under another name than the times they go with. The report reads them
-as rows of the timed environment of the same machine, commit and packages
-otherwise, so that one table sets a strategy's count beside its time.
-"""
+"""Counts of a hooks-only asv env (``nox -s instructions``) read as rows of its timed twin env,
+beside the times of the same calls (README.md)."""
 
 from __future__ import annotations
 
@@ -22,11 +14,8 @@ _HOOKS = re.compile(r"-pytest-codspeed[0-9.]*(?=-|$)")
 
 
 def fold(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with counts of a hooks-only environment moved to its timed twin's env.
-
-    Counts whose environment has no timed twin (the same name without
-    pytest-codspeed, same machine and commit) keep their own.
-    """
+    """``frame`` with counts of a hooks-only env moved to its timed twin's (the same name
+    without pytest-codspeed, same machine and commit) where there is one."""
     counted = frame["benchmark"].isin([*catalog.INSTRUCTIONS.values(), *catalog.COUNTED])
     if not counted.any():
         return frame

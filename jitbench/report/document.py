@@ -1,11 +1,5 @@
-"""One document model for the report's pages, rendered as Markdown and as HTML.
-
-Every page is a :class:`Page`: a list of blocks (headings, paragraphs, bullet
-lists, tables, images, collapsible details) whose text is a sequence of
-inline pieces (plain text, code, bold, links). :func:`markdown` and
-:func:`html` walk the same blocks, so the two files cannot drift apart.
-Tables are pandas frames of display strings (``to_markdown``/``to_html``).
-"""
+"""One document model for the report's pages (blocks of inline pieces), rendered as Markdown
+and as HTML by walking the same blocks, so the two files cannot drift apart."""
 
 from __future__ import annotations
 
@@ -65,11 +59,8 @@ class Bullets:
 
 @dataclass(frozen=True, eq=False)
 class Table:
-    """A frame of display strings; the raw numbers live in the CSV next to it.
-
-    ``left``: columns of text, aligned left in HTML (numbers align right);
-    ``wrap``: columns of long free text (JAX's explanations), wrapped in HTML.
-    """
+    """A frame of display strings; in HTML ``left`` columns align left (numbers right) and
+    ``wrap`` ones (long free text) wrap."""
 
     frame: pd.DataFrame
     left: tuple[str, ...] = ()

@@ -1,5 +1,4 @@
-"""The report's fitted costs per strategy: per frame and per layer of a count, per leaf,
-device, op and layer of a time (the fitting itself is :mod:`jitbench.report.fits`)."""
+"""The report's fitted costs per strategy, per count and per time (fitting: :mod:`.fits`)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Straight-line fits of a cost against a count (layers, leaves, ops, devices), with 95% intervals.
-
-Each fit is ordinary least squares over a strategy's medians, one point per
-count, with the Student t interval of its slope and intercept. Costs of a few
-nanoseconds per layer sit within the spread of the medians: a fit whose
-interval includes zero, or whose value is negative, is shown as "below noise"
-with its interval, never as a cost (:func:`text`); the CSVs keep the numbers.
-"""
+"""Straight-line fits of a cost against a count (layers, leaves, ops, devices), with 95%
+intervals; a fit not told apart from zero shows as "below noise" (README.md)."""
 
 from __future__ import annotations
 
@@ -58,16 +52,15 @@ def fits(run: Run, benchmark: str, x: str, name: str, unit: str) -> pd.DataFrame
             if len(set(xs[positive])) > 1
             else math.nan
         )
-        per, at0 = f"{name}_per_{unit}", f"{name}_intercept"
+        fitted = {f"{name}_per_{unit}": "per", f"{name}_intercept": "at0"}
         rows.append(
             {
                 "strategy": strategy,
-                f"{per}_s": found["per"],
-                f"{per}_lo_s": found["per_lo"],
-                f"{per}_hi_s": found["per_hi"],
-                f"{at0}_s": found["at0"],
-                f"{at0}_lo_s": found["at0_lo"],
-                f"{at0}_hi_s": found["at0_hi"],
+                **{
+                    f"{column}{end}_s": found[key + end]
+                    for column, key in fitted.items()
+                    for end in ("", "_lo", "_hi")
+                },
                 f"{name}_loglog_slope": slope,
                 f"{name}_points": len(xs),
             }
@@ -75,19 +68,14 @@ def fits(run: Run, benchmark: str, x: str, name: str, unit: str) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def below_noise(value: float, lo: float, hi: float) -> bool:
-    """Whether a fitted cost is not told apart from zero: negative, or its interval holds 0."""
-    return value < 0 or (not math.isnan(lo) and lo <= 0 <= hi)
-
-
 def text(value: float, lo: float, hi: float) -> str:
     """A fitted cost in words: ``1.2μs [1.1μs, 1.3μs]`` or ``below noise [-40ns, 90ns]``."""
     if value is None or pd.isna(value):
         return "n/a"
-    interval = "" if pd.isna(lo) else f" [{_seconds(lo)}, {_seconds(hi)}]"
-    if below_noise(value, lo, hi):
+    interval = "" if pd.isna(lo) else f" [{seconds(lo)}, {seconds(hi)}]"
+    if value < 0 or (not math.isnan(lo) and lo <= 0 <= hi):
         return BELOW_NOISE + interval
-    return _seconds(value) + interval
+    return seconds(value) + interval
 
 
 def interval_columns(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
@@ -100,7 +88,8 @@ def interval_columns(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
     return found
 
 
-def _seconds(value: float) -> str:
-    # asv's human_value has no negative durations (an interval's end can be).
+def seconds(value: float) -> str:
+    """Seconds in human units, negative ones too (asv's human_value has none): a saving, an
+    intercept or an interval's end can be."""
     shown = human_value(abs(float(value)), "seconds")
     return f"-{shown}" if value < 0 else shown

@@ -35,11 +35,8 @@ def line_plot(
     ylabel: str,
     doubling: bool = False,
 ) -> None:
-    """One log-log figure per device: a panel per benchmark, a line per strategy.
-
-    ``doubling``: x is a short grid of doublings (1, 2, 4, ...), so the x axis
-    is base 2 with a tick at every measured value.
-    """
+    """One log-log figure per device: a panel per benchmark, a line per strategy; with
+    ``doubling`` (x is 1, 2, 4, ...) the x axis is base 2 with a tick at every value."""
     present = {label: b for label, b in benchmarks.items() if run.has(b)}
     if not present:
         run.omit(f"plot {title}", *benchmarks.values())

@@ -1,9 +1,5 @@
-"""The many-live-instances family: per strategy, what a population of N costs.
-
-The cliff is read from a count, not a time: the smallest population after
-which a jit created later enters Python on every call (its C++ fast path is
-gone), so two runs on a busy machine find the same cliff.
-"""
+"""The many-live-instances family: per strategy, what a population of N costs, and the N
+from which a later jit loses its fast path (read from a count)."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ import pandas as pd
 
 from jitbench.report import plots
 from jitbench.report.document import Code
-from jitbench.report.run import Run, slug
+from jitbench.report.run import Run, order, slug
 from jitbench.report.summary import hazard_of
 from jitbench.suite import catalog
 
@@ -46,11 +42,7 @@ def wide(run: Run) -> pd.DataFrame:
         index=["device", "strategy", "instances"], columns="figure", values="value",
         aggfunc="median",
     ).reset_index()  # fmt: skip
-    ranks = {c: {v: i for i, v in enumerate(pd.unique(frame[c]))} for c in ("device", "strategy")}
-    keys = table["device"].map(ranks["device"]), table["strategy"].map(ranks["strategy"])
-    table = table.assign(_device=keys[0], _strategy=keys[1])
-    table = table.sort_values(["_device", "_strategy", "instances"])
-    return table.drop(columns=["_device", "_strategy"]).reset_index(drop=True)
+    return order(table, frame)
 
 
 def cliffs(table: pd.DataFrame, hazards: dict[tuple[object, str], str]) -> pd.DataFrame:

@@ -1,10 +1,5 @@
-"""The JAX-releases page: one machine and commit measured in environments with different JAX.
-
-``nox -s jax_versions`` (asv virtualenvs that differ in their ``jax``
-requirement) leaves one result file per release at the same commit. This page
-puts those side by side: the audit's hazards per strategy and release, and
-cached call, dispatch and cold first call against the release on ``cpu``.
-"""
+"""The JAX-releases page: one machine and commit measured in environments with different JAX,
+hazards and timings side by side."""
 
 from __future__ import annotations
 
@@ -153,10 +148,8 @@ def _plot(
         run.notes.append(f"plot of {label} against the JAX release omitted: no {DEVICE} results")
         return
     sizes = sorted({int(data["size"].min()), int(data["size"].max())})
-    hazardous = set()
-    if any(c in wide for c in COUNTS):
-        counts = wide[[c for c in COUNTS if c in wide]].fillna(0)
-        hazardous = set(wide.loc[(counts > 0).any(axis=1), "strategy"])
+    counts = wide[[c for c in COUNTS if c in wide]].fillna(0)
+    hazardous = set(wide.loc[(counts > 0).any(axis=1), "strategy"])
     fig = Figure(figsize=(5.0 * len(sizes) + 1.5, 4.0))
     axes = fig.subplots(1, len(sizes), squeeze=False)[0]
     positions = {jax: i for i, jax in enumerate(releases)}

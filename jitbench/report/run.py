@@ -131,7 +131,8 @@ def slug(text: Any) -> str:
 
 
 def order(table: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
-    """Strategies and devices in the order asv ran them, sizes ascending, JAX by release."""
+    """Strategies and devices in the order asv ran them, sizes (and populations) ascending, JAX
+    by release."""
     ranks = {
         column: {v: i for i, v in enumerate(pd.unique(frame[column].dropna()))}
         for column in ("device", "strategy")
@@ -139,7 +140,7 @@ def order(table: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     if "jax" in table:
         releases = sorted(set(table["jax"].dropna()), key=results.release_key)
         ranks["jax"] = {v: i for i, v in enumerate(releases)}
-    keys = [c for c in ("device", "size", "strategy", "jax") if c in table]
+    keys = [c for c in ("device", "size", "strategy", "jax", "instances") if c in table]
 
     def rank(column: pd.Series) -> pd.Series:
         return column.map(ranks[column.name]) if column.name in ranks else column
@@ -189,9 +190,7 @@ def cell(column: str, value: Any) -> str:
     if column.endswith("_bytes"):
         return human_value(float(value), "bytes")
     if column.endswith("_s"):
-        # asv's human_value has no negative durations (a saving or an intercept can be).
-        text = human_value(abs(float(value)), "seconds")
-        return f"-{text}" if value < 0 else text
+        return fits.seconds(value)
     if "_x_" in column or column.endswith(("_slope", "_speedup")):
         return f"{value:.2f}"
     if column.endswith("_instructions"):

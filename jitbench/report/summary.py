@@ -1,18 +1,5 @@
-"""The numbers behind every table: per (device, size, strategy) and per (device, strategy).
-
-Break-even has two definitions, both against ``eager``:
-
-- **vs warm eager** (eager's operations already compiled, as in a long-running
-  program): ``ceil(first call / (eager cached - cached))``, the calls after which
-  jit's first call is repaid by its cheaper cached calls;
-- **vs cold eager** (eager's own first call counted too, as in a fresh
-  script): the smallest ``n`` from which jit stays ahead, ``first + (m-1) *
-  cached <= eager first + (m-1) * eager cached`` for every ``m >= n``; 1 when
-  jit's first call is already the cheaper one and its cached calls are too.
-
-Either is ``never`` when a strategy's cached call is dearer than eager's: a
-first call cheaper than eager's first only puts jit ahead for a while.
-"""
+"""The numbers behind every table: per (device, size, strategy) and per (device, strategy),
+with ratios, the ★, and break-even against eager (definitions in README.md)."""
 
 from __future__ import annotations
 
@@ -67,53 +54,21 @@ HAZARD_WORDS = {**hazards.WORDS, DISK_MISSES: "no disk-cache hit"}
 BREAK_EVEN = ("break_even_vs_warm_eager", "break_even_vs_cold_eager")
 # Each time beside its count: a count holds still under load, a time does not.
 HEADLINE = [
-    "strategy",
-    "hazard",
-    "first_call_s",
-    "cached_call_s",
-    "cached_call_instructions",
-    "dispatch_s",
-    "dispatch_instructions",
-    "cached_x_eager",
-    "first_call_x_floor",
-    "cached_x_floor",
-    "dispatch_x_floor",
-    *BREAK_EVEN,
-]
+    "strategy", "hazard", "first_call_s", "cached_call_s", "cached_call_instructions",
+    "dispatch_s", "dispatch_instructions", "cached_x_eager", "first_call_x_floor",
+    "cached_x_floor", "dispatch_x_floor", *BREAK_EVEN,
+]  # fmt: skip
 # Flags the tables show as marks (run.display), not as columns.
 MARKS = ["best", "dispatch_dearer"]
 FULL = [
-    "strategy",
-    "hazard",
-    "first_call_s",
-    "first_call_fresh_process_s",
-    "first_call_cold_disk_s",
-    "first_call_warm_disk_s",
-    "disk_cache_saving_s",
-    "disk_cache_speedup",
-    "disk_cache_hits",
-    "trace_s",
-    "lower_s",
-    "compile_s",
-    "stage_call_s",
-    "cached_call_s",
-    "cached_call_q75_s",
-    "dispatch_s",
-    "dispatch_q75_s",
-    *COUNTED,
-    "cached_x_eager",
-    "cached_x_best",
-    "first_call_x_eager",
-    "first_call_x_best",
-    *FLOOR_RATIOS.values(),
-    *BREAK_EVEN,
-    *catalog.HAZARDS,
-    "peak_memory_bytes",
-    "fastest_correct",
-    "fewest_instructions",
-    "best_by",
+    "strategy", "hazard", "first_call_s", "first_call_fresh_process_s", "first_call_cold_disk_s",
+    "first_call_warm_disk_s", "disk_cache_saving_s", "disk_cache_speedup", "disk_cache_hits",
+    "trace_s", "lower_s", "compile_s", "stage_call_s", "cached_call_s", "cached_call_q75_s",
+    "dispatch_s", "dispatch_q75_s", *COUNTED, "cached_x_eager", "cached_x_best",
+    "first_call_x_eager", "first_call_x_best", *FLOOR_RATIOS.values(), *BREAK_EVEN,
+    *catalog.HAZARDS, "peak_memory_bytes", "fastest_correct", "fewest_instructions", "best_by",
     *MARKS,
-]
+]  # fmt: skip
 
 
 def summary(run: Run) -> pd.DataFrame:
@@ -234,28 +189,18 @@ def _summary(run: Run) -> pd.DataFrame:
     _best(table)
     _floor_ratios(table, where)
     if {"cached_call_s", "first_call_s"} <= set(table):
-        rows = list(table.itertuples())
-        table["break_even_vs_warm_eager"] = [
-            break_even_warm(r.strategy, r.first_call_s, r.cached_call_s, r.eager_cached_call_s)
-            for r in rows
-        ]
-        table["break_even_vs_cold_eager"] = [
-            break_even_cold(
-                r.strategy,
-                r.first_call_s,
-                r.cached_call_s,
-                r.eager_first_call_s,
-                r.eager_cached_call_s,
-            )
-            for r in rows
-        ]
+        warm, cold = [], []
+        for r in table.itertuples():
+            jit = (r.strategy, r.first_call_s, r.cached_call_s)
+            warm.append(break_even_warm(*jit, r.eager_cached_call_s))
+            cold.append(break_even_cold(*jit, r.eager_first_call_s, r.eager_cached_call_s))
+        table["break_even_vs_warm_eager"] = warm
+        table["break_even_vs_cold_eager"] = cold
     return table
 
 
 def _best(table: pd.DataFrame) -> None:
-    """The ★ of each (device, size): fewest instructions per cached call where counted, else
-    the fastest cached call, among strategies without stale results; and dispatches dearer
-    than their blocking call (two measurements of their own, so noise can order them so)."""
+    """The ★ of each (device, size) and the dispatches dearer than their call (README.md)."""
     groups = [table["device"], table["size"]]
     # The floor is no way of jitting a method: the bar the others are set against.
     method = ~table["stale"] & (table["strategy"] != FLOOR)
@@ -277,8 +222,7 @@ def _best(table: pd.DataFrame) -> None:
 
 
 def _floor_ratios(table: pd.DataFrame, where: pd.MultiIndex) -> None:
-    """Each figure over the floor's at the same device and size (:data:`FLOOR_RATIOS`), where
-    the floor was measured there; no column where it was nowhere."""
+    """Each figure over the floor's at the same device and size, where it was measured."""
     floor = table[table["strategy"] == FLOOR].set_index(["device", "size"])
     for metric, column in FLOOR_RATIOS.items():
         if metric in table and floor[metric].notna().any():

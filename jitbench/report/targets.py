@@ -1,12 +1,5 @@
-"""Target rows in the built-in strategies' tables.
-
-A target's benchmarks have their own names and a ``target`` parameter in
-place of ``strategy`` and ``size`` (it brings its own sizes). The report
-reads them as rows of the built-in benchmark they twin
-(:data:`jitbench.suite.catalog.TARGET_TWINS`), with the target's spec as the
-strategy and no size, so every table that lists strategies lists targets
-too, in a table of their own per device ("targets") where tables go by size.
-"""
+"""Target rows read as rows of the built-in benchmark they twin, the target as strategy and no
+size (README.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""asv result files as one tidy pandas table.
-
-asv keeps a benchmark's values as flat lists over the product of its parameter
-values (stored as repr strings), with statistics in parallel lists. Reports and
-comparisons need to filter and group by strategy, size and device, so this module
-turns every result file into rows: one per (file, benchmark, parameter
-combination), with each parameter in its own typed column.
-"""
+"""asv result files as one tidy pandas table: a row per (file, benchmark, parameter
+combination), each parameter in its own typed column (design notes: README.md)."""
 
 from __future__ import annotations
 
@@ -34,8 +28,6 @@ PARAM_ORDER = (
     "frames", "tracebacks",
 )  # fmt: skip
 STAT_KEYS = ("ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat")
-META_COLUMNS = ("machine", "commit", "date", "env", "python", "jax")
-VALUE_COLUMNS = ("value", "unit", *STAT_KEYS, "samples", "status", "version", "started_at")
 # asv's benchmark kinds by method-name prefix; timeraw is timed, only in a fresh process.
 KINDS = {"time": "time", "timeraw": "time", "track": "track", "peakmem": "peakmem", "mem": "mem"}
 DEFAULT_UNITS = {"time": "seconds", "peakmem": "bytes", "mem": "bytes"}
@@ -50,7 +42,8 @@ def load(
     env: str | None = None,
     skip_bad: bool = False,
 ) -> pd.DataFrame:
-    """Read an asv results directory into a tidy frame (see the module docstring).
+    """Read an asv results directory into a tidy frame: a row per (file, benchmark, parameter
+    combination), each parameter in its own typed column.
 
     ``commit`` may be a unique prefix of a full hash. Unknown names raise
     JitbenchError listing the available ones; so does an unreadable file unless
@@ -171,11 +164,7 @@ def _load_benchmarks_json(root: Path, skip_bad: bool) -> dict[str, dict[str, Any
 
 
 def _result_paths(root: Path, skip_bad: bool) -> Iterator[tuple[Path, str]]:
-    """(result file, machine name) pairs.
-
-    asv's own iter_results_paths only logs and skips a machine whose
-    machine.json is broken; here that must name the file and stop.
-    """
+    """(result file, machine name) pairs; a broken machine.json names the file (README.md)."""
     for machine_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         files = sorted(p for p in machine_dir.glob("*.json") if p.name != "machine.json")
         if not files:
@@ -255,24 +244,17 @@ def _jax_version(result: Results) -> str | None:
 def _frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     seen = dict.fromkeys(name for r in records for name in r["params"])
     names = [n for n in PARAM_ORDER if n in seen] + [n for n in seen if n not in PARAM_ORDER]
-    params = {n: _typed([r["params"].get(n) for r in records]) for n in names}
-    frame = pd.DataFrame(
-        {
-            **{c: [r[c] for r in records] for c in META_COLUMNS},
-            "benchmark": [r["benchmark"] for r in records],
-            "kind": [r["kind"] for r in records],
-            **params,
-            **{c: [r[c] for r in records] for c in VALUE_COLUMNS},
-            "case": [r["case"] for r in records],
-        }
-    )
+    params = pd.DataFrame({n: _typed([r["params"].get(n) for r in records]) for n in names})
+    # Columns in the records' order, the parameters in place of their dict.
+    frame = pd.DataFrame(records)
+    at = frame.columns.get_loc("params")
+    frame = pd.concat([frame.iloc[:, :at], params, frame.iloc[:, at + 1 :]], axis=1)
     text = ["machine", "commit", "env", "python", "jax", "benchmark", "kind", "unit"]
     text += ["status", "version", "case"]
     frame[text] = frame[text].astype("string")
-    frame["date"] = pd.to_datetime(frame["date"], unit="ms", utc=True)
-    frame["started_at"] = pd.to_datetime(frame["started_at"], unit="ms", utc=True)
-    frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype("float64")
-    for key in ("ci_99_a", "ci_99_b", "q_25", "q_75"):
+    for key in ("date", "started_at"):
+        frame[key] = pd.to_datetime(frame[key], unit="ms", utc=True)
+    for key in ("value", "ci_99_a", "ci_99_b", "q_25", "q_75"):
         frame[key] = pd.to_numeric(frame[key], errors="coerce").astype("float64")
     for key in ("number", "repeat"):
         frame[key] = pd.to_numeric(frame[key], errors="coerce").astype("Int64")

@@ -1,23 +1,5 @@
-"""``jitbench compare``: two commits, two envs (e.g. two JAX releases) or two machines.
-
-Significance and marks follow ``asv compare`` by calling its own code, so a
-regression here is one asv would also report (its private decisions, reached
-through :mod:`jitbench.suite.asvcompat`; tests/test_compare.py checks the marks
-against ``asv compare`` on real asv results): ``+`` significant regression
-beyond the factor, ``-`` significant improvement, ``~`` not significant or
-within the factor, ``!`` newly failing, ``*`` fixed, ``x`` benchmark code
-changed (not comparable). Combinations skipped on either side show as n/a and
-do not count.
-
-Instruction counts (unit ``instructions``, ``nox -s instructions``) are
-judged apart: a count has no samples to test and does not move with the
-machine's load, so a change beyond ``count_tolerance`` (either way) is a
-change, ``+`` or ``-``, whatever ``factor`` is.
-
-With ``noise`` (the ``noise.csv`` that ``jitbench validate`` writes), a
-difference within the run-to-run noise measured on this suite is never called
-a regression or an improvement: see :func:`run_compare`.
-"""
+"""``jitbench compare``: two commits, two envs (e.g. two JAX releases) or two machines, marked
+as ``asv compare`` marks them; counts by a tolerance, noise from validate (README.md)."""
 
 from __future__ import annotations
 
@@ -65,17 +47,12 @@ def run_compare(
 ) -> int:
     """Print the comparison; 1 when something regressed beyond the factor, else 0.
 
-    By default a row's mark is asv's: ``+`` when asv's test finds the two
-    sets of samples different and HEAD is slower than BASE by more than
-    ``factor``. ``noise`` names the ``noise.csv`` of ``jitbench validate``
-    (two asv runs of unchanged code; per row its ``spread``, ``|ratio - 1|``).
-    With it, a ``+`` or ``-`` whose ``|HEAD/BASE - 1|`` is at most the
-    measured noise becomes ``~``: the noise of the row's own benchmark and
-    parameters, else the 95th percentile of its benchmark's rows when the file
-    lacks the row; benchmarks absent from the file keep asv's rule. The output
-    says that noise was applied, from which file, and how many marks it
-    changed. Measure the noise on the machine that produced the results.
-    Instruction counts are marked by ``count_tolerance`` (:func:`count_mark`).
+    A row's mark is asv's: ``+`` when asv's test finds the two sets of samples
+    different and HEAD is slower than BASE by more than ``factor``. With
+    ``noise`` (validate's ``noise.csv``, measured on the machine that produced the
+    results) a ``+``/``-`` within the row's measured noise becomes ``~``, and the
+    output says from which file and how many marks it changed. Instruction counts
+    are marked by ``count_tolerance`` (:func:`count_mark`).
     """
     if not (math.isfinite(factor) and factor > 0):
         raise JitbenchError(f"--factor must be a finite number > 0 such as 1.1, got {factor}")
@@ -112,12 +89,8 @@ def run_compare(
 
 @dataclasses.dataclass(frozen=True)
 class Noise:
-    """Run-to-run noise measured by ``jitbench validate``: per row, and per benchmark (p95).
-
-    ``rows`` maps a row's ``case`` (benchmark and parameters, as
-    :func:`jitbench.results.load` names it) to its relative spread;
-    ``benchmarks`` maps a benchmark to the 95th percentile of its rows' spreads.
-    """
+    """Run-to-run noise measured by ``jitbench validate``: ``rows`` maps a row's ``case`` to its
+    relative spread, ``benchmarks`` a benchmark to the 95th percentile of its rows'."""
 
     path: Path
     rows: dict[str, float]
@@ -202,10 +175,9 @@ def compare_frames(
     """Pair up the rows of two :func:`jitbench.results.load` frames and judge each pair.
 
     Rows pair on benchmark and parameters, plus machine/commit/env where both
-    sides hold the same several values (e.g. two envs compared commit to commit).
-    Returns one row per pair present on both sides, worst first. With
-    ``noise``, ``noise``/``noise_from`` say which noise applied to a row and
-    ``within_noise`` which ``+``/``-`` it turned into ``~`` (see :func:`run_compare`).
+    sides hold the same several values. Returns one row per pair present on both
+    sides, worst first. With ``noise``, ``noise``/``noise_from`` say which noise
+    applied to a row and ``within_noise`` which ``+``/``-`` it turned into ``~``.
     """
     context = [
         c
@@ -245,11 +217,8 @@ def compare_frames(
 
 
 def count_mark(base: float, head: float, tolerance: float) -> str:
-    """``+``/``-`` where HEAD's count differs from BASE's by more than ``tolerance``, else ``~``.
-
-    Deterministic: two counts of unchanged code agree within their measured
-    noise, so no significance test stands between the ratio and the mark.
-    """
+    """``+``/``-`` where HEAD's count differs from BASE's by more than ``tolerance``, else ``~``
+    (a count is deterministic: no significance test stands between ratio and mark)."""
     if head > base * (1 + tolerance):
         return "+"
     if base > head * (1 + tolerance):
