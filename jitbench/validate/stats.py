@@ -1,8 +1,5 @@
-"""The validation arithmetic: ratios, spreads and the verdicts against the targets.
-
-Functions of pandas frames: the phases' measurements, or frames shaped like
-:func:`jitbench.results.load` output. Nothing here times or runs anything.
-"""
+"""The validation arithmetic on pandas frames (the phases' measurements, or frames shaped like
+:func:`jitbench.results.load` output): ratios, spreads, verdicts. Nothing here runs anything."""
 
 from __future__ import annotations
 
@@ -49,30 +46,19 @@ def spread(ratios: Sequence[float] | pd.Series) -> float:
 
 
 def fidelity_table(measured: pd.DataFrame) -> pd.DataFrame:
-    """Add ``ratio`` (generated / twin), ``held`` (to the target) and ``in_range``.
-
-    ``measured`` has one row per strategy and measure with ``generated_s``
-    and ``twin_s`` in seconds per call.
-    """
-    table = measured.copy()
-    table["ratio"] = table["generated_s"] / table["twin_s"]
-    table["held"] = ~table["strategy"].isin(list(FIDELITY_EXEMPT))
-    low, high = FIDELITY_RANGE
-    table["in_range"] = table["ratio"].between(low, high)
-    return table
+    """Add ``ratio`` (``generated_s`` / ``twin_s``), ``held`` (to the target) and ``in_range``."""
+    ratio = measured["generated_s"] / measured["twin_s"]
+    return measured.assign(
+        ratio=ratio,
+        held=~measured["strategy"].isin(list(FIDELITY_EXEMPT)),
+        in_range=ratio.between(*FIDELITY_RANGE),
+    )
 
 
 def accuracy_table(measured: pd.DataFrame) -> pd.DataFrame:
-    """Add ``ratio`` (asv median / timeit median) and ``in_range`` to accuracy measurements.
-
-    ``measured`` has one row per strategy, size, device and benchmark with
-    ``asv_s`` and ``timeit_s`` in seconds.
-    """
-    table = measured.copy()
-    table["ratio"] = table["asv_s"] / table["timeit_s"]
-    low, high = ACCURACY_RANGE
-    table["in_range"] = table["ratio"].between(low, high)
-    return table
+    """Add ``ratio`` (asv median ``asv_s`` / timeit median ``timeit_s``) and ``in_range``."""
+    ratio = measured["asv_s"] / measured["timeit_s"]
+    return measured.assign(ratio=ratio, in_range=ratio.between(*ACCURACY_RANGE))
 
 
 def noise_table(first: pd.DataFrame, second: pd.DataFrame, factor: float) -> pd.DataFrame:

@@ -1,11 +1,5 @@
-"""The report: ``validation.md`` (Markdown tables through pandas) and the CSVs behind it.
-
-``noise.csv`` is the table ``jitbench compare --noise`` reads: one row per
-benchmark and parameters with the measured relative spread. ``summary.json``
-is the run in brief (where and when it ran, and the summary table), small
-enough to commit: ``nox -s validate`` files it under ``docs/validation/`` and
-the README's validation page is generated from it.
-"""
+"""The report: ``validation.md`` (Markdown tables through pandas), the CSVs behind it (among
+them ``noise.csv``, which ``jitbench compare --noise`` reads) and ``summary.json`` (README)."""
 
 from __future__ import annotations
 
