@@ -44,19 +44,19 @@ def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[st
     rows = []
     for process, (found, _) in runs.items():
         for place, (row, counts) in enumerate(found):
-            for kind in KINDS:
-                rows.append(
-                    {
-                        "process": process,
-                        "place": place,
-                        "strategy": row.subject,
-                        "slowdown": row.slowdown,
-                        "kind": kind,
-                        "instructions": getattr(counts, kind) if isinstance(counts, Counts)
-                        else np.nan,
-                        "outcome": "ok" if isinstance(counts, Counts) else counts.reason,
-                    }
-                )  # fmt: skip
+            ok = isinstance(counts, Counts)
+            rows += [
+                {
+                    "process": process,
+                    "place": place,
+                    "strategy": row.subject,
+                    "slowdown": row.slowdown,
+                    "kind": kind,
+                    "instructions": getattr(counts, kind) if ok else np.nan,
+                    "outcome": "ok" if ok else counts.reason,
+                }
+                for kind in KINDS
+            ]
     seconds = [runs[name][1] for name in plans if name != "twin"]
     return pd.DataFrame(rows), figures(pd.DataFrame(rows), seconds)
 

@@ -254,21 +254,21 @@ def measure_accuracy(
     return accuracy_table(pd.DataFrame(rows))
 
 
-def _pin_threads(cpus: set[int]) -> dict[int, set[int]]:
-    """Pin every thread of this process (XLA's pool included) to ``cpus``; the old affinities."""
+@contextlib.contextmanager
+def _pinned(cpus: set[int]) -> Iterator[None]:
+    """Every thread of this process (XLA's pool included) pinned to ``cpus`` for the block."""
     old = {}
     for name in os.listdir("/proc/self/task"):
         tid = int(name)
         with contextlib.suppress(OSError):
             old[tid] = os.sched_getaffinity(tid)
             os.sched_setaffinity(tid, cpus)
-    return old
-
-
-def _unpin_threads(old: dict[int, set[int]]) -> None:
-    for tid, cpus in old.items():
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(tid, cpus)
+    try:
+        yield
+    finally:
+        for tid, mask in old.items():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(tid, mask)
 
 
 def host_parallelism(size: int) -> dict[str, Any] | None:
@@ -284,11 +284,8 @@ def host_parallelism(size: int) -> dict[str, Any] | None:
     one_cpu: list[float] = []
     for _ in range(2):  # alternated, so a change of load hits both
         all_cpus.append(_median_timeit(plain.call))
-        old = _pin_threads({min(cpus)})
-        try:
+        with _pinned({min(cpus)}):
             one_cpu.append(_median_timeit(plain.call))
-        finally:
-            _unpin_threads(old)
     all_s, one_s = statistics.median(all_cpus), statistics.median(one_cpu)
     return {"size": size, "cpus": len(cpus), "all_cpus_s": all_s, "one_cpu_s": one_s}
 
