@@ -106,12 +106,9 @@ class FreshProcess(OneCallTiming):
 
 
 class CachedCall(Cached, ManyCallsTiming):
-    """Many calls per sample; the first call of the body builds and compiles.
-
-    ``time_cached_call`` waits for the result; ``time_cached_call_dispatch`` does not,
-    and so measures the Python and C++ path of a call alone (at large sizes the device
-    queue fills and it approaches the compute time).
-    """
+    """Many calls per sample. ``time_cached_call_dispatch`` does not wait for the result: the
+    Python and C++ path of a call alone (at large sizes the device queue fills and it
+    approaches the compute time)."""
 
     def time_cached_call(self, *params: Any) -> None:
         self.prepared(params).call()

@@ -78,10 +78,8 @@ class AsvSession:
         devices: Sequence[str],
         canary_slowdown: float | None = None,
     ) -> None:
-        """One asv run of ``benchmarks`` (catalog names) on that grid, as machine ``machine``.
-
-        ``canary_slowdown`` (a fraction) adds the canary strategy to the grid.
-        """
+        """One asv run of ``benchmarks`` (catalog names) on that grid, as machine ``machine``;
+        ``canary_slowdown`` (a fraction) adds the canary strategy to the grid."""
         env = dict(
             self.env,
             JITBENCH_SIZES=",".join(map(str, sizes)),

@@ -62,13 +62,9 @@ def accuracy_table(measured: pd.DataFrame) -> pd.DataFrame:
 
 
 def noise_table(first: pd.DataFrame, second: pd.DataFrame, factor: float) -> pd.DataFrame:
-    """Rows of two runs of unchanged code: ratio, ``spread`` (``|ratio - 1|``), compare's mark.
-
-    ``first`` and ``second`` are :func:`jitbench.results.load` frames of one
-    run each; only benchmarks of :data:`FAMILIES` measured on both sides
-    count. The columns are those of validate's ``noise.csv``, which
-    :class:`jitbench.results.compare.Noise` reads.
-    """
+    """The rows of :data:`FAMILIES` measured in both runs of unchanged code (``results.load``
+    frames): ratio, ``spread`` (``|ratio - 1|``), compare's mark; ``noise.csv``'s columns,
+    which :class:`jitbench.results.compare.Noise` reads."""
     table = compare_frames(first, second, factor)
     keep = table["benchmark"].isin(list(FAMILIES)) & (table["base_status"] == "ok")
     table = table[keep & (table["head_status"] == "ok")]
@@ -147,13 +143,9 @@ def judge_sensitivity(
     factor: float,
     canary: str = CANARY,
 ) -> pd.DataFrame:
-    """One row per (repetition, slowdown, cached-call case): compare's mark and ratio.
-
-    ``pairs`` holds (repetition, slowdown in percent, base frame, head frame)
-    with frames shaped like :func:`jitbench.results.load` output. ``flagged``
-    is a regression mark (``+`` or ``!``); rows of ``canary`` are the planted
-    regression, every other row is unchanged code.
-    """
+    """One row per (repetition, slowdown, cached-call case) of ``pairs`` (repetition, slowdown
+    in percent, base and head ``results.load`` frames): compare's mark and ratio; ``flagged``
+    is a regression mark; ``canary``'s rows are the planted regression, the rest unchanged."""
     parts = []
     for repetition, slowdown, base, head in pairs:
         table = compare_frames(base, head, factor)
@@ -173,11 +165,8 @@ def judge_sensitivity(
 
 
 def sensitivity_summary(judged: pd.DataFrame, *, by_size: bool = False) -> pd.DataFrame:
-    """Per slowdown (and size): how often the canary was flagged, its ratios, the false flags.
-
-    ``canary_above_factor`` and ``canary_significant`` say which half of
-    compare's test a missed canary row failed: the ratio or the significance.
-    """
+    """Per slowdown (and size): how often the canary was flagged, its ratios, the false flags;
+    ``canary_above_factor`` and ``canary_significant``: which half of compare's test failed."""
     keys = ["slowdown", "size"] if by_size else ["slowdown"]
     rows = []
     for key, part in judged.groupby(keys, sort=True):
