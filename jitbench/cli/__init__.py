@@ -1,8 +1,7 @@
 """The ``jitbench`` command: every argument is parsed here, and nowhere else.
 
-Subcommands call plain library functions with typed keyword arguments. Bad
-input ends in one line on stderr that names the bad value and the valid
-choices, and exit status 2; nothing is written in that case.
+Subcommands call library functions with typed keyword arguments; bad input is one line on
+stderr naming the bad value and the valid choices, exit status 2, nothing written (README).
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jitbench import extras
 from jitbench.cli.arguments import Parser, choice, factor, fraction, items, percent, positive_int
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
@@ -128,8 +128,6 @@ def _cmd_advise(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from jitbench import extras
-
     extras.require("report", "report")  # before anything imports pandas or asv
     from jitbench.report import write_report
 
@@ -147,8 +145,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from jitbench import extras
-
     extras.require("report", "compare")  # before anything imports pandas or asv
     from jitbench.results.compare import run_compare
 
@@ -169,8 +165,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from jitbench import extras
-
     extras.require("report", "validate")  # before anything imports pandas or asv
     from jitbench.validate import run_validation
 
@@ -223,10 +217,20 @@ def _results_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", type=choice("format", FORMATS), default="table", help="output format"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="jitbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     sub.add_parser("strategies", help="list the strategies and whether each can run here")
+    # Options several commands share, each with its own help.
+    size = {"type": positive_int, "default": DEFAULT_SIZE}
+    device = {"type": choice("device", DEVICE_SPECS), "default": "cpu"}
+    repeat = {"type": positive_int, "default": REPEAT}
 
     p = sub.add_parser("show", help="print the generated source of a strategy's class")
     p.add_argument("strategy", help="a strategy name (see jitbench strategies)")
@@ -242,16 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="run the cache audit scenario per strategy, or on your object")
     _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
-    p.add_argument(
-        "--size", type=positive_int, default=DEFAULT_SIZE,
-        help=f"array length (default {DEFAULT_SIZE})",
-    )  # fmt: skip
-    p.add_argument(
-        "--device", type=choice("device", DEVICE_SPECS), default="cpu", help="device spec"
-    )
-    p.add_argument(
-        "--format", type=choice("format", FORMATS), default="table", help="output format"
-    )
+    p.add_argument("--size", **size, help=f"array length (default {DEFAULT_SIZE})")
+    p.add_argument("--device", **device, help="device spec")
+    _format_option(p)
     p.add_argument(
         "--explain", action="store_true", help="under the table, JAX's reason for every trace"
     )
@@ -259,36 +256,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("time", help="time a strategy's or your object's call, as the suite does")
     _target_options(p)
     p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
-    p.add_argument(
-        "--size", type=positive_int, default=DEFAULT_SIZE, help="--strategy's array length"
-    )
-    p.add_argument(
-        "--device", type=choice("device", DEVICE_SPECS), default="cpu", help="--strategy's device"
-    )
-    p.add_argument(
-        "--repeat",
-        type=positive_int,
-        default=REPEAT,
-        help=f"samples per figure (default {REPEAT})",
-    )
-    p.add_argument(
-        "--format", type=choice("format", FORMATS), default="table", help="output format"
-    )
+    p.add_argument("--size", **size, help="--strategy's array length")
+    p.add_argument("--device", **device, help="--strategy's device")
+    p.add_argument("--repeat", **repeat, help=f"samples per figure (default {REPEAT})")
+    _format_option(p)
 
     p = sub.add_parser(
         "advise", help="every way of jitting your object's call, measured alike, and the best"
     )
     _target_options(p)
     p.add_argument(
-        "--device", type=choice("device", DEVICE_SPECS), default="cpu",
-        help="the device TARGET's factory builds on (made JAX's default)",
-    )  # fmt: skip
-    p.add_argument(
-        "--repeat", type=positive_int, default=REPEAT, help=f"samples per timing ({REPEAT})"
+        "--device", **device, help="the device TARGET's factory builds on (made JAX's default)"
     )
-    p.add_argument(
-        "--format", type=choice("format", FORMATS), default="table", help="output format"
-    )
+    p.add_argument("--repeat", **repeat, help=f"samples per timing ({REPEAT})")
+    _format_option(p)
     p.add_argument(
         "--no-count", action="store_true",
         help="no instruction counts (Valgrind, a minute or more), rank by time",

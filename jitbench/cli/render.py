@@ -1,10 +1,5 @@
-"""What the commands print: their results as a table, JSON or CSV.
-
-One rendering per kind of result, whichever subject it comes from: an audit's
-steps print the same for a built-in strategy and a user's object (a CSV row
-per step: subject, device, size, step, field, how, traces, compiles, outcome,
-error, explanation).
-"""
+"""What the commands print: their results as a table, JSON or CSV, one rendering per kind of
+result whichever subject it comes from (README)."""
 
 from __future__ import annotations
 

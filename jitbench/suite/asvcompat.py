@@ -1,19 +1,11 @@
-"""The private parts of asv that jitbench relies on, all here and each guarded.
-
-asv has no public API for judging one pair of results (``asv compare`` decides
-its marks with two private functions: Mann-Whitney U on the samples, else
-overlapping 99% intervals; then the factor) nor for reading a result's
-requirements. Calling asv's own code keeps every mark exactly asv's; since it
-is private, the asv release is pinned (pyproject.toml's ``report`` extra) and
-an asv release that moved one of these stops the command with one line naming
-what moved and the release that has it, instead of a traceback or every
-result file reported unreadable.
-"""
+"""The private parts of asv that jitbench relies on, all here and each guarded: a name the
+installed asv lacks is one line naming it and the pinned release (README)."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,14 +70,8 @@ def result_requirements(result: Any) -> dict[str, str]:
 
 
 def describe_machine(name: str) -> dict[str, Any]:
-    """Record this host in asv's machine file under ``name``, its hardware as asv detects it.
-
-    ``asv machine --yes --machine NAME`` records the name alone for a name the
-    file does not know (asv fills in the detected hardware only when asked
-    interactively), so results filed under NAME would describe no hardware.
-    What the file already holds for ``name`` is kept; what it lacks is taken
-    from asv's own detection (``Machine.get_defaults``). Returns the entry.
-    """
+    """Record this host in asv's machine file under ``name``, its hardware as asv detects it
+    (``Machine.get_defaults``) where the file lacks it; the entry. Why: README."""
     machine = private("asv.machine", "Machine")
     collection = private("asv.machine", "MachineCollection")
     user_error = private("asv.util", "UserError")
@@ -100,8 +86,6 @@ def describe_machine(name: str) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m jitbench.suite.asvcompat describe-machine NAME`` (:func:`describe_machine`)."""
-    import sys
-
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2 or args[0] != "describe-machine":
         print("usage: python -m jitbench.suite.asvcompat describe-machine NAME", file=sys.stderr)

@@ -1,14 +1,5 @@
-"""Running asv on this suite from code: the checkout's config with overrides, and the command.
-
-asv reads one ``asv.conf.json`` and has no command-line overrides for where
-results, the dashboard or environments go, nor for the environment matrix.
-:class:`AsvConfig` writes a copy with absolute paths and the overrides into a
-folder of its own and runs ``python -m asv`` with it. The noxfile uses it
-through ``python -m jitbench.suite.asvrun`` (smoke runs into temporary folders, the
-JAX release history's matrix), ``jitbench validate`` directly.
-
-The suite lives in a source checkout, not in the installed package: these
-helpers find it from the working directory, as asv itself does.
+"""Running asv on this suite from code: a copy of the checkout's config with overrides, and
+the command (``python -m jitbench.suite.asvrun``, used by the noxfile and ``jitbench validate``).
 """
 
 from __future__ import annotations
@@ -47,12 +38,8 @@ def load_config(root: Path) -> dict[str, Any]:
 
 
 def pin(matrix: Mapping[str, Any], pins: Mapping[str, str]) -> dict[str, Any]:
-    """``matrix`` with each pinned requirement at one version, moved last.
-
-    asv pip-installs an environment's requirements one by one in this order,
-    so a pin that comes last (JAX) cannot be moved by what installs before it
-    (flax and equinox require some JAX of their own choosing).
-    """
+    """``matrix`` with each pinned requirement at one version, moved last: asv installs them
+    in order, so nothing installed after a pin (flax, equinox) can move it."""
     req = {k: v for k, v in matrix.get("req", {}).items() if k not in pins}
     return {**matrix, "req": {**req, **{k: [v] for k, v in pins.items()}}}
 
@@ -88,11 +75,8 @@ class AsvConfig:
         ok: Sequence[int] = (0,),
         log: Path | None = None,
     ) -> int:
-        """``python -m asv ARGS --config <copy>``; a status outside ``ok`` is a JitbenchError.
-
-        The suite's grid variables in ``env`` (default this process's) are
-        checked first: a bad one is a JitbenchError before asv starts.
-        """
+        """``python -m asv ARGS --config <copy>``; a status outside ``ok``, or a bad grid
+        variable in ``env`` (default this process's, checked before asv starts), raises."""
         from jitbench.suite.grid import check_environment
 
         check_environment(os.environ if env is None else env)

@@ -1,12 +1,9 @@
-"""Every benchmark of the asv suite by its asv name: the one list the code reads.
-
-The report, ``jitbench validate``, the noxfile's smoke run and the tests'
-fixture project all name benchmarks through this module;
-``tests/test_catalog.py`` fails when it and the suite (or the fixture)
-disagree, so a renamed benchmark cannot silently drop out of a report.
-"""
+"""Every benchmark of the asv suite by its asv name: the one list the code reads
+(``tests/test_catalog.py`` checks it against the suite and the fixture project)."""
 
 from __future__ import annotations
+
+import re
 
 from jitbench import hazards
 
@@ -89,6 +86,4 @@ HISTORY = (COLD, CACHED, DISPATCH, *HAZARDS.values())
 
 def regex(*names: str) -> str:
     """An ``asv run -b`` regex that selects exactly these benchmarks (all their parameters)."""
-    import re
-
     return "^(" + "|".join(re.escape(name) for name in names) + r")(\(|$)"

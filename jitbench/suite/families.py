@@ -1,31 +1,7 @@
 """The asv benchmark families, written once for a built-in strategy's rows and a target's.
 
-A family is a class of methods asv times or tracks; each works on the row its
-parameters name, through the class's ``row(*params)`` (a
-:class:`~jitbench.measure.case.Row`), so the same method measures a built-in
-strategy (``benchmarks/``: strategy x size x device) and a target
-(:func:`benchmark_classes`: target x device, for ``JITBENCH_TARGETS`` and the
-projects ``jitbench init`` sets up). Three timing disciplines:
-
-* **one call** (cold first call, call after a change): asv's ``setup`` prepares
-  before every sample and each sample times exactly one call;
-* **cached** (cached call, dispatch, the scaling families): no ``setup`` hook.
-  asv_runner 0.3 times one call per sample whenever a setup hook exists, and a
-  cached call of a few microseconds must be timed over many calls. So the state is
-  built on the first call of the body (:meth:`Cached.prepared`) and the timer
-  (an asv attribute) is :func:`clock`, which stops while that build runs. Every
-  sample is a plain ``timeit`` loop over ``number`` cached calls (``number`` is
-  explicit: asv's calibration reads the wall clock, which the build would fool);
-* **tracks** (audit counts, stage seconds, instruction counts) record a number.
-
-The stack a call is made from is part of its cost: JAX walks the whole Python stack at
-each dispatch and each ``block_until_ready`` (jaxlib's ``Traceback::Get``), about 92
-instructions a frame a walk, 184 a frame per cached call. Instruction counts are made
-from a fixed, shallow stack, the same for every family, process and subject: 2 frames
-at the call (``<module>`` and the loop, :data:`jitbench.measure.counting.worker.CALL_FRAMES`).
-asv's own timed calls run from asv_runner's stack, about 11 frames deep, which every
-timed row of the suite shares; :class:`InstructionsVsCallerDepth` measures what each
-frame more costs.
+Each method measures the row its parameters name through the class's ``row(*params)``;
+the timing disciplines and the calling stack are in this folder's README.
 """
 
 from __future__ import annotations
@@ -53,11 +29,8 @@ def clock() -> float:
 
 
 def skip(exc: NotImplementedError) -> NotImplementedError:
-    """The exception that makes asv record n/a when raised from a benchmark body.
-
-    asv skips a NotImplementedError raised in ``setup``, but from the body only its
-    own SkipNotImplemented; outside asv a plain one is returned.
-    """
+    """What makes asv record n/a from a body (asv skips only its own SkipNotImplemented there,
+    a NotImplementedError only in ``setup``); ``exc`` itself outside asv."""
     try:
         from asv_runner.benchmarks.mark import SkipNotImplemented
     except ImportError:
@@ -74,13 +47,8 @@ class OneCallTiming:
 
 
 class ManyCallsTiming:
-    """asv's settings for samples of cached calls (see :class:`Cached`).
-
-    Three rounds: asv pools the samples of three processes, started at three points
-    of the run, so that neither a process that happens to start in a slow state
-    (where XLA's CPU worker thread sits, with asynchronous dispatch) nor a busy
-    minute of the machine sets the figure alone.
-    """
+    """asv's settings for samples of cached calls (see :class:`Cached`); three rounds, so that
+    no one process or busy minute sets the figure alone (README)."""
 
     number = 30
     # Up to 10 samples in half a second: a cached call reaches 10 (30 calls take
@@ -92,17 +60,14 @@ class ManyCallsTiming:
 
 
 class Cached:
-    """Base of the cached-call families: the state is built on the first timed call.
-
-    The build's seconds are taken off :func:`clock`, the timer these families use.
-    """
+    """Base of the cached-call families: the state is built on the first timed call, off
+    :func:`clock`."""
 
     timer = staticmethod(clock)
     _prepared: Any = None
 
     def subject(self, *params: Any) -> Subject:
-        """The subject the parameters name: the row's (``row``, which the grid's class
-        defines), unless a family builds its own."""
+        """The row's subject (``row`` is the grid class's), unless a family builds its own."""
         return self.row(*params).load()
 
     def prepared(self, params: Sequence[Any], prepare: Callable[..., Any] | None = None) -> Any:
@@ -141,12 +106,9 @@ class FreshProcess(OneCallTiming):
 
 
 class CachedCall(Cached, ManyCallsTiming):
-    """Many calls per sample; the first call of the body builds and compiles.
-
-    ``time_cached_call`` waits for the result; ``time_cached_call_dispatch`` does not,
-    and so measures the Python and C++ path of a call alone (at large sizes the device
-    queue fills and it approaches the compute time).
-    """
+    """Many calls per sample. ``time_cached_call_dispatch`` does not wait for the result: the
+    Python and C++ path of a call alone (at large sizes the device queue fills and it
+    approaches the compute time)."""
 
     def time_cached_call(self, *params: Any) -> None:
         self.prepared(params).call()
@@ -207,10 +169,6 @@ def _track(name: str, unit: str) -> Any:
 # calling the family's method that does the work.
 
 
-def _rows(self: Any) -> list[case.Row]:
-    return [self.row(*params) for params in itertools.product(*self.params)]
-
-
 class Hazards:
     """Totals of the audit per row (``jitbench audit``): one audit per row and device in
     ``setup_cache`` (:meth:`totals`), shared by every track."""
@@ -218,7 +176,7 @@ class Hazards:
     timeout = 600
 
     def totals(self) -> dict[Any, Any]:
-        return case.hazard_totals(_rows(self))
+        return case.hazard_totals([self.row(*p) for p in itertools.product(*self.params)])
 
 
 for _hazard in HAZARDS:
@@ -226,9 +184,8 @@ for _hazard in HAZARDS:
 
 
 class Instructions:
-    """The calling thread's instructions per call, counted by Valgrind (opt-in): one process
-    per strategy or target, two at a time, counts every row (``setup_cache``,
-    :mod:`jitbench.measure.counting`), each call from the same two frames."""
+    """The calling thread's instructions per call under Valgrind (opt-in), every row counted
+    in ``setup_cache`` (:mod:`jitbench.measure.counting`), each call from the same two frames."""
 
     unit = instructions.COUNT_UNIT
     timeout = instructions.TIMEOUT_S
@@ -320,15 +277,13 @@ def benchmark_classes(declared: Sequence[str] = ()) -> dict[str, type]:
     """The target classes for ``declared`` targets and ``JITBENCH_TARGETS``, by name; none
     without a target. Each target's module is imported here, once (what cannot be is one
     line on stderr, and its rows fail with it); the parameters are the specs."""
-    from jitbench.suite.grid import unsharded_devices
-
     specs = case.target_specs(declared)
     if not specs:
         return {}
     case.target_problems(specs)
     made: dict[str, type] = {}
     for name, (family, own) in TARGET_FAMILIES.items():
-        devices = own.get("devices", unsharded_devices())
+        devices = own.get("devices", grid.unsharded_devices())
         extra = [list(TIMED_CHANGES)] if family is AfterChange else []
         attributes: dict[str, Any] = {**own, "params": [specs, devices, *extra]}
         made[name] = type(name, (family, TargetRows), attributes)

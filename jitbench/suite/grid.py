@@ -41,6 +41,7 @@ def _env_list(
     form: str,
     environ: Mapping[str, str] | None = None,
 ) -> list[Any]:
+    """The comma-separated values of ``name``, each parsed, else ``default``."""
     text = (os.environ if environ is None else environ).get(name, "").strip()
     if not text:
         return default
@@ -67,28 +68,22 @@ def _device_spec(text: str) -> str:
 
 
 def sizes(environ: Mapping[str, str] | None = None) -> list[int]:
-    """The size grid: ``JITBENCH_SIZES`` (comma-separated) or the default four sizes.
-
-    ``environ`` is the environment to read (default this process's): a command
-    checks the one it is about to give asv before asv starts.
-    """
+    """The size grid: ``JITBENCH_SIZES`` (comma-separated) or the default four sizes, read from
+    ``environ`` (default this process's: a command checks the one it gives asv)."""
     form = "positive integers like '10,1000'"
     return _env_list(SIZES_ENV, list(DEFAULT_SIZES), _positive, form, environ)
 
 
 def edge_sizes() -> list[int]:
     """The smallest and largest size: the grid of the new-process benchmarks."""
-    return sorted({min(sizes()), max(sizes())})
+    grid = sizes()
+    return sorted({min(grid), max(grid)})
 
 
 def devices(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The device grid: ``JITBENCH_DEVICES`` or the specs this host can serve.
-
-    Grids therefore differ between machines (a GPU host adds ``gpu`` and
-    ``gpu-sharded``); asv stores each result with its own parameter values.
-    A spec this host cannot serve is refused here, at benchmark discovery: a
-    grid of it would be a run of nothing but n/a that exits 0.
-    """
+    """The device grid: ``JITBENCH_DEVICES`` or the specs this host can serve (so it differs
+    between machines). A spec this host cannot serve is refused here, at discovery: its
+    run would be nothing but n/a, exiting 0."""
     form = f"device specs from {', '.join(DEVICE_SPECS)}"
     here = host_devices()
     chosen = _env_list(DEVICES_ENV, here, _device_spec, form, environ)
@@ -102,11 +97,8 @@ def devices(environ: Mapping[str, str] | None = None) -> list[str]:
 
 
 def check_environment(environ: Mapping[str, str]) -> None:
-    """Raise JitbenchError for a grid variable of ``environ`` that benchmark discovery refuses.
-
-    Run before starting asv with ``environ``, so that a bad value is one line
-    here rather than a failure inside asv's discovery of the suite.
-    """
+    """Raise JitbenchError for a grid variable of ``environ`` that discovery would refuse: one
+    line before asv starts rather than a failure inside its discovery."""
     sizes(environ)
     devices(environ)
 

@@ -1,21 +1,6 @@
-"""``jitbench init``: what asv needs to benchmark another project's commits with jitbench.
-
-Written into the project's repository (``DIR``):
-
-* ``asv.conf.json``: ``repo`` is the project itself; asv builds each commit
-  into a virtualenv and installs it together with jitbench;
-* ``benchmarks/``: asv's benchmark package, whose ``bench_targets.py``
-  declares the project's targets (``package.module:factory``) and gets its
-  benchmark classes from :mod:`jitbench.suite.families`;
-* ``.jitbench/jitbench-VERSION-py3-none-any.whl``: jitbench is not on the
-  package index, so ``init`` builds a wheel of the jitbench it runs from, and
-  ``asv.conf.json``'s install command installs that file at every commit
-  (``{conf_dir}`` is the folder asv runs in). The file pins jitbench: every
-  commit is measured by the same jitbench until ``init`` is run again.
-
-Nothing is overwritten: any of these files already there is one error naming
-them, and then nothing is written. The templates are in this module only.
-"""
+"""``jitbench init``: what asv needs to benchmark another project's commits with jitbench:
+``asv.conf.json``, ``benchmarks/`` and a wheel of this jitbench (README); the templates are
+here only. Nothing is overwritten: an existing file is one error, and nothing is written."""
 
 from __future__ import annotations
 
@@ -27,6 +12,7 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import jitbench
 from jitbench import extras
@@ -104,45 +90,49 @@ def _targets_block(targets: list[str]) -> str:
     return "".join(f"    {json.dumps(t)},\n" for t in targets)
 
 
-def check_target_spec(spec: str) -> str:
-    """``spec`` if it reads ``package.module:factory``; JitbenchError otherwise (not imported)."""
-    if not _SPEC.match(spec):
-        raise JitbenchError(
-            f"--target {spec!r} must be package.module:factory, e.g. mypackage.models:make_model"
-        )
-    return spec
-
-
 def _git(folder: Path, *args: str) -> str | None:
     done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True)
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def _project(pyproject: Path) -> dict[str, Any]:
+    """The ``[project]`` table of a ``pyproject.toml`` (empty where there is no file)."""
+    if not pyproject.is_file():
+        return {}
+    try:
+        return tomllib.loads(pyproject.read_text()).get("project", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise JitbenchError(f"cannot read {str(pyproject)!r}: {exc}") from None
+
+
 def _project_name(folder: Path) -> str:
     """The distribution name in ``pyproject.toml`` (what asv uninstalls), else the folder's."""
-    pyproject = folder / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            name = tomllib.loads(pyproject.read_text()).get("project", {}).get("name")
-        except tomllib.TOMLDecodeError as exc:
-            raise JitbenchError(f"cannot read {str(pyproject)!r}: {exc}") from None
-        if isinstance(name, str) and name:
-            return name
-    return folder.resolve().name
+    name = _project(folder / "pyproject.toml").get("name")
+    return name if isinstance(name, str) and name else folder.resolve().name
 
 
 def jitbench_source() -> Path:
     """The source tree of the running jitbench (a clone, installed editable or on the path)."""
     root = Path(jitbench.__file__).resolve().parent.parent
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        name = tomllib.loads(pyproject.read_text()).get("project", {}).get("name")
-        if name == "jitbench":
-            return root
+    if _project(root / "pyproject.toml").get("name") == "jitbench":
+        return root
     raise JitbenchError(
         f"jitbench runs from {str(root)!r}, not from its source tree: install it from a clone "
         "(pip install -e /path/to/jitbench) so that init can build the wheel asv installs"
     )
+
+
+def jitbench_version() -> str:
+    """The version in the source tree's pyproject.toml (what its wheel is named after)."""
+    return str(_project(jitbench_source() / "pyproject.toml")["version"])
+
+
+def asv_runner_pin() -> str:
+    """The asv_runner release jitbench pins (pyproject.toml's ``report`` extra)."""
+    pin = extras.pinned("asv_runner")
+    if pin is None:
+        raise JitbenchError("jitbench's metadata pins no asv_runner: reinstall jitbench")
+    return pin
 
 
 def _build_wheel(source: Path, into: Path) -> Path:
@@ -158,31 +148,6 @@ def _build_wheel(source: Path, into: Path) -> Path:
     return wheels[0]
 
 
-def planned_files(folder: Path) -> list[Path]:
-    """The files init writes (the wheel's name depends on jitbench's version)."""
-    wheel = f"jitbench-{jitbench_version()}-py3-none-any.whl"
-    return [
-        folder / "asv.conf.json",
-        folder / "benchmarks" / "__init__.py",
-        folder / "benchmarks" / "bench_targets.py",
-        folder / WHEEL_DIR / wheel,
-    ]
-
-
-def asv_runner_pin() -> str:
-    """The asv_runner release jitbench pins (pyproject.toml's ``report`` extra)."""
-    pin = extras.pinned("asv_runner")
-    if pin is None:
-        raise JitbenchError("jitbench's metadata pins no asv_runner: reinstall jitbench")
-    return pin
-
-
-def jitbench_version() -> str:
-    """The version in the source tree's pyproject.toml (what its wheel is named after)."""
-    pyproject = jitbench_source() / "pyproject.toml"
-    return str(tomllib.loads(pyproject.read_text())["project"]["version"])
-
-
 def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> list[Path]:
     """Write asv's configuration and benchmarks for the git repository ``folder``; the paths.
 
@@ -196,8 +161,21 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
         raise JitbenchError(
             f"{str(folder)!r} is not in a git repository: asv benchmarks a repository's commits"
         )
-    chosen = [check_target_spec(t) for t in targets or []]
-    files = planned_files(folder)
+    chosen = list(targets or [])
+    for spec in chosen:
+        if not _SPEC.match(spec):
+            raise JitbenchError(
+                f"--target {spec!r} must be package.module:factory, "
+                "e.g. mypackage.models:make_model"
+            )
+    # The wheel's name depends on jitbench's version.
+    wheel = folder / WHEEL_DIR / f"jitbench-{jitbench_version()}-py3-none-any.whl"
+    files = [
+        folder / "asv.conf.json",
+        folder / "benchmarks" / "__init__.py",
+        folder / "benchmarks" / "bench_targets.py",
+        wheel,
+    ]
     existing = [str(p) for p in files if p.exists()]
     if existing:
         raise JitbenchError(f"will not overwrite existing {', '.join(existing)}; nothing written")
@@ -207,14 +185,13 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
     origin = f"built from {source}" + (
         f" at commit {commit}{' with local changes' if dirty else ''}" if commit else ""
     )
-    conf, init, bench, wheel = files
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    branch = _git(folder, "symbolic-ref", "--short", "HEAD") or "main"
+    conf, init, bench, _ = files
+    project = _project_name(folder)
     text = ASV_CONF.format(
-        project=_project_name(folder),
-        project_json=json.dumps(_project_name(folder)),
-        branch_json=json.dumps(branch),
-        python_json=json.dumps(python),
+        project=project,
+        project_json=json.dumps(project),
+        branch_json=json.dumps(_git(folder, "symbolic-ref", "--short", "HEAD") or "main"),
+        python_json=json.dumps(f"{sys.version_info.major}.{sys.version_info.minor}"),
         wheel_dir=WHEEL_DIR,
         wheel_source=origin,
         wheel_path=f"{WHEEL_DIR}/{wheel.name}",

@@ -1,27 +1,13 @@
 """``jitbench validate``: does the suite measure what it claims, on this machine?
 
-Four phases, each against a target, written to a short report
-(``validation.md`` and CSVs in ``out``):
-
-* **fidelity**: each built-in strategy's generated class against its
-  hand-written twin, in this process (:mod:`jitbench.validate.inprocess`);
-* **accuracy**: the suite's asv benchmark objects against an independent
-  ``timeit``, in this process;
-* **noise**: asv twice on unchanged code (:mod:`jitbench.validate.asvphases`);
-  its per-row table ``noise.csv`` is what ``jitbench compare --noise`` reads;
-* **sensitivity**: a strategy slowed by a known fraction
-  (:mod:`jitbench.strategies.canary`) against itself unslowed, judged by
-  :func:`jitbench.results.compare.compare_frames`.
-
-The arithmetic is in :mod:`jitbench.validate.stats`, the verdicts in
-:mod:`jitbench.validate.summary`, the report in :mod:`jitbench.validate.writer`.
-Every phase but fidelity runs the asv suite of a source checkout, found from
-the working directory as asv finds it; nothing is written under its
-``results/``. This package imports pandas and asv: only the command imports it.
+Phases fidelity, accuracy, noise, sensitivity and counts, each against a target, written to
+``validation.md`` and CSVs (README). This package imports pandas and asv: only the command
+imports it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -56,12 +42,15 @@ def run_validation(
     from jitbench.suite import asvrun
     from jitbench.suite.grid import DEFAULT_SIZES
 
-    plan = Plan(Path(out), repetitions, tuple(slowdowns), factor, tuple(sizes), tuple(phases))
-    plan.check(DEFAULT_SIZES)
     plan = Plan(
-        plan.out, repetitions, plan.slowdowns, factor, tuple(sorted(set(plan.sizes))),
-        tuple(p for p in PHASES if p in plan.phases), cpu_affinity,
-    )  # fmt: skip
+        Path(out), repetitions, tuple(slowdowns), factor, tuple(sizes), tuple(phases), cpu_affinity
+    )
+    plan.check(DEFAULT_SIZES)
+    plan = dataclasses.replace(
+        plan,
+        sizes=tuple(sorted(set(plan.sizes))),
+        phases=tuple(p for p in PHASES if p in plan.phases),
+    )
     root, commit = None, None
     try:
         root = asvrun.checkout()

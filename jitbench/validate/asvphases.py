@@ -1,12 +1,5 @@
-"""The phases that run asv: noise (unchanged code twice) and sensitivity (the canary).
-
-asv runs the checkout's suite with ``--python=same`` through a config copy
-(:class:`jitbench.suite.asvrun.AsvConfig`) whose results, dashboard and
-environments go to a temporary folder, with ``HOME`` there too so the user's
-``~/.asv-machine.json`` is untouched; the two sides of a comparison are two
-asv machine names. The grid is narrowed with ``JITBENCH_SIZES`` and
-``JITBENCH_DEVICES``; the timing attributes are the benchmark classes' own.
-"""
+"""The phases that run asv: noise (unchanged code twice) and sensitivity (the canary), each
+run through a config copy into a temporary folder, one asv machine name per side (README)."""
 
 from __future__ import annotations
 
@@ -74,11 +67,8 @@ class AsvSession:
             # git's own settings (e.g. safe.directory) stay in force under the new HOME.
             self.env["GIT_CONFIG_GLOBAL"] = str(gitconfig)
         self.env["HOME"] = str(home)
-        self.plugins = [
-            p.strip()
-            for p in os.environ.get("JITBENCH_PLUGINS", "").split(",")
-            if p.strip() and p.strip() != CANARY_MODULE
-        ]
+        named = (p.strip() for p in os.environ.get("JITBENCH_PLUGINS", "").split(","))
+        self.plugins = [p for p in named if p and p != CANARY_MODULE]
 
     def run(
         self,
@@ -88,10 +78,8 @@ class AsvSession:
         devices: Sequence[str],
         canary_slowdown: float | None = None,
     ) -> None:
-        """One asv run of ``benchmarks`` (catalog names) on that grid, as machine ``machine``.
-
-        ``canary_slowdown`` (a fraction) adds the canary strategy to the grid.
-        """
+        """One asv run of ``benchmarks`` (catalog names) on that grid, as machine ``machine``;
+        ``canary_slowdown`` (a fraction) adds the canary strategy to the grid."""
         env = dict(
             self.env,
             JITBENCH_SIZES=",".join(map(str, sizes)),

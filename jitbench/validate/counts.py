@@ -1,26 +1,6 @@
-"""The counts phase of ``jitbench validate``: Valgrind's instruction counts, checked three ways.
-
-A row's count may depend a little on what its process counted before it
-(the interpreter's and the libraries' caches are shared; under glibc's
-malloc, before jitbench preloaded tcmalloc, by about 1%). So every
-check compares rows at the same place of the same plan, in different
-Valgrind processes (:func:`jitbench.measure.counting.instructions.count_rows`, one per
-strategy of a plan, so a place is a row's place among its strategy's rows):
-
-* the **base** process counts every built-in strategy that has a
-  hand-written twin, then ``helper_function`` again, as the canary's place
-  (after the slowed processes' calibration, planting nothing);
-* ``SLOWED`` processes count the same, the last row slowed by ``SLOWDOWN``
-  of its call's instructions (work planted and sized by counts);
-* the **twin** process counts the twins in the same order.
-
-**Noise** is each strategy's spread over the base and slowed processes;
-**sensitivity**: in every slowed process the last row against the base's is
-a ``+`` of :func:`jitbench.results.compare.count_mark`, and no strategy is one
-between two processes; **fidelity**: each generated class against its twin
-(the same call: the counts must agree). Counts do not move with the
-machine's load, so the processes run two at a time. Only ``jitbench validate
---phases counts`` runs this phase: it needs Valgrind and minutes.
+"""The counts phase of ``jitbench validate``: Valgrind's instruction counts checked for noise,
+sensitivity and fidelity, every check between rows at the same place of the same plan in
+different processes (README). Only ``--phases counts`` runs it: it needs Valgrind and minutes.
 """
 
 from __future__ import annotations
@@ -64,19 +44,19 @@ def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[st
     rows = []
     for process, (found, _) in runs.items():
         for place, (row, counts) in enumerate(found):
-            for kind in KINDS:
-                rows.append(
-                    {
-                        "process": process,
-                        "place": place,
-                        "strategy": row.subject,
-                        "slowdown": row.slowdown,
-                        "kind": kind,
-                        "instructions": getattr(counts, kind) if isinstance(counts, Counts)
-                        else np.nan,
-                        "outcome": "ok" if isinstance(counts, Counts) else counts.reason,
-                    }
-                )  # fmt: skip
+            ok = isinstance(counts, Counts)
+            rows += [
+                {
+                    "process": process,
+                    "place": place,
+                    "strategy": row.subject,
+                    "slowdown": row.slowdown,
+                    "kind": kind,
+                    "instructions": getattr(counts, kind) if ok else np.nan,
+                    "outcome": "ok" if ok else counts.reason,
+                }
+                for kind in KINDS
+            ]
     seconds = [runs[name][1] for name in plans if name != "twin"]
     return pd.DataFrame(rows), figures(pd.DataFrame(rows), seconds)
 

@@ -1,15 +1,6 @@
-"""The phases timed in this process: fidelity and accuracy (and the host-parallelism probe).
-
-* **fidelity**: every built-in strategy's generated class against its
-  hand-written twin (:mod:`jitbench.strategies.twins`), on the same arrays: does the
-  generated source cost what the code a user writes costs?
-* **accuracy**: the suite's own asv benchmark objects against an independent
-  ``timeit`` of the same call: does the suite's timing report the call and
-  nothing else?
-
-Both sides of a comparison are timed in alternation, so a change of load
-during the phase hits both.
-"""
+"""The phases timed in this process: fidelity (generated class against hand-written twin) and
+accuracy (asv's benchmark objects against ``timeit``), each pair timed in alternation so that a
+change of load hits both sides; and the host-parallelism probe (README)."""
 
 from __future__ import annotations
 
@@ -96,11 +87,8 @@ def interleaved(
 def _calls_per_loop(
     timer: timeit.Timer, loop_s: float, after: Callable[[], Any] | None = None
 ) -> int:
-    """The number of calls that take about ``loop_s``.
-
-    Loops of 1, 4, 16... calls, the fastest of three each (one loop slowed by
-    another process does not count), until one takes a tenth of ``loop_s``.
-    """
+    """The number of calls that take about ``loop_s``: loops of 1, 4, 16... calls, the fastest
+    of three each (one slowed by another process does not count), up to a tenth of it."""
     number = 1
     while True:
         took = math.inf
@@ -184,13 +172,8 @@ def suite_grid(sizes: Sequence[int], devices: Sequence[str]) -> Iterator[None]:
 
 
 class _Plain:
-    """The timeit side: an instance of its own, built as the benchmark builds one.
-
-    Another seed, so it is not equal to the benchmark's instance: strategies
-    with a value-hashed static ``self`` would otherwise share one jit cache
-    entry, and the instance that did not create it pays ``__eq__`` on every
-    call, which no asv benchmark process (one instance per process) does.
-    """
+    """The timeit side: an instance of its own, built as the benchmark builds one, with another
+    seed so that it shares no jit cache entry with the benchmark's (README)."""
 
     def __init__(self, strategy: str, size: int, device: str) -> None:
         from jitbench.measure.case import Prepared, Row
@@ -202,11 +185,8 @@ class _Plain:
 def _accuracy_row(
     bench: Any, wanted: tuple[Any, ...], plain: _Plain, func: Callable[[], Any]
 ) -> dict[str, Any]:
-    """Interleaved rounds of asv's run and timeit's repeats; the median of each side.
-
-    They stop at :data:`ACCURACY_ROUNDS` or after :data:`ACCURACY_ROW_BUDGET_S`
-    (the slow strategies take one round).
-    """
+    """Interleaved rounds of asv's run and timeit's repeats, the median of each side; up to
+    :data:`ACCURACY_ROUNDS`, or fewer past :data:`ACCURACY_ROW_BUDGET_S`."""
     timer = timeit.Timer(func)
     number, _ = timer.autorange()  # timeit's own calibration: a loop of >= 0.2 s
     asv_medians: list[float] = []
@@ -274,30 +254,26 @@ def measure_accuracy(
     return accuracy_table(pd.DataFrame(rows))
 
 
-def _pin_threads(cpus: set[int]) -> dict[int, set[int]]:
-    """Pin every thread of this process (XLA's pool included) to ``cpus``; the old affinities."""
+@contextlib.contextmanager
+def _pinned(cpus: set[int]) -> Iterator[None]:
+    """Every thread of this process (XLA's pool included) pinned to ``cpus`` for the block."""
     old = {}
     for name in os.listdir("/proc/self/task"):
         tid = int(name)
         with contextlib.suppress(OSError):
             old[tid] = os.sched_getaffinity(tid)
             os.sched_setaffinity(tid, cpus)
-    return old
-
-
-def _unpin_threads(old: dict[int, set[int]]) -> None:
-    for tid, cpus in old.items():
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(tid, cpus)
+    try:
+        yield
+    finally:
+        for tid, mask in old.items():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(tid, mask)
 
 
 def host_parallelism(size: int) -> dict[str, Any] | None:
-    """helper_function's cached call at ``size`` on all of this process's CPUs, then on one.
-
-    XLA's CPU backend spreads large elementwise work over the cores, so a
-    process that takes a core away slows the call by up to this ratio. None
-    where thread affinity cannot be set (only Linux has it) or on one CPU.
-    """
+    """helper_function's cached call at ``size`` on all of this process's CPUs, then on one
+    (README); None where thread affinity cannot be set (Linux only) or on one CPU."""
     if not hasattr(os, "sched_setaffinity") or not os.path.isdir("/proc/self/task"):
         return None
     cpus = os.sched_getaffinity(0)
@@ -308,11 +284,8 @@ def host_parallelism(size: int) -> dict[str, Any] | None:
     one_cpu: list[float] = []
     for _ in range(2):  # alternated, so a change of load hits both
         all_cpus.append(_median_timeit(plain.call))
-        old = _pin_threads({min(cpus)})
-        try:
+        with _pinned({min(cpus)}):
             one_cpu.append(_median_timeit(plain.call))
-        finally:
-            _unpin_threads(old)
     all_s, one_s = statistics.median(all_cpus), statistics.median(one_cpu)
     return {"size": size, "cpus": len(cpus), "all_cpus_s": all_s, "one_cpu_s": one_s}
 

@@ -1,8 +1,5 @@
-"""The validation arithmetic: ratios, spreads and the verdicts against the targets.
-
-Functions of pandas frames: the phases' measurements, or frames shaped like
-:func:`jitbench.results.load` output. Nothing here times or runs anything.
-"""
+"""The validation arithmetic on pandas frames (the phases' measurements, or frames shaped like
+:func:`jitbench.results.load` output): ratios, spreads, verdicts. Nothing here runs anything."""
 
 from __future__ import annotations
 
@@ -49,40 +46,25 @@ def spread(ratios: Sequence[float] | pd.Series) -> float:
 
 
 def fidelity_table(measured: pd.DataFrame) -> pd.DataFrame:
-    """Add ``ratio`` (generated / twin), ``held`` (to the target) and ``in_range``.
-
-    ``measured`` has one row per strategy and measure with ``generated_s``
-    and ``twin_s`` in seconds per call.
-    """
-    table = measured.copy()
-    table["ratio"] = table["generated_s"] / table["twin_s"]
-    table["held"] = ~table["strategy"].isin(list(FIDELITY_EXEMPT))
-    low, high = FIDELITY_RANGE
-    table["in_range"] = table["ratio"].between(low, high)
-    return table
+    """Add ``ratio`` (``generated_s`` / ``twin_s``), ``held`` (to the target) and ``in_range``."""
+    ratio = measured["generated_s"] / measured["twin_s"]
+    return measured.assign(
+        ratio=ratio,
+        held=~measured["strategy"].isin(list(FIDELITY_EXEMPT)),
+        in_range=ratio.between(*FIDELITY_RANGE),
+    )
 
 
 def accuracy_table(measured: pd.DataFrame) -> pd.DataFrame:
-    """Add ``ratio`` (asv median / timeit median) and ``in_range`` to accuracy measurements.
-
-    ``measured`` has one row per strategy, size, device and benchmark with
-    ``asv_s`` and ``timeit_s`` in seconds.
-    """
-    table = measured.copy()
-    table["ratio"] = table["asv_s"] / table["timeit_s"]
-    low, high = ACCURACY_RANGE
-    table["in_range"] = table["ratio"].between(low, high)
-    return table
+    """Add ``ratio`` (asv median ``asv_s`` / timeit median ``timeit_s``) and ``in_range``."""
+    ratio = measured["asv_s"] / measured["timeit_s"]
+    return measured.assign(ratio=ratio, in_range=ratio.between(*ACCURACY_RANGE))
 
 
 def noise_table(first: pd.DataFrame, second: pd.DataFrame, factor: float) -> pd.DataFrame:
-    """Rows of two runs of unchanged code: ratio, ``spread`` (``|ratio - 1|``), compare's mark.
-
-    ``first`` and ``second`` are :func:`jitbench.results.load` frames of one
-    run each; only benchmarks of :data:`FAMILIES` measured on both sides
-    count. The columns are those of validate's ``noise.csv``, which
-    :class:`jitbench.results.compare.Noise` reads.
-    """
+    """The rows of :data:`FAMILIES` measured in both runs of unchanged code (``results.load``
+    frames): ratio, ``spread`` (``|ratio - 1|``), compare's mark; ``noise.csv``'s columns,
+    which :class:`jitbench.results.compare.Noise` reads."""
     table = compare_frames(first, second, factor)
     keep = table["benchmark"].isin(list(FAMILIES)) & (table["base_status"] == "ok")
     table = table[keep & (table["head_status"] == "ok")]
@@ -161,13 +143,9 @@ def judge_sensitivity(
     factor: float,
     canary: str = CANARY,
 ) -> pd.DataFrame:
-    """One row per (repetition, slowdown, cached-call case): compare's mark and ratio.
-
-    ``pairs`` holds (repetition, slowdown in percent, base frame, head frame)
-    with frames shaped like :func:`jitbench.results.load` output. ``flagged``
-    is a regression mark (``+`` or ``!``); rows of ``canary`` are the planted
-    regression, every other row is unchanged code.
-    """
+    """One row per (repetition, slowdown, cached-call case) of ``pairs`` (repetition, slowdown
+    in percent, base and head ``results.load`` frames): compare's mark and ratio; ``flagged``
+    is a regression mark; ``canary``'s rows are the planted regression, the rest unchanged."""
     parts = []
     for repetition, slowdown, base, head in pairs:
         table = compare_frames(base, head, factor)
@@ -187,11 +165,8 @@ def judge_sensitivity(
 
 
 def sensitivity_summary(judged: pd.DataFrame, *, by_size: bool = False) -> pd.DataFrame:
-    """Per slowdown (and size): how often the canary was flagged, its ratios, the false flags.
-
-    ``canary_above_factor`` and ``canary_significant`` say which half of
-    compare's test a missed canary row failed: the ratio or the significance.
-    """
+    """Per slowdown (and size): how often the canary was flagged, its ratios, the false flags;
+    ``canary_above_factor`` and ``canary_significant``: which half of compare's test failed."""
     keys = ["slowdown", "size"] if by_size else ["slowdown"]
     rows = []
     for key, part in judged.groupby(keys, sort=True):

@@ -1,11 +1,5 @@
-"""The report: ``validation.md`` (Markdown tables through pandas) and the CSVs behind it.
-
-``noise.csv`` is the table ``jitbench compare --noise`` reads: one row per
-benchmark and parameters with the measured relative spread. ``summary.json``
-is the run in brief (where and when it ran, and the summary table), small
-enough to commit: ``nox -s validate`` files it under ``docs/validation/`` and
-the README's validation page is generated from it.
-"""
+"""The report: ``validation.md`` (Markdown tables through pandas), the CSVs behind it (among
+them ``noise.csv``, which ``jitbench compare --noise`` reads) and ``summary.json`` (README)."""
 
 from __future__ import annotations
 
@@ -187,21 +181,13 @@ def _sensitivity_shown(table: pd.DataFrame) -> pd.DataFrame:
     frame = pd.DataFrame({"slowdown": table["slowdown_pct"].map("{:g}%".format)})
     if "size" in table:
         frame["size"] = table["size"]
-    frame["canary flagged"] = [
-        f"{a}/{b}" for a, b in zip(table["canary_flagged"], table["canary_rows"], strict=True)
-    ]
+    rows = list(table.itertuples())
+    frame["canary flagged"] = [f"{r.canary_flagged}/{r.canary_rows}" for r in rows]
     frame["canary ratio median (range)"] = [
-        f"{m:.3f} ({lo:.3f}-{hi:.3f})"
-        for m, lo, hi in zip(
-            table["canary_ratio_median"],
-            table["canary_ratio_min"],
-            table["canary_ratio_max"],
-            strict=True,
-        )
+        f"{r.canary_ratio_median:.3f} ({r.canary_ratio_min:.3f}-{r.canary_ratio_max:.3f})"
+        for r in rows
     ]
-    frame["false flags"] = [
-        f"{a}/{b}" for a, b in zip(table["false_flags"], table["unchanged_rows"], strict=True)
-    ]
+    frame["false flags"] = [f"{r.false_flags}/{r.unchanged_rows}" for r in rows]
     return frame
 
 
