@@ -1,27 +1,12 @@
-"""The case runtime: one subject, built and called for each measurement the suite makes.
-
-A :class:`Row` names what an asv row measures, a built-in strategy at a size
-(and shape) or a target, on a device; :meth:`Row.load` makes its
-:class:`~jitbench.subjects.subject.Subject`. Every measurement works on a subject,
-whichever kind it is:
-
-* :class:`Prepared`: an instance called once (compiled); its ``call`` waits for the
-  result, its ``dispatch`` does not. Both are code generated for the subject's call
-  (``obj.calc(y)``, ``model(x)``, ``forward(model, x)``), so what runs per call is the
-  user's call and the wait, nothing of jitbench's (:func:`call_code`);
-* :func:`cold_call` (every in-memory cache cleared), :func:`fresh_code` (a new
-  interpreter), :func:`typical_stages` (trace, lower and compile of cold calls);
-* :func:`jitbench.subjects.scenario.call_after` (the call right after a change) and
-  :func:`hazard_totals` (the audit's totals per row and device).
-
-Every benchmark process serves one device spec and starts from asv's forkserver,
-which imported JAX without starting a backend; resolving the spec
-(:func:`jitbench.devices.resolve`) sets up the host devices it needs first.
+"""The case runtime: a :class:`Row` names what an asv row measures and loads its subject;
+:class:`Prepared` (cached call, dispatch), cold, fresh-process and staged first calls, and
+the audit's totals per row (see README.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +18,7 @@ from jitbench.errors import DeviceUnavailable, JitbenchError, NoFigure
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape
 from jitbench.subjects.subject import DEFAULT_SIZE, Generated, Subject, free_arguments, subject_of
-from jitbench.targets import load_target, resolve_name
+from jitbench.targets import load_target, resolve_callable
 
 TARGETS_ENV = "JITBENCH_TARGETS"
 _reported: set[str] = set()
@@ -41,14 +26,9 @@ _reported: set[str] = set()
 
 @dataclasses.dataclass(frozen=True)
 class Row:
-    """What a row measures: ``subject``, a built-in strategy at ``size`` and ``shape``, or a
-    target (``package.module:factory``, ``size`` None: it brings its own), on ``device``;
-    ``way``: a target called one of the ways ``jitbench advise`` compares
-    (:mod:`jitbench.subjects.ways`) instead of as written.
-
-    A target's ``call`` and ``inputs`` override its factory's, as ``jitbench audit``'s
-    ``--call`` and ``--inputs`` do (see :func:`jitbench.targets.load_target`).
-    """
+    """What a row measures: ``subject``, a strategy at ``size`` and ``shape`` or a target
+    (``package.module:factory``, ``size`` None), on ``device``. A target's ``call`` and
+    ``inputs`` override its factory's; ``way`` calls it one of ``jitbench advise``'s ways."""
 
     subject: str
     device: str = "cpu"
@@ -95,26 +75,17 @@ def use_device(device: str) -> None:
 
 def target_specs(declared: Sequence[str] = ()) -> list[str]:
     """The targets of the grid: ``declared`` then ``JITBENCH_TARGETS``, each once, unimported."""
-    import os
-
     listed = [s.strip() for s in os.environ.get(TARGETS_ENV, "").split(",")]
     return list(dict.fromkeys(s.strip() for s in [*declared, *listed] if s.strip()))
 
 
 def target_problems(specs: Sequence[str]) -> dict[str, str]:
-    """Why a target cannot be measured, for each that cannot: imports its module.
-
-    The factory is found but not called (that builds arrays, which starts a JAX
-    backend; asv's discovery must not). Each problem is printed once per process as
-    one line on stderr.
-    """
+    """Why a target cannot be measured, for each that cannot: imports its module, never
+    calls the factory (that starts a backend); each problem printed once per process."""
     found = {}
     for spec in specs:
         try:
-            factory = resolve_name(spec, "target")
-            if not callable(factory):
-                kind = type(factory).__name__
-                raise JitbenchError(f"target {spec!r} is not callable: it is a {kind}")
+            resolve_callable(spec, "target")
         except JitbenchError as exc:
             found[spec] = f"{exc} (from {TARGETS_ENV} or a benchmark module's declared targets)"
             if spec not in _reported:
@@ -127,9 +98,8 @@ def target_problems(specs: Sequence[str]) -> dict[str, str]:
 
 
 def call_code(subject: Subject, obj: Any) -> tuple[str, dict[str, Any]]:
-    """The subject's call on ``obj`` as one expression and the names it reads (see
-    :meth:`~jitbench.subjects.subject.Subject.code`: the subject's own call, or a way's); for a
-    strategy that names a function, ``function(s0, a0, x0)`` on the object's fields, no object."""
+    """The subject's call on ``obj`` as one expression and the names it reads; a function
+    strategy's is ``function(s0, a0, x0)`` on the object's fields, no object."""
     if isinstance(subject, Generated) and subject.strategy.function:
         target = subject.target
         names = {f"x{i}": value for i, value in enumerate(target.inputs)}
@@ -149,7 +119,7 @@ def compiled(source: str, names: dict[str, Any], what: str) -> Any:
 
 class Prepared:
     """A new instance of ``subject``, called once (compiled): ``call`` (waits for the
-    result) and ``dispatch`` (does not), each code of its own (see :func:`call_code`)."""
+    result) and ``dispatch`` (does not), each code of its own."""
 
     def __init__(self, subject: Subject, obj: Any = None, seed: int = 0) -> None:
         self.subject, self.obj = subject, subject.new(seed) if obj is None else obj
@@ -164,9 +134,8 @@ class Prepared:
 
 
 class Reused(Prepared):
-    """A :class:`Prepared` whose calls hit jit's cache, or NotImplementedError (asv: n/a)
-    for a strategy that compiles on every call: its timing is a compile's, which the
-    trace and compile benchmarks measure, and at depth it takes seconds a sample."""
+    """A :class:`Prepared` whose calls hit jit's cache; NotImplementedError (asv: n/a) for
+    a strategy that compiles on every call."""
 
     def __init__(self, subject: Subject) -> None:
         super().__init__(subject)
@@ -198,16 +167,16 @@ def fresh(row: dict[str, Any]) -> Callable[[], Any]:
 
 
 def fresh_code(row: Row) -> tuple[str, str]:
-    """(stmt, setup) of asv's ``timeraw_`` for the row's first call in a fresh interpreter;
-    the row is loaded here first, so an unavailable one is n/a without a new process."""
+    """(stmt, setup) of asv's ``timeraw_`` for the row's first call in a fresh interpreter
+    (the row loaded here first: an unavailable one is n/a without a new process)."""
     row.load()
     setup = f"from jitbench.measure.case import fresh\nfirst_call = fresh({row.to_json()!r})\n"
     return "first_call()", setup
 
 
 def host_device_subject(strategy: str, size: int, n_devices: int) -> Subject:
-    """A strategy's call sharded over ``n_devices`` host devices (this process's backend must
-    not exist yet: XLA fixes the host device count when the CPU backend starts)."""
+    """A strategy's call sharded over ``n_devices`` host devices (the CPU backend must not
+    have started yet)."""
     ensure_host_devices(n_devices)
     import jax
 
@@ -252,14 +221,8 @@ StageKey = tuple[str, int, str, int]
 
 
 def typical_stages(subject: Subject, calls: int = STAGE_CALLS, warm_up: bool = True) -> Stages:
-    """The median of ``calls`` cold first calls, with that call's own stages.
-
-    One call and its parts, not per-stage medians: those could come from different
-    calls and add up to more than any of them. The uncounted call first makes the
-    process state match the cold-call benchmark's samples: its first sample pays the
-    one-time costs (the process's first compile, the strategy's first use) and its
-    median leaves them out.
-    """
+    """The median of ``calls`` cold first calls, with that call's own stages (not per-stage
+    medians); ``warm_up``: one uncounted cold call first."""
     if warm_up:
         first_call_stages(subject)
     runs = sorted((first_call_stages(subject) for _ in range(calls)), key=lambda r: r.call)
@@ -271,9 +234,7 @@ def stage_table(
     calls: int = STAGE_CALLS, axis: str = "n_ops",
 ) -> dict[StageKey, Stages]:  # fmt: skip
     """:func:`typical_stages` of every combination this process can run, keyed (strategy,
-    size, device, value of the shape's ``axis``: ``n_ops`` or ``depth``); one uncounted
-    cold call per strategy first. One process measures them all (asv's ``setup_cache``),
-    so the specs must not need conflicting host-device counts (pass unsharded specs)."""
+    size, device, value of the shape's ``axis``: ``n_ops`` or ``depth``); unsharded specs."""
     table = {}
     for spec in specs:
         for name in strategies:

@@ -1,11 +1,5 @@
-"""JAX's on-disk compilation cache, seen from a new process: filled, hit, or cold.
-
-The disk-cache benchmarks time the first call of a process whose JAX has
-compiled nothing yet: asv forks every benchmark process from a server that
-imported JAX and started no backend, so the first call of that process pays
-what a new Python process pays (the import aside). The cache directories live
-in the working directory asv gives the benchmark (removed by asv after the run).
-"""
+"""JAX's on-disk compilation cache, seen from a new process: filled, hit, or cold (see
+README.md)."""
 
 from __future__ import annotations
 
@@ -24,13 +18,7 @@ Key = tuple[str, int, str]
 def fill(subject: Subject, path: str) -> None:
     """Compile the first call of ``subject`` with JAX's on-disk cache at ``path`` (created)."""
     os.makedirs(path, exist_ok=True)
-    call = subject.call(subject.new())
-    use_persistent_cache(path)
-    clear_memory_caches()
-    try:
-        block(call())
-    finally:
-        use_persistent_cache(None)
+    hits(subject, path)
 
 
 def fill_all(strategies: list[str], sizes: list[int], specs: list[str]) -> dict[Key, str]:

@@ -1,18 +1,5 @@
-"""Many live instances of one strategy: what a process holding a population pays.
-
-An ensemble, a population, one object per particle: ``n`` instances of a
-strategy, each built and called once (compiled), all kept alive. Some
-strategies keep state per instance in jit's caches: a wrapper per instance
-(``bound_method_jit``, ``nnx_jit_partial``), a cache entry per instance
-(``static_self_id_hash``, which also keeps them alive: jax issue 16226), an
-executable per instance (``aot_compiled``). jax issue 39078 reports that once
-8,192 jitted functions with explicit attributes are alive, every jit created
-afterwards loses its C++ fast path, process-wide (dispatch 10-40x slower,
-results still right). So a population is measured two ways: a cached call of
-its first instance, and a cached call of a jitted function created after it
-(:func:`after_jit`). Whether a call took the fast path is counted, not timed
-(:func:`python_calls`): the C++ path enters no Python function, the Python
-fallback does, on every call.
+"""Many live instances of one strategy: what a process holding a population pays, for its
+first instance and for a jit made after it (jax issue 39078; see README.md).
 """
 
 from __future__ import annotations
@@ -77,11 +64,8 @@ def after_jit() -> Callable[[Any], Any]:
 
 
 class Population:
-    """``n`` instances of ``case``, each called once and kept; and a jit made after them.
-
-    ``first`` calls instance 0; ``after`` calls :func:`after_jit`'s function,
-    created and compiled once the population exists.
-    """
+    """``n`` instances of ``subject``, each called once and kept; ``first`` calls instance 0,
+    ``after`` a jit (:func:`after_jit`) made and compiled once the population exists."""
 
     def __init__(self, subject: Subject, n: int) -> None:
         if n < 1:
@@ -106,12 +90,8 @@ class Population:
         return self.after_function(self.y)
 
     def kept_alive(self) -> int:
-        """How many instances outlive the population once it lets go of them.
-
-        Weak references to every instance, then the population's references
-        dropped and the cyclic collector run: what is still alive is held by
-        something else (jit's caches, for a static ``self`` hashed by id).
-        """
+        """How many instances outlive the population once it lets go of them and the
+        collector ran: held by something else (jit's caches, for a static ``self``)."""
         refs = [weakref.ref(member.obj) for member in self.members]
         self.members.clear()
         self.first = self.first_dispatch = None  # type: ignore[assignment]
@@ -120,12 +100,8 @@ class Population:
 
 
 def python_calls(function: Callable[..., Any], *args: Any, calls: int = 10) -> float:
-    """Python functions entered per call of ``function(*args)`` (after one call to warm it).
-
-    jit's C++ fast path enters none for an array argument; a call that falls
-    back to Python (a cache miss, or a lost fast path) enters several every
-    time. A count, not a time: it does not move with the machine's load.
-    """
+    """Python functions entered per call of ``function(*args)`` (after one call to warm it):
+    none on jit's C++ fast path, several on every call that falls back to Python."""
     function(*args)
     entered = 0
 
@@ -152,16 +128,9 @@ def _seconds_per_call(call: Callable[[], Any], number: int = 200, repeat: int = 
 
 
 def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
-    """Every figure of :data:`FIGURES` for ``n`` live instances, in this process.
-
-    Build with JAX's on-disk compilation cache (a temporary folder): an
-    instance that compiles what an earlier one compiled loads the executable
-    instead, so 10,000 instances take a minute, not an hour of compiles; what
-    is measured afterwards, the live population, is the same. Times are
-    seconds per call; ``after_jit_python_calls`` is :func:`python_calls` of the
-    jit created after the population; ``kept_alive`` comes last (it lets the
-    population go).
-    """
+    """Every figure of :data:`FIGURES` for ``n`` live instances, in this process (built with
+    the on-disk cache in a temporary folder; times in seconds per call; ``kept_alive`` last:
+    it lets the population go)."""
     subject = Row(strategy, device, size).load()
     with tempfile.TemporaryDirectory(prefix="jitbench-population-") as folder:
         use_persistent_cache(folder)
@@ -185,13 +154,7 @@ def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
 
 @dataclasses.dataclass(frozen=True)
 class Store:
-    """Where a run's populations are kept once measured: one JSON file per population.
-
-    asv's ``setup_cache`` runs once per class, before any row and without the
-    rows ``asv run -b`` chose, so it only makes the folder; each population is
-    measured when its first figure is asked for (:func:`lookup`) and read back
-    from its file for the others. A run measures only the rows it selects.
-    """
+    """Where a run's populations are kept once measured (:func:`lookup`): one JSON file each."""
 
     folder: str
 
@@ -209,15 +172,8 @@ def store() -> Store | NoFigure:
 
 def _measured(strategy: str, n: int, device: str, size: int) -> dict[str, Any]:
     """One population's figures from a fresh process, or why there are none."""
-    argv = [
-        sys.executable,
-        "-m",
-        "jitbench.measure.population",
-        strategy,
-        str(n),
-        device,
-        str(size),
-    ]
+    args = [strategy, str(n), device, str(size)]
+    argv = [sys.executable, "-m", "jitbench.measure.population", *args]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:

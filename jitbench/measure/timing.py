@@ -1,18 +1,5 @@
-"""``jitbench time``: any subject's call timed the way the suite times it.
-
-One function, :func:`time_subject`, for a user's object and a built-in strategy,
-with the case runtime's objects (:mod:`jitbench.measure.case`):
-
-* **cold**: every sample is one first call of a new instance after every in-memory
-  cache was cleared (:func:`~jitbench.measure.case.cold_call`); one uncounted cold
-  call first pays the process's one-time costs;
-* **cached** and **dispatch**: ``timeit`` loops of ``number`` calls of
-  :class:`~jitbench.measure.case.Prepared`'s code (waiting for the result, or not);
-* **after each change**: the call right after each change of the audit's scenario,
-  every step played from cold caches, the median of ``after_runs`` runs; each step
-  keeps its outcome (a stale result or an error is marked, with why).
-
-Figures are seconds per call: the median and the quartiles of the samples.
+"""``jitbench time``: any subject's call timed the way the suite times it (cold, cached,
+dispatch, right after each change of the scenario), in seconds per call (see README.md).
 """
 
 from __future__ import annotations
@@ -141,7 +128,9 @@ def time_subject(
     fields: str | None = None,
     arrays: int = fieldlib.DEFAULT_ARRAYS,
 ) -> Timings:
-    """Time ``subject``'s call: cold, cached, dispatch and after each change (see module).
+    """Time ``subject``'s call: cold (the median of ``cold_calls`` first calls, caches cleared),
+    cached and dispatch (``repeat`` timeit loops), and right after each change of the
+    audit's scenario (the median of ``after_runs`` plays from cold caches).
 
     ``number`` calls per cached sample (None: timeit's autorange picks it);
     ``fields``/``arrays`` choose the changes as :func:`jitbench.audit_object` does.

@@ -1,16 +1,6 @@
-"""The cache audit: the scenario played on a subject, and what jit's cache did at each step.
-
-The entry points: :func:`audit_subject`, :func:`audit` (a built-in strategy) and
-:func:`audit_object` (a user's object).
-
-One runner for every subject (:func:`run`): one compile counter, one explanation
-of misses, one leak check. Per step it records the traces and backend compiles
-the step's call caused, JAX's reason for each tracing-cache miss, and the
-outcome the subject's oracle gives: correct, stale (the result differs), error
-(the call raised under jit), or n/a (a user's own call raises without jit too).
-In total, it counts the instances still alive once the scenario dropped them
-and the collector ran. Caches are cleared before and after, so one audit never
-sees another's compiled programs.
+"""The cache audit: the scenario played on a subject, and what jit's cache did at each step
+(traces, compiles, JAX's reasons, the oracle's outcome) and what it left alive; entry points
+:func:`audit_subject`, :func:`audit` (a built-in strategy), :func:`audit_object`.
 """
 
 from __future__ import annotations
@@ -45,16 +35,8 @@ if TYPE_CHECKING:
 
 
 class _Alive:
-    """Weak references to every object and array the scenario built, inner ones included.
-
-    What existed before the audit (a module-level function, a shared default) is not
-    the scenario's and is left out. Kept alive after the scenario counts every instance
-    (a root of a step) and every object inside an instance built after the first: those
-    grow with every new instance. The first instance's inner objects that its compiled
-    program's cache key holds (auxiliary data: a kernel's distance object) stay at one
-    set however many equal instances follow, and are counted apart. An object that
-    cannot be weakly referenced (a dict or tuple root) is checked through what it holds.
-    """
+    """Weak references to every object and array the scenario built, inner ones included,
+    what existed before the audit left out (what counts as a leak: README.md)."""
 
     def __init__(self) -> None:
         # Held, not only their ids: a freed object's id is soon another object's.
@@ -117,12 +99,9 @@ def _is_instance(node: Any) -> bool:
 
 
 def _step(play: Play, name: str, probe: Any) -> Step:
-    """One step's call, counted and explained; a call that raises keeps its counts.
-
-    A raising call is made once more without explanations: in JAX 0.6-0.8 the
-    explainer itself can fail an assertion (seen with a mutated static self), which
-    is not the step's outcome; then the second call's result and counts stand.
-    """
+    """One step's call, counted and explained. A raising call is made once more without
+    explanations (JAX 0.6-0.8's explainer can itself fail): where only the first raised,
+    the second's result and counts stand."""
     runs = probe.runs if probe else 0
     with count_compiles() as stats, explain_misses() as messages:
         result, error, _ = attempt(play)
@@ -263,8 +242,8 @@ def audit(
     strategy: Strategy, placement: Placement, *, size: int = DEFAULT_SIZE, n_ops: int = 1,
     probe: bool = False,
 ) -> AuditResult:  # fmt: skip
-    """The audit of a built-in strategy's generated class (``probe``: its probed twin,
-    whose body counts its runs; see :class:`jitbench.subjects.audit.Step`)."""
+    """The audit of a built-in strategy's generated class (``probe``: its probed twin, whose
+    body counts its runs: :attr:`Step.body_runs`)."""
     from jitbench.strategies.codegen import Shape
 
     return audit_subject(Generated(strategy, placement, size, Shape(n_ops=n_ops), probe=probe))

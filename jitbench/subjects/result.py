@@ -14,13 +14,8 @@ MARKS = {"correct": "", "stale": "!", "error": " E", "n/a": " n/a"}
 @dataclasses.dataclass(frozen=True)
 class Step:
     """One step of the scenario: the field it changed and how, its traces/compiles, its
-    outcome, and JAX's reasons.
-
-    ``explanations`` are JAX's own words for each tracing-cache miss of the step
-    (``jax_explain_cache_misses``); ``body_runs`` counts how often the method's body
-    ran, from a probe in the generated source (probed audits only): under jit that is
-    once per trace, independently of ``jax.monitoring``.
-    """
+    outcome, JAX's words for each tracing-cache miss (``explanations``) and, in probed
+    audits, how often the method's body ran (``body_runs``)."""
 
     name: str
     traces: int
@@ -49,12 +44,11 @@ class AuditResult:
     """Every step of one subject's scenario, and the totals a dashboard tracks.
 
     ``leaked_instances`` counts the objects the scenario built still alive once dropped,
-    that grow with every instance (its instances, and the objects inside every instance
-    but the first), None where none could be weakly referenced; ``leaked_arrays`` the
-    arrays it built still alive; ``first_held`` the first instance's inner objects its
-    compiled program's cache key keeps (one set, however many instances follow).
-    ``skipped`` lists the parts left out (why); ``verdict`` the hazards in words and
-    ``matches`` the built-in strategy the subject behaves like ("" for none).
+    that grow with every instance (None where none could be weakly referenced);
+    ``leaked_arrays`` the arrays it built still alive; ``first_held`` the first instance's
+    inner objects its compiled program's cache key keeps. ``skipped`` lists the parts left
+    out (why); ``verdict`` the hazards in words and ``matches`` the built-in strategy the
+    subject behaves like ("" for none).
     """
 
     subject: str

@@ -1,20 +1,6 @@
-"""The scenario: what a user does to an object over its life, played on any subject.
-
-Call it, call again; per static field a new value, then the value it had; per
-array field an array of the same shape with new values, then one with a new
-leading axis of 2 (the array field played before is set back to its shape
-first, so that every field meets the shapes of the first call; the last new
-shape stays for the equal instance, as a user's object would keep it, unless
-the call cannot take it even without jit); then an equal instance (the same
-field values) and a different one (new values), as the subject builds them.
-
-:class:`Play` is one run of it on a :class:`~jitbench.subjects.subject.Subject`;
-:func:`replay` drives a play, calling back at every step. The audit records
-each step (:mod:`jitbench.subjects.audit`), ``jitbench time`` times each, and the
-after-change benchmark times one: **the call right after a change** is the call
-made right after that change in this scenario, played from cold caches with
-every earlier step's call made (:func:`call_after`). So a built-in strategy's
-row and a target's row of that benchmark are the same measurement.
+"""The scenario: what a user does to an object over its life, step by step (:data:`STEPS`),
+played on any subject (:class:`Play`, :func:`replay`), and the call right after a change
+(:func:`call_after`); see README.md.
 """
 
 from __future__ import annotations
@@ -47,10 +33,8 @@ STEPS = {
 }
 SCENARIO = tuple(STEPS)
 CHANGES = SCENARIO[2:]
-# Past this many played fields (a large model's, chosen with --fields), every program a
-# static field's pair of steps compiled is released after it, so that memory (and the
-# process's memory maps, one set per executable) stays bounded: leaks are then those the
-# last field's steps and the instance steps left.
+# Past this many played fields, the programs a static field's pair of steps compiled are
+# released after it: memory stays bounded (README.md).
 RELEASE_ABOVE = 24
 # The changes the after-change benchmark times (other_instance is a cold call).
 TIMED_CHANGES = CHANGES[:-1]
@@ -158,11 +142,8 @@ def attempt(play: Play) -> tuple[Any, str, float]:
 
 
 def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], Any]:
-    """The call right after the first ``change`` of the scenario, played from cold caches.
-
-    NotImplementedError (asv: n/a) where the subject plays no such change (a target
-    without a field of that kind) or raises on it by design.
-    """
+    """The call right after the first ``change`` of the scenario, played from cold caches;
+    NotImplementedError (asv: n/a) where the subject plays none or raises on it by design."""
     if change not in TIMED_CHANGES:
         raise JitbenchError(f"unknown change {change!r}; valid: {', '.join(TIMED_CHANGES)}")
     if change in subject.raises_on:

@@ -1,29 +1,6 @@
-"""What is measured: a subject, the one model of a built-in strategy and of a user's object.
-
-A subject builds its object the way its user does, makes the call, names the
-fields the scenario changes and changes them as that kind of object is
-changed, and judges a result (its oracle). Every measurement (the audit, cold
-and cached calls, dispatch, stages, the call after a change, memory, counts,
-populations) takes a subject, so a built-in strategy and a user's object are
-measured by the same code:
-
-* :class:`Generated`, a built-in strategy: the generated class at a size, shape and
-  device; its fields ``s0``, ``a0``... changed with the strategy's own update; the
-  oracle the independent NumPy reference
-  (:func:`jitbench.strategies.computation.reference_calc`), which sees a stale
-  flag wherever the object keeps it (an AOT executable, an ``nnx.cached_partial``);
-* :class:`Walked`, a user's object: the target's factory and call; the fields
-  :func:`jitbench.targets.fields.walk` finds; the oracle the same call on the object
-  as it is now under ``jax.disable_jit()``, compared leaf by leaf with a tolerance of
-  the square root of the result dtype's machine epsilon (exact for integers). A step
-  whose reference raises is "n/a": the user's own error, not a hazard. This oracle
-  is blind where the object keeps a compiled executable or a cached graph that
-  ``disable_jit`` does not bypass (an AOT executable, ``nnx.cached_partial``).
-
-:func:`subject_of` makes the subject of a :class:`~jitbench.targets.Target`; a target
-whose object is an instance of a generated class is that strategy's subject, so the
-audit of a built-in strategy and of its class handed over as a target agree by
-construction.
+"""What is measured: a subject, the one model of a built-in strategy (:class:`Generated`) and
+of a user's object (:class:`Walked`): how it is built, called and changed, and its oracle
+(see README.md).
 """
 
 from __future__ import annotations
@@ -64,6 +41,12 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}"
 
 
+def call_args(target: Target) -> list[str]:
+    """The call's arguments as :meth:`Subject.code` names them: ``x0, key=k0``."""
+    args = [f"x{i}" for i in range(len(target.inputs))]
+    return args + [f"{key}=k{i}" for i, key in enumerate(target.kwargs)]
+
+
 class Subject:
     """The common part: a target (object, call, inputs, factory) and its device and size."""
 
@@ -84,14 +67,12 @@ class Subject:
         return self.target.function_of(obj)
 
     def code(self, obj: Any) -> tuple[str, dict[str, Any]]:
-        """The call on ``obj`` as one expression and the names it reads: what a user writes
-        (``obj.calc(x0)``, ``function(obj, x0, key=k0)``), so that code compiled from it
-        does what the user's loop does and nothing else."""
+        """The call on ``obj`` as one expression and the names it reads, as a user writes it
+        (``obj.calc(x0)``, ``function(obj, x0, key=k0)``)."""
         target = self.target
         names = {"obj": obj, **{f"x{i}": value for i, value in enumerate(target.inputs)}}
         names.update({f"k{i}": value for i, value in enumerate(target.kwargs.values())})
-        args = [f"x{i}" for i in range(len(target.inputs))]
-        args += [f"{key}=k{i}" for i, key in enumerate(target.kwargs)]
+        args = call_args(target)
         if isinstance(target.call, str):
             return f"obj.{target.call}({', '.join(args)})", names
         return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}
@@ -123,7 +104,7 @@ class Subject:
 
 
 class Generated(Subject):
-    """A built-in strategy's generated class (see the module docstring)."""
+    """A built-in strategy's generated class, judged against the NumPy reference."""
 
     def __init__(
         self, strategy: Strategy, placement: Placement, size: int = DEFAULT_SIZE,
@@ -228,8 +209,7 @@ class Walked(Subject):
         self.device, self.size = _device_and_size(target.obj, self.fields(target.obj)[0])
 
     def _copy(self, obj: Any) -> Any:
-        """A deep copy sharing the object's functions (jitted ones, activations): a rebuilt
-        object holds the same functions, and a copy of one would be a new static."""
+        """A deep copy sharing the object's functions (a copied one would be a new static)."""
         memo: dict[int, Any] = {}
         stack, seen = [obj], set()
         while stack:
@@ -259,9 +239,7 @@ class Walked(Subject):
         return fieldlib.walk(obj, self.filtered)
 
     def equal(self, obj: Any) -> Any:
-        """The factory's new object with ``obj``'s traced values (arrays, numbers jit traces);
-        its statics are the factory's own, equal to the first object's, as a user's rebuilt
-        object's are (a function it builds is a new one)."""
+        """The factory's new object with ``obj``'s traced values (its statics the factory's)."""
         equal = self.new()
         for field in self.fields(obj)[0]:
             if field.kind != "static":
@@ -271,9 +249,8 @@ class Walked(Subject):
     def other(
         self, obj: Any, played: list[fieldlib.Field], rng: np.random.Generator
     ) -> tuple[Any, str]:
-        """The factory's new object with new values in its played array fields (its statics
-        as the factory makes them: a combination never seen is a compile any way pays);
-        without array fields, the first played field changed."""
+        """The factory's new object with new values in its played array fields (without any,
+        the first played field changed); its statics as the factory makes them."""
         other = self.new()
         arrays = [f for f in played if f.kind == "array"]
         changed = arrays or played[:1]
@@ -284,13 +261,17 @@ class Walked(Subject):
         paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
         return other, f"the factory's, new values in {paths or 'nothing'}"
 
+    def unjitted(self, obj: Any) -> Any:
+        """The call's result, made under ``jax.disable_jit()`` by :meth:`judge`."""
+        return self.call(obj)()
+
     def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
         """Against the call without jit; where that raises, n/a with its error."""
         import jax
 
         try:
             with jax.disable_jit():
-                expected = block(self.call(obj)())
+                expected = block(self.unjitted(obj))
         except Exception as exc:
             return "n/a", error_text(exc)
         if error:

@@ -1,17 +1,5 @@
 """What a user's object's audit means: its hazards in words, and the built-in strategy it
-behaves like (so that the README's tables for that strategy apply to it).
-
-The hazards are read off the steps: a stale result, an error under jit only, a
-recompile where nothing new was asked for (a value seen before, an equal
-instance, the same call again, a new value of a traced field the call hashes),
-objects kept alive. The match compares, per kind of change, whether the step
-compiled and its outcome (the worst of its steps: stale, then error, then
-correct), and whether anything leaked, with the built-in strategies' audits on
-the same device. A built-in matches only when every kind both played agrees and
-its hazards are exactly the object's, so the line never names a hazard the
-object did not show, nor misses one it did; otherwise the verdict says that no
-built-in strategy behaves the same and where the nearest differs. Ties go to a
-strategy whose class is the same kind of object, then to the registry's order.
+behaves like, so that the README's tables for that strategy apply to it (see README.md).
 """
 
 from __future__ import annotations
@@ -92,14 +80,12 @@ def closest(
     mine, hazards_ = signature(result), hazard_set(result)
     order = list(STRATEGIES)
 
-    def rank(name: str) -> tuple[int, bool, int]:
+    def apart(name: str) -> list[str]:
         theirs = builtins[name]
-        apart = differences(mine, signature(theirs)) + sorted(hazards_ ^ hazard_set(theirs))
-        return len(apart), strategy_kind(name) != kind, order.index(name)
+        return differences(mine, signature(theirs)) + sorted(hazards_ ^ hazard_set(theirs))
 
-    name = min(builtins, key=rank)
-    theirs = builtins[name]
-    return name, differences(mine, signature(theirs)) + sorted(hazards_ ^ hazard_set(theirs))
+    name = min(builtins, key=lambda n: (len(apart(n)), strategy_kind(n) != kind, order.index(n)))
+    return name, apart(name)
 
 
 def _subject(step: Step) -> str:

@@ -1,12 +1,6 @@
-"""How each way of :mod:`jitbench.subjects.ways` is built from the user's object.
-
-A way's ``build(obj, raw)`` returns ``bind``: ``bind(obj)`` gives the function to call
-and the arguments it takes before the call's inputs (a :data:`Bound`). The builders
-read the object as the way's users would write it: a plain object's attributes split
-into arrays (a pytree's children) and the rest (static); what a way makes once per
-model (a partial, a split, a partition) is kept per object (:class:`PerObject`); the
-value hash reads every field the walk finds. ``*_applies`` say why a way cannot be
-built for an object (None where it can).
+"""How each way of :mod:`jitbench.subjects.ways` is built from the user's object: a way's
+``build(obj, raw)`` returns ``bind``, and ``bind(obj)`` a :data:`Bound`; ``*_applies`` say
+why a way cannot be built for an object (None where it can).
 """
 
 from __future__ import annotations
@@ -63,11 +57,8 @@ def _holds_array(value: Any) -> bool:
 
 
 def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The attributes holding arrays (traced: a pytree's children) and the rest (static).
-
-    A jitted function the object holds (``self.calc = jax.jit(self.calc)``) is the user's
-    own jit, which the way replaces: it is left out (a new one per instance would be a
-    new static, and one bound to the object would keep it alive)."""
+    """The attributes holding arrays (traced: a pytree's children) and the rest (static); a
+    jitted function the object holds (the user's own jit, which the way replaces) left out."""
     found = [(n, v) for n, v in attributes(obj) or [] if not kinds.is_jitted(v)]
     children = tuple(n for n, v in found if _holds_array(v))
     return children, tuple(n for n, _ in found if n not in children)
@@ -166,11 +157,14 @@ def _host(value: Any) -> Any:
     return np.ascontiguousarray(np.asarray(value))
 
 
+def _taking_object(jitted: Callable[..., Any]) -> Callable[[Any], Bound]:
+    return lambda o: (jitted, (o,))
+
+
 def jit_taking_object(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     import jax
 
-    jitted = jax.jit(raw)
-    return lambda o: (jitted, (o,))
+    return _taking_object(jax.jit(raw))
 
 
 def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
@@ -252,8 +246,7 @@ def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]
 def filter_jit(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     import equinox as eqx
 
-    jitted = eqx.filter_jit(raw)
-    return lambda o: (jitted, (o,))
+    return _taking_object(eqx.filter_jit(raw))
 
 
 def partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
@@ -272,8 +265,7 @@ def nnx_jit(graph: bool | None) -> Callable[[Any, Callable[..., Any]], Callable[
     def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
         from flax import nnx
 
-        jitted = nnx.jit(raw) if graph is None else nnx.jit(raw, graph=graph)
-        return lambda o: (jitted, (o,))
+        return _taking_object(nnx.jit(raw) if graph is None else nnx.jit(raw, graph=graph))
 
     return build
 

@@ -1,32 +1,5 @@
-"""Ways of jitting a user's call, each built from the user's own object and method.
-
-``jitbench advise`` measures every way that applies to an object's kind the same
-way (:mod:`jitbench.advise`). A :class:`Way` names what the user writes, says in
-plain words what it costs them (its caveat), renders the code to write with the
-object's class and method names, and tells why it cannot be built for an object
-(``applies``). A :class:`WaySubject` is a :class:`~jitbench.subjects.subject.Walked`
-subject whose call is the way's: the same scenario plays on it (the object's
-fields walked and changed as its users change them), and its oracle is the raw
-method (:func:`~jitbench.subjects.way_builders.unjitted`) called under
-``jax.disable_jit()``, whatever the way.
-
-The ways, by kind of object:
-
-* ``nnx.Module``: ``nnx.jit``, ``nnx.jit(..., graph=False)`` (where the installed flax
-  has it), ``nnx.jit_partial`` and ``nnx.cached_partial`` (built once per model), and
-  ``jax.jit`` over ``nnx.split``/``nnx.merge`` (split once per model, the state fed back);
-* ``eqx.Module``: ``eqx.filter_jit``, ``jax.jit`` with the module as a pytree argument
-  (where every leaf is an array or a number), ``jax.jit`` over ``eqx.partition`` made once
-  per model (the static part a static argument, hashed as equinox hashes it);
-* a registered pytree (``register_dataclass``, ``flax.struct``, ``register_pytree_node_class``,
-  an ``eqx.Module``): ``jax.jit`` of a function taking the object, and a static argument
-  hashed by value (for comparison);
-* a plain class: registered as a pytree (array attributes its children, the rest its
-  auxiliary data, registered on a subclass made here so the user's class never
-  changes), a helper function taking the flags as static arguments and the arrays as
-  arguments, and a static ``self`` hashed by value.
-
-Every kind also has the call as written: the row the others are compared with.
+"""Ways of jitting a user's call (``jitbench advise``), by kind of object, each built from the
+user's own object and method: a :class:`Way` and its :class:`WaySubject` (see README.md).
 """
 
 from __future__ import annotations
@@ -38,7 +11,7 @@ from typing import Any
 
 from jitbench.errors import JitbenchError
 from jitbench.subjects import way_builders as build
-from jitbench.subjects.subject import Outcome, Walked, error_text, same_result
+from jitbench.subjects.subject import Walked, call_args
 from jitbench.subjects.way_builders import Bound
 from jitbench.targets import Target, kinds
 
@@ -85,14 +58,10 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
 
 @dataclasses.dataclass(frozen=True)
 class Way:
-    """One way of jitting the call: what it is, why it cannot be built for an object,
-    how it is built, what it costs its user, and the code to write.
-
-    ``build(obj, raw)`` returns ``bind``: ``bind(obj)`` gives the function to call and the
-    arguments it takes before the call's inputs. ``convert`` turns a new instance into
-    the object the way calls (a registered subclass's). ``snippet`` is formatted with
-    :class:`Names`.
-    """
+    """One way of jitting the call: its name, what it costs its user (``caveat``), the code to
+    write (``snippet``, formatted with :class:`Names`), how it is built (``build(obj, raw)``
+    returns ``bind``: ``bind(obj)`` is a :data:`~way_builders.Bound`), why it cannot be
+    (``applies``), and ``convert`` (a new instance into the object the way calls)."""
 
     name: str
     caveat: str
@@ -103,17 +72,14 @@ class Way:
 
     def code(self, names: Names) -> str:
         """The snippet for this object's class and call."""
-        fields = {f.name: getattr(names, f.name) for f in dataclasses.fields(names)}
-        fields["args"] = fields["args"] or ""
+        fields = dataclasses.asdict(names)
         fields["comma_args"] = f", {names.args}" if names.args else ""
-        fields["children_of"] = _tuple(f"o.{n}" for n in names.children)
-        fields["aux_of"] = _tuple(f"o.{n}" for n in names.aux)
-        fields["self_children"] = _tuple(f"self.{n}" for n in names.children)
-        fields["self_aux"] = _tuple(f"self.{n}" for n in names.aux)
-        fields["set_children"] = _tuple(f"obj.{n}" for n in names.children)
-        fields["set_aux"] = _tuple(f"obj.{n}" for n in names.aux)
-        fields["bare_children"] = _tuple(names.children)
-        fields["bare_aux"] = _tuple(names.aux)
+        for part in ("children", "aux"):
+            attributes = getattr(names, part)
+            fields[f"{part}_of"] = _tuple(f"o.{n}" for n in attributes)
+            fields[f"self_{part}"] = _tuple(f"self.{n}" for n in attributes)
+            fields[f"set_{part}"] = _tuple(f"obj.{n}" for n in attributes)
+            fields[f"bare_{part}"] = _tuple(attributes)
         return self.snippet.format(**fields).strip("\n")
 
 
@@ -316,12 +282,8 @@ def ways_for(kind: str) -> tuple[Way, ...]:
 
 
 class WaySubject(Walked):
-    """The target's object called the way ``way`` jits it (see the module).
-
-    The scenario is the audit's, the same changes for every way; the oracle is the raw
-    method (``way_builders.unjitted``) called under ``jax.disable_jit()``. JitbenchError where the
-    way cannot be built for the object.
-    """
+    """The target's object called the way ``way`` jits it, judged against the raw method under
+    ``jax.disable_jit()``; JitbenchError where the way cannot be built for the object."""
 
     def __init__(self, target: Target, way: Way) -> None:
         self.way, self.raw = way, build.unjitted(target)
@@ -359,30 +321,12 @@ class WaySubject(Walked):
         _, names = super().code(obj)
         names = {k: v for k, v in names.items() if k not in ("obj", "function")}
         names.update({f"a{i}": value for i, value in enumerate(lead)}, function=function)
-        args = [f"a{i}" for i in range(len(lead))] + _call_args(self.target)
+        args = [f"a{i}" for i in range(len(lead))] + call_args(self.target)
         return f"function({', '.join(args)})", names
 
-    def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
-        """Against the raw method called without jit; where that raises, n/a with its error."""
-        import jax
-
-        from jitbench.compiles import block
-
-        try:
-            with jax.disable_jit():
-                expected = block(self.raw(obj, *self.target.inputs, **self.target.kwargs))
-        except Exception as exc:
-            return "n/a", error_text(exc)
-        if error:
-            return "error", error
-        return ("correct" if same_result(result, expected) else "stale"), ""
-
-
-def _call_args(target: Target) -> list[str]:
-    """The inputs as :meth:`Subject.code` names them: ``x0, key=k0``."""
-    return [f"x{i}" for i in range(len(target.inputs))] + [
-        f"{key}=k{i}" for i, key in enumerate(target.kwargs)
-    ]
+    def unjitted(self, obj: Any) -> Any:
+        """The raw method's result (the oracle's call)."""
+        return self.raw(obj, *self.target.inputs, **self.target.kwargs)
 
 
 def way_subject(target: Target, name: str) -> WaySubject:

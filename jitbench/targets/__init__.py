@@ -1,12 +1,7 @@
-"""A target: a user's own object with a jitted method, and how to load one by name.
-
-The built-in strategies generate their classes; a target is any object a
-user already has (an ``eqx.nn.MLP``, an ``nnx.Linear``, a class of their own)
-together with the call to measure. ``jitbench audit TARGET`` and
-``jitbench time TARGET`` load it from ``package.module:factory``, where the
-factory returns the object (or a :class:`Target`), and keep the factory so
-that the scenario can build a new instance the way the user does. Importing
-this module imports neither JAX nor the user's packages: loading does.
+"""A target: a user's own object with a jitted method and the call to measure, and how to load
+one by name (``package.module:factory``, the factory kept to build new instances as the user
+does). Importing this module imports neither JAX nor the user's packages: loading does.
+Design notes: README.md in this folder.
 """
 
 from __future__ import annotations
@@ -19,6 +14,11 @@ from typing import Any
 from jitbench.errors import JitbenchError
 
 DEFAULT_CALL = "__call__"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 class Inputs:
@@ -74,7 +74,7 @@ class Target:
         inputs, kwargs = self.inputs, self.kwargs
         if isinstance(self.call, str):
             method = getattr(obj, self.call)
-            return lambda: method(*inputs, **kwargs)
+            return lambda: method(*inputs, **kwargs)  # line 77: docs/own-objects.md quotes it
         function = self.call
         return lambda: function(obj, *inputs, **kwargs)
 
@@ -88,11 +88,6 @@ class Target:
             raise JitbenchError(f"target {self.name!r} has no factory to build a new instance")
         made = _call_factory(self.factory, self.name)
         return made.obj if isinstance(made, Target) else made
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def resolve_name(spec: str, what: str) -> Any:
@@ -141,12 +136,18 @@ def check_call(target: Target) -> None:
         )
 
 
+def resolve_callable(spec: str, what: str) -> Any:
+    """:func:`resolve_name`, and a JitbenchError unless what it names is callable."""
+    found = resolve_name(spec, what)
+    if not callable(found):
+        raise JitbenchError(f"{what} {spec!r} is not callable: it is a {type(found).__name__}")
+    return found
+
+
 def load_inputs(spec: str) -> tuple[Any, ...] | Inputs:
     """What ``package.module:function`` returns, as the arguments: an :class:`Inputs`, a
     tuple or list of them, or one value (one argument)."""
-    function = resolve_name(spec, "inputs")
-    if not callable(function):
-        raise JitbenchError(f"inputs {spec!r} is not callable: it is a {type(function).__name__}")
+    function = resolve_callable(spec, "inputs")
     try:
         made = function()
     except Exception as exc:
@@ -164,9 +165,7 @@ def load_target(spec: str, *, call: str | None = None, inputs: str | None = None
     returning the arguments. Either overrides what a factory returning a
     :class:`Target` chose. Every failure is one JitbenchError naming the value.
     """
-    factory = resolve_name(spec, "target")
-    if not callable(factory):
-        raise JitbenchError(f"target {spec!r} is not callable: it is a {type(factory).__name__}")
+    factory = resolve_callable(spec, "target")
     made = _call_factory(factory, spec)
     target = made if isinstance(made, Target) else Target(made)
     chosen: str | Callable[..., Any] = target.call

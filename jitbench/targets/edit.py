@@ -1,14 +1,6 @@
-"""A field read and set the way its object's users do it.
-
-:func:`set_field` sets a value in place with ``setattr`` (plain objects,
-``nnx.Module``, mutable dataclasses) or item assignment, through ``set_value`` on
-an ``nnx.Variable``, with ``._replace`` on a NamedTuple, ``.replace`` on a
-``flax.struct`` or ``chex`` dataclass, ``dataclasses.replace`` on a frozen
-dataclass, ``eqx.tree_at`` on an ``eqx.Module`` (and, for an equinox static field,
-which ``tree_at`` cannot reach and whose module's own ``__init__`` rules out
-``dataclasses.replace``, a new module built the way equinox's own unflatten
-builds one), and a new container for an immutable one. A change to a frozen
-object returns a new root; an in-place one returns the same object.
+"""A field read and set the way its object's users do it (``setattr``, ``set_value``,
+``.replace``, ``eqx.tree_at``...): a change to a frozen object returns a new root, an in-place
+one the same object (see README.md).
 """
 
 from __future__ import annotations
@@ -54,9 +46,8 @@ def _put(node: Any, key: Key, value: Any) -> Any:
         try:
             return eqx.tree_at(lambda n: getattr(n, name), node, value)
         except (TypeError, ValueError):
-            # A static field: built as equinox's own unflatten builds a module. copy.copy
-            # would go through Module.__new__, which records the copy as initialising
-            # in a set that then keeps it alive for good.
+            # A static field: built as equinox's own unflatten builds a module (copy.copy
+            # would keep the copy alive for good: README.md).
             new = object.__new__(type(node))
             for attr, item in vars(node).items():
                 object.__setattr__(new, attr, item)

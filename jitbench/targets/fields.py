@@ -1,25 +1,6 @@
-"""The fields of any object, found by walking it, and classified the way jit sees each one.
-
-A user's model keeps its state in attributes, dataclass fields (``eqx.Module``,
-``flax.struct``, ``chex`` dataclasses), NamedTuple fields, ``nnx.Variable``\\ s,
-and containers of sub-objects (``layers[0].weight``). :func:`walk` names every
-value by its path and classifies it by how a jitted call that takes the object
-sees it, read from the object's own pytree (a node's children are what jit
-flattens and traces; the rest is its auxiliary data, part of the cache key):
-
-* ``array``: a jax or NumPy array, or the array an ``nnx.Variable`` holds: traced
-  by shape and dtype;
-* ``number``: a Python number that is a pytree leaf: jit traces it (weak-typed),
-  so a new value is no recompile; under ``eqx.filter_jit``, which hashes every
-  non-array leaf, it is a ``static`` instead;
-* ``static``: auxiliary data (a flag, a size, a function: hashed and compared),
-  or any value of an object that is no pytree (then the call itself decides: a
-  static ``self`` is hashed, a bound method's attributes are captured).
-
-Private (underscore) attributes are walked and marked; functions held as fields
-are statics (a rebuilt object holds a new function). What has no value a user
-changes (random-number state, types, a library's bookkeeping, a jitted function)
-is listed as skipped, with the reason. :func:`choose` picks what plays.
+"""The fields of any object, found by walking it (:func:`walk`) and classified the way jit sees
+each one (``array``, ``number``, ``static``), and which of them play (:func:`choose`); see
+README.md.
 """
 
 from __future__ import annotations
@@ -208,7 +189,7 @@ def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
 
 
 def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
-    """Every value of ``obj`` a user changes, by path and classified (see the module), and
+    """Every value of ``obj`` a user changes, by path and classified (see README.md), and
     what was skipped (depth first). ``filtered``: the call hashes non-array leaves
     (``eqx.filter_jit``)."""
     fields: list[Field] = []
@@ -284,12 +265,12 @@ def choose(
     counts = {"array": 0, "value": 0}
     for f in fields:
         budget = "array" if f.kind == "array" else "value"
+        limit = arrays if budget == "array" else values_
         if f.private and public:
             skipped.append(Skipped(f.path, "a private attribute (--fields PATTERN plays it)"))
         elif f.group in firsts:
             skipped.append(Skipped(f.path, f"the same field as {firsts[f.group]} (plays once)"))
-        elif counts[budget] >= (arrays if budget == "array" else values_):
-            limit = arrays if budget == "array" else values_
+        elif counts[budget] >= limit:
             skipped.append(Skipped(f.path, f"past the first {limit} {budget} fields played"))
         else:
             firsts[f.group] = f.path

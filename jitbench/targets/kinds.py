@@ -1,9 +1,5 @@
-"""What kind of thing a value is, in the words of the library it comes from.
-
-Read without importing the libraries: a class's module and name tell an
-``eqx.Module`` from an ``nnx.Module`` or ``nnx.Variable``, so that a user's
-object from any library is walked and changed the way that library's users
-change it (:mod:`jitbench.targets.fields`, :mod:`jitbench.targets.edit`).
+"""What kind of thing a value is, in the words of the library it comes from, read from its
+class's module and name without importing the library.
 """
 
 from __future__ import annotations
@@ -86,20 +82,18 @@ def is_number(value: Any) -> bool:
 
 def is_function(value: Any) -> bool:
     """A user's function (def, lambda, partial, bound method) that a field may hold."""
-    kinds = (types.FunctionType, types.MethodType, functools.partial)
-    return isinstance(value, kinds)
+    return isinstance(value, types.FunctionType | types.MethodType | functools.partial)
+
+
+def _is_model_part(value: Any) -> bool:
+    return is_eqx_module(value) or is_nnx_module(value) or is_variable(value)
 
 
 def is_jitted(value: Any) -> bool:
     """A jitted function or a library's callable (jit wrappers, custom_jvp): JAX's object."""
     package = type(value).__module__.split(".")[0]
-    model_part = is_eqx_module(value) or is_nnx_module(value) or is_variable(value)
-    return (
-        callable(value)
-        and not model_part
-        and not is_function(value)
-        and (package in LIBRARY_PACKAGES)
-    )
+    plain = not _is_model_part(value) and not is_function(value)
+    return callable(value) and plain and package in LIBRARY_PACKAGES
 
 
 def is_library_internal(value: Any) -> bool:
@@ -107,18 +101,14 @@ def is_library_internal(value: Any) -> bool:
     package = type(value).__module__.split(".")[0]
     if package not in LIBRARY_PACKAGES or package in ("builtins", "functools"):
         return False
-    part = is_eqx_module(value) or is_nnx_module(value) or is_variable(value)
-    return not (part or is_array(value))
+    return not (_is_model_part(value) or is_array(value))
 
 
 def release_equinox_modules(objects: list[Any]) -> None:
-    """Let equinox forget ``objects`` as modules whose ``__init__`` is under way.
-
-    ``eqx.Module.__new__`` records every new module in a private set that only a
-    construction through the class removes it from: a module made by ``copy.deepcopy``
-    (the audit's stand-in for an object handed over without a factory), or whose
-    ``__init__`` raised, stays in it for good. This is equinox's private state, read
-    here and nowhere else; an equinox without it is left alone.
+    """Let equinox forget ``objects`` as modules whose ``__init__`` is under way: a module made
+    by ``copy.deepcopy`` (the audit's stand-in for an object without a factory), or whose
+    ``__init__`` raised, stays in ``eqx.Module.__new__``'s private set for good. Equinox's
+    private state, read here and nowhere else; an equinox without it is left alone.
     """
     module = sys.modules.get("equinox._module._module")
     pending = getattr(getattr(module, "_currently_initialising", None), "_dict", None)

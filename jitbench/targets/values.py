@@ -1,12 +1,5 @@
-"""New values for a field, the kind its users set: another valid value, a new array.
-
-The scenario (:mod:`jitbench.subjects.scenario`) asks these for every change it
-makes, and never makes up a value a user would not set: numbers are scaled
-within their sign and magnitude (a tolerance of 1e-5 becomes 5e-6, a count of 3
-becomes 6), strings and enums take another of their declared values, a function
-is replaced by a fresh function of the same code (what rebuilding the object
-does), and new arrays keep the old ones' range, sign and weak type. Where no
-valid value is known the answer is None and the field is skipped with why.
+"""New values for a field, the kind its users set: another valid value, a new array; None where
+none is known (see README.md).
 """
 
 from __future__ import annotations

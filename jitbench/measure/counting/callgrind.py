@@ -1,29 +1,6 @@
-"""Instructions executed by chosen stretches of a Python process, counted by Valgrind's callgrind.
-
-Why callgrind, started and stopped by client requests:
-
-* A time drifts with the machine's load; the instructions a call executes do
-  not. cachegrind counts whole processes, and two identical JAX processes
-  differ by millions of instructions (imports, compiles, XLA's threads),
-  more than the calls measured. Callgrind's client requests
-  (``CALLGRIND_ZERO_STATS``, ``START``/``STOP_INSTRUMENTATION``,
-  ``DUMP_STATS_AT``) count between two points of the program only, and with
-  ``--instr-atstart=no`` the rest of the process (JAX's import, every
-  compile) runs uninstrumented, several times faster. This is how CodSpeed
-  measures (its open-source instrument hooks).
-* ``--toggle-collect=FUNCTION``, the other way to limit what is counted,
-  needs a C function that only the measured stretch enters, and keeps the
-  whole process instrumented (JAX's import under full instrumentation is
-  most of a run's minutes).
-* ``--separate-threads=yes`` writes one count per thread: the thread that
-  calls (Python and JAX's C++ dispatch) is read apart from XLA's worker
-  threads, so what is counted is what a change of the dispatch path moves.
-
-A client request is a machine-code sequence that a C compiler emits from
-``valgrind.h``; jitbench ships no C, so it issues them through CodSpeed's
-compiled hooks in ``pytest-codspeed`` (wheels for CPython 3.9+ on Linux).
-That module is private to pytest-codspeed: it is used here and nowhere else,
-and a release that moves it is one clear error, not a traceback.
+"""Instructions executed by chosen stretches of a Python process, counted by Valgrind's
+callgrind between client requests issued through pytest-codspeed's compiled hooks; the
+deterministic environment of the counted process (see ../README.md).
 """
 
 from __future__ import annotations
@@ -44,7 +21,7 @@ from jitbench.errors import JitbenchError
 HOOKS_MODULE = "pytest_codspeed.instruments.hooks.dist_instrument_hooks"
 HOOKS_PACKAGE = "pytest-codspeed>=5,<6"
 OUT_NAME = "callgrind.out"
-# The options every counting process runs with (see the module docstring):
+# The options every counting process runs with (see ../README.md):
 # nothing instrumented until the first request, one file per thread and dump,
 # instruction counts only (no per-instruction or jump data to write).
 OPTIONS = (
@@ -98,25 +75,8 @@ def _hooks() -> Any:
 
 
 # What the counted process's environment fixes so that two runs of the same code execute
-# the same instructions. The hash seed fixes set and dict probes. Memory is the other
-# source: what the calling thread's allocations cost, and where its objects land (jit's
-# C++ cache and CPython's method cache hash some by address), depends on the heap's
-# history, and XLA's worker threads allocate at moments that differ from run to run.
-# * Python's objects come from malloc (PYTHONMALLOC=malloc), not from CPython's arenas,
-#   which are mmaps placed between the threads' mappings at addresses that differ per
-#   process (with them flax_struct_dataclass's dispatch counted 2.0% apart in two
-#   processes: jit's absl hash map probes, _PyType_Lookup).
-# * malloc is gperftools' tcmalloc (LD_PRELOAD), not glibc's. Every cached call makes
-#   aligned allocations (XLA's async values and buffers: aligned operator new,
-#   posix_memalign); glibc 2.36 serves those past its thread cache, by searching the
-#   arena's bins, whose contents depend on the process's history: glibc tuned as far as
-#   its tunables go (thread cache of 65,535 per size, no fastbins, a fixed mmap threshold)
-#   still left counts up to 0.6% apart between processes, call to call within one up to
-#   1.5%. tcmalloc serves aligned and unaligned blocks alike from per-thread size classes:
-#   six strategies in three processes, every count within 0.05%.
-# The price: a count is the call's under tcmalloc, a few percent below what a process with
-# glibc's and CPython's allocators executes (helper_function's cached call: about 50.5k
-# instructions against 58.4k). Counts are compared with counts taken the same way.
+# the same instructions: the hash seed, and memory (Python's objects from malloc, malloc
+# from tcmalloc). Why, with the spread each left: ../README.md.
 ALLOCATOR_ENV = "JITBENCH_TCMALLOC"
 ALLOCATOR = "tcmalloc_minimal"
 ALLOCATOR_PACKAGE = "libtcmalloc-minimal4"
@@ -124,10 +84,8 @@ DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "PYTHONMALLOC": "malloc"}
 
 
 def allocator() -> str:
-    """The tcmalloc library the counted process preloads: ``JITBENCH_TCMALLOC``, or the system's.
-
-    JitbenchError, one line, where there is none (or the path set does not exist).
-    """
+    """The tcmalloc library the counted process preloads: ``JITBENCH_TCMALLOC``, or the system's
+    (JitbenchError, one line, where there is none or the path set does not exist)."""
     chosen = os.environ.get(ALLOCATOR_ENV, "").strip()
     if chosen:
         if not Path(chosen).is_file():
@@ -176,11 +134,8 @@ def command(out_dir: Path, argv: Sequence[str]) -> list[str]:
 
 
 class Counter:
-    """Counted stretches of this process; inside callgrind only (:func:`command`).
-
-    Each :meth:`stretch` zeroes the counts, instruments what runs inside it,
-    and dumps the counts under its label: :func:`read_dumps` reads them back.
-    """
+    """Counted stretches of this process, inside callgrind only (:func:`command`): each
+    :meth:`start` ... :meth:`stop` dumps its counts under a label (:func:`read_dumps`)."""
 
     def __init__(self) -> None:
         self._module = _hooks()
@@ -214,18 +169,13 @@ _TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.*)$", re.M)
 _THREAD = re.compile(r"^thread: (\d+)$", re.M)
 _TOTALS = re.compile(r"^totals: (\d+)", re.M)
 # A dump's label and thread are in its header, its total on its last line: a file is read
-# at both ends only (a dump lists every function run, hundreds of kilobytes, and the
-# counting process reads its own dumps while it runs, under Valgrind).
+# at both ends only (a dump is hundreds of kilobytes, read under Valgrind).
 _HEAD = _TAIL = 4096
 
 
 def read_dumps(out_dir: Path, label: str | None = None) -> Iterator[Dump]:
-    """Every labelled dump callgrind wrote to ``out_dir`` (a dump at exit has no label);
-    with ``label``, that label's only.
-
-    A dump with no instruction counted (``totals`` absent) counts zero; a file
-    callgrind wrote that this cannot read is a JitbenchError naming it.
-    """
+    """Every labelled dump callgrind wrote to ``out_dir`` (with ``label``, that label's only);
+    a dump without ``totals`` counts zero, one without a thread is a JitbenchError."""
     for path in sorted(out_dir.glob(f"{OUT_NAME}.*")):
         with path.open("rb") as file:
             head = file.read(_HEAD).decode(errors="replace")

@@ -1,34 +1,5 @@
-"""Instructions per cached call and per dispatch, counted by Valgrind, one process per subject.
-
-A row is any subject on a device (a built-in strategy at a size, or a target):
-the object the timed benchmarks build (:class:`jitbench.measure.case.Prepared`),
-called the same two ways, waiting for the result and not. :func:`count_rows`
-starts one Python under callgrind (:mod:`.callgrind`) per strategy or target,
-each running the worker (:mod:`.worker`) over that subject's rows, at most
-:data:`PROCESSES` at once. Rows in one process influence each other (a row's
-count moved by 0.7% with the rows counted before it in the same process);
-rows of one subject share its object there. Every call is counted from the
-same two frames (:data:`jitbench.measure.counting.worker.CALL_FRAMES`), unless
-a row adds ``frames`` on purpose.
-
-Per row and kind of call, uncounted calls come first (compile, then enough calls
-that CPython's adaptive interpreter has specialised the loop), then two counted
-stretches of ``SHORT`` and ``LONG`` calls (fewer for a dear call); the count per
-call is their difference over the difference of calls, so what starting and
-stopping a stretch costs cancels out. How many calls each takes is decided by
-counts too, from one counted probe call, never by a clock. A row whose calls
-compile (``jit_per_call``) is n/a. The calling thread is counted (Python and
-JAX's C++ dispatch); XLA's worker threads apart (``other_threads``). Python's
-cyclic garbage collector is off inside a stretch.
-
-JAX's asynchronous CPU dispatch is off in the counting process
-(``jax_cpu_enable_async_dispatch``). Under Valgrind one thread runs at a
-time, and with it on, whether the calling thread finds XLA's worker done
-and runs a program itself depends on Valgrind's scheduler: the same
-dispatch counted up to 10% apart in two processes. With it off the calling
-thread runs every program itself, the same way each time; what is counted
-is the dispatch path plus the program's own run on that thread (small at
-the sizes counted), and ``dispatch`` differs from ``call`` by the wait.
+"""Instructions per cached call and per dispatch, counted by Valgrind, one process per subject:
+the rows, the table asv reads, and the processes that count them (see ../README.md).
 """
 
 from __future__ import annotations
@@ -36,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,8 +29,7 @@ WARM_UP = 200
 SHORT = 100
 LONG = 300
 # Instructions (of the calling thread) that the warm-up or the longer stretch may take at
-# most: a minute under Valgrind. The suite's cached calls are under 1/LONG of it (a million
-# instructions at most); a dearer call gets fewer calls.
+# most: a minute under Valgrind; a call dearer than 1/LONG of it gets fewer calls.
 BUDGET = 1_000_000_000
 # A call that compiles (every call, for jit_per_call) has no cached call to count: its count
 # would be a compile's, which moves by several percent from one compile to the next.
@@ -75,20 +46,13 @@ DRY_RUN_ENV = "JITBENCH_COUNT_DRY_RUN"
 class Row:
     """What to count: a strategy at a size, or a target (``size`` None), on a device.
 
-    ``slowdown`` (a fraction) plants work in each call, sized by counts in the
-    counting process so that the call's count grows by that fraction
-    (:func:`_calibrate`): the canary of counts, a regression of known size. The
-    ``canary`` strategy gets ``JITBENCH_CANARY_SLOWDOWN`` this way. ``twin``
-    counts the strategy's hand-written twin (:mod:`jitbench.strategies.twins`) on the
-    generated instance's own arrays, as ``jitbench validate``'s fidelity does.
-    ``calibrated`` runs a slowed row's calibration first and plants nothing:
-    the unslowed row a slowed one is judged against, with the same calls
-    before its count (a count moves a little with what its process ran before).
-    A target's ``call`` and ``inputs`` (specs, or a method name) override its factory's;
-    ``way`` counts it called one of ``jitbench advise``'s ways.
-    ``depth`` nests the generated class (``Shape.depth``); ``frames`` calls the counted
-    loop through that many more frames; ``tracebacks`` False counts with JAX's
-    traceback capture off (:func:`jitbench.measure.counting.worker.tracebacks`).
+    ``slowdown`` (a fraction) plants work that grows the call's count by that fraction;
+    ``calibrated`` runs that calibration and plants nothing (the row a slowed one is
+    judged against). ``twin`` counts the strategy's hand-written twin on the generated
+    instance's arrays. A target's ``call`` and ``inputs`` override its factory's; ``way``
+    calls it one of ``jitbench advise``'s ways. ``depth`` nests the generated class;
+    ``frames`` adds frames above the counted loop; ``tracebacks`` False turns JAX's
+    traceback capture off.
     """
 
     subject: str
@@ -138,11 +102,8 @@ def opt_in_reason() -> str:
 
 
 def counted(row: CaseRow) -> Row:
-    """What to count of an asv row (a strategy's, or a target's, whose ``size`` is None).
-
-    The canary (``JITBENCH_PLUGINS=jitbench.strategies.canary``) gets this process's
-    ``JITBENCH_CANARY_SLOWDOWN``, which the counting process sizes by counts.
-    """
+    """What to count of an asv row; the canary (a plugin) gets this process's
+    ``JITBENCH_CANARY_SLOWDOWN``, which the counting process sizes by counts."""
     canary = sys.modules.get("jitbench.strategies.canary")  # imported only where registered
     slowdown = canary.slowdown_from_env() if canary and row.subject == canary.NAME else 0.0
     return Row(row.subject, row.device, row.size, slowdown=slowdown, depth=row.shape.depth)
@@ -152,11 +113,8 @@ Table = dict[Row, Counts | NoFigure] | NoFigure
 
 
 def table(rows: Sequence[Row]) -> Table:
-    """The counts of ``rows`` for an asv ``setup_cache``, or the one reason none are counted.
-
-    Counting only when opted in (:func:`opted_in`); where it cannot run here
-    the reason is printed once, as one line, and each row is n/a with it.
-    """
+    """The counts of ``rows`` for an asv ``setup_cache``, or the one reason none are counted
+    (not opted in, or counting cannot run here: then printed once, as one line)."""
     if not opted_in():
         return NoFigure(opt_in_reason())
     try:
@@ -208,9 +166,8 @@ def count_rows(
 def call_frames(
     rows: Sequence[Row], *, env: Mapping[str, str] | None = None
 ) -> list[list[int] | NoFigure]:
-    """A dry run of the counting process, without Valgrind: for each row, the number of
-    frames on the stack at its counted calls (each distinct number once), or why none.
-    Its uncounted calls (compile, warm-up) are made from deeper in the worker."""
+    """A dry run of the counting process, without Valgrind: for each row, the numbers of
+    frames on the stack at its counted calls, or why none."""
     environ = {**os.environ, **(env or {}), DRY_RUN_ENV: "1"}
     environ.pop(OPT_IN_ENV, None)
 
@@ -223,8 +180,7 @@ def call_frames(
 
 
 def _by_subject(rows: Sequence[Row], run: Callable[[list[Row]], list[Any]]) -> list[Any]:
-    """``run`` over the rows of each subject (strategy or target), in parallel processes;
-    the results in the order of ``rows``."""
+    """``run`` over the rows of each subject, :data:`PROCESSES` at a time; results in order."""
     import concurrent.futures
 
     groups: dict[str, list[int]] = {}
@@ -267,20 +223,15 @@ def _run(
 def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     """The least-squares line through the points: (slope, intercept). The slope of counts
     against frames or layers is the count per frame or per layer."""
-    n = len(xs)
-    if n < 2 or len(set(xs)) < 2:
+    if len(set(xs)) < 2:
         raise ValueError(f"a line needs two distinct x values, got {list(xs)}")
-    mean_x, mean_y = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
-    return slope, mean_y - slope * mean_x
+    slope, intercept = statistics.linear_regression(xs, ys)
+    return slope, intercept
 
 
 def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int], thread: int) -> float:
-    """One thread's instructions per call from the two stretches counted under ``label``.
-
-    A thread that ran in one stretch only (an XLA worker) counted 0 in the other.
-    """
+    """One thread's instructions per call from the two stretches counted under ``label`` (a
+    thread that ran in one stretch only, an XLA worker, counted 0 in the other)."""
     few, many = (
         sum(d.instructions for d in dumps if d.thread == thread and d.label == f"{label}:{calls}")
         for calls in used

@@ -1,18 +1,6 @@
-"""The counting process: every row of a plan, counted under callgrind (see :mod:`.instructions`).
-
-:func:`jitbench.measure.counting.instructions.count_rows` starts ``python -c DRIVER
-PLAN OUT`` under Valgrind. :class:`Worker` prepares each row and decides what to
-count (per row and kind of call, uncounted calls first, then two counted
-stretches whose difference is the count per call); the driver's module-level
-code counts each stretch. So every counted call is made from the same stack:
-``<module>`` (the driver) calls the row's ``loop``, which makes the call,
-:data:`CALL_FRAMES` frames deep, in every row, family and process. JAX walks the
-whole Python stack at each dispatch and each ``block_until_ready`` (jaxlib's
-``Traceback::Get``, about 92 instructions a frame a walk): a count includes the
-stack it is made from, and a fixed, shallow one makes counts comparable. A
-row's ``frames`` adds that many frames between the two on purpose (the
-caller-depth family), and ``tracebacks`` False turns JAX's capture off
-(:func:`tracebacks`).
+"""The counting process: every row of a plan, counted under callgrind. The driver's
+module-level code counts each stretch, the row's ``loop`` makes the calls: every counted
+call is made from the same :data:`CALL_FRAMES` frames (see ../README.md).
 """
 
 from __future__ import annotations
@@ -23,6 +11,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from jitbench.errors import NoFigure
@@ -58,12 +47,9 @@ Stretch = tuple[str, Callable[[int], None], int]
 
 
 def calls_for(per_call: float) -> tuple[int, tuple[int, int]]:
-    """The warm-up's calls and the two counted stretches' for a call of ``per_call`` instructions.
-
-    ``WARM_UP`` and (``SHORT``, ``LONG``), fewer where they would pass ``BUDGET``
-    (at least 3 warm-up calls, stretches of 1 and 2): the count per call does
-    not depend on them, a run's minutes do.
-    """
+    """The warm-up's calls and the two counted stretches' for a call of ``per_call`` instructions:
+    ``WARM_UP`` and (``SHORT``, ``LONG``), fewer where they would pass ``BUDGET`` (at least 3
+    warm-up calls, stretches of 1 and 2)."""
     fit = int(BUDGET // max(per_call, 1.0))
     warm = min(WARM_UP, max(3, fit))
     if per_call * LONG <= BUDGET:
@@ -73,9 +59,8 @@ def calls_for(per_call: float) -> tuple[int, tuple[int, int]]:
 
 
 def tracebacks(enabled: bool) -> bool:
-    """Turn JAX's capture of a Python traceback at each dispatch on or off; returns the setting
-    it replaces. jaxlib's switch is private (``jaxlib._jax.set_tracebacks_enabled``): used here
-    and nowhere else, and a jaxlib without it makes the row n/a."""
+    """Turn JAX's capture of a Python traceback at each dispatch on or off (jaxlib's private
+    switch; NotImplementedError without it); returns the setting it replaces."""
     try:
         from jaxlib import _jax
 
@@ -106,9 +91,7 @@ def _prepare(row: Row) -> Any:
 
 # The loop each stretch runs, compiled anew for every row and kind of call (see _loop).
 # A slowdown's planted work is that many additions written out in the loop: no call and
-# no loop of its own, so it costs nothing but its units (tens of instructions each), and
-# a slowdown of 2% of a call of 50,000 instructions is met to within one unit. ``{hook}``
-# is a dry run's record of the stack at the call (nothing when counting).
+# no loop of its own. ``{hook}`` is a dry run's record of the stack at the call.
 _LOOP = (
     "def loop(calls):\n    n = 0\n    for _ in range(calls):\n{hook}        {call}\n"
     "        {work}\n"
@@ -120,15 +103,9 @@ UNIT_BATCH = 1000
 
 
 def _loop(prepared: Any, kind: str, units: int = 0, hook: set[int] | None = None) -> Any:
-    """``loop(n)``: the row's call made ``n`` times (``units`` of work planted), in code of its own.
-
-    CPython specialises each bytecode to the types it meets; a loop shared by every
-    row would carry the previous row's specialisations into the next, and a row's
-    count would depend on the rows before it. A fresh code object per row and kind
-    starts unspecialised, as the row's own code would. ``prepared`` None: no call,
-    the planted work alone. The wait is ``jax.block_until_ready`` itself, bound here.
-    ``hook`` (a dry run) collects the frames on the stack at each call.
-    """
+    """``loop(n)``: the row's call made ``n`` times (``units`` of work planted), in a code object
+    of its own, unspecialised (``prepared`` None: the planted work alone). ``hook`` (a dry
+    run) collects the frames on the stack at each call."""
     import inspect
 
     import jax
@@ -160,16 +137,6 @@ def _deeper(loop: Callable[[int], None], frames: int) -> Callable[[int], None]:
     return compiled(source, {"loop": loop}, "f0")
 
 
-class _DryCounter:
-    """A dry run's counter (no Valgrind): counts nothing."""
-
-    def start(self) -> None:
-        pass
-
-    def stop(self, label: str) -> None:
-        pass
-
-
 @dataclasses.dataclass
 class Worker:
     """The counting process's plan, outcomes and counter; the driver runs its
@@ -189,7 +156,9 @@ class Worker:
         load_plugins()  # JITBENCH_PLUGINS' strategies (the canary) are rows too
         jax.config.update("jax_cpu_enable_async_dispatch", False)  # see .instructions
         self.dry = os.environ.get(DRY_RUN_ENV) == "1"
-        self.counter: Any = _DryCounter() if self.dry else Counter()
+        # A dry run's counter counts nothing.
+        dry_counter = SimpleNamespace(start=lambda: None, stop=lambda label: None)
+        self.counter: Any = dry_counter if self.dry else Counter()
         self.folder = self.plan.parent
         self.outcomes: list[Any] = []
         # A dry run's frames at the calls of the last counted stretch, and of the row's.
@@ -197,9 +166,8 @@ class Worker:
         self.frames: set[int] = set()
 
     def stretches(self) -> Iterator[Stretch]:
-        """Every stretch to count, row by row, as (label, loop, calls). Rows of the same call
-        (the same subject, size, depth and twin) share one object: a second, equal instance
-        costs some strategies thousands of instructions more (static hashes, nnx caches)."""
+        """Every stretch to count, row by row, as (label, loop, calls); rows of the same call
+        (subject, size, depth and twin) share one object."""
         prepared: dict[tuple[Any, ...], Any] = {}
         for index, fields in enumerate(json.loads(self.plan.read_text())):
             try:
@@ -251,10 +219,8 @@ class Worker:
     def _pair(
         self, label: str, loop: Callable[[int], None], after: Callable[[], Any]
     ) -> Iterator[Stretch]:
-        """Warm ``loop`` up, then count its two stretches under ``label``; returns their calls.
-
-        The calls of each are sized by a counted probe call (:func:`calls_for`).
-        """
+        """Warm ``loop`` up, then count its two stretches under ``label``, sized by a counted
+        probe call (:func:`calls_for`); returns their calls."""
         from jitbench.compiles import count_compiles
 
         loop(1)  # the first call of this kind may still do one-time work
@@ -285,12 +251,8 @@ class Worker:
         return _per_call(dumps, label, used, callgrind.CALLING_THREAD)
 
     def _calibrate(self, index: int, prepared: Any, slowdown: float) -> Iterator[Stretch]:
-        """The units of planted work that add ``slowdown`` of the row's call count, by counts.
-
-        The call without work, an empty loop and ``UNIT_BATCH`` units are counted
-        here; :func:`jitbench.strategies.canary.units_for` does the canary's own arithmetic
-        with instructions in place of seconds.
-        """
+        """The units of planted work that add ``slowdown`` of the row's call count: the call,
+        an empty loop and ``UNIT_BATCH`` units counted, then the canary's own arithmetic."""
         from jitbench.strategies.canary import units_for
 
         loops = {
