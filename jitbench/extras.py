@@ -1,10 +1,5 @@
-"""The pip extras of jitbench and the packages they install, read from jitbench's metadata.
-
-``pip install jitbench`` leaves out what the commands on asv results need
-(pandas, matplotlib, asv); the ``report`` extra adds it. The package lists
-and pins live in pyproject.toml only: this module reads them back from the
-installed distribution, so that a command can name what is missing and the
-extra that installs it before it starts, instead of failing half-way.
+"""The pip extras of jitbench and the packages they install, read from jitbench's metadata,
+so that a command names what is missing (and the extra to install) before it starts.
 """
 
 from __future__ import annotations
