@@ -178,12 +178,8 @@ class Template:
         return text.strip("\n").format_map(values) + "\n\n\n"
 
     def computation(self, arrays: list[str], statics: list[str], indent: int) -> str:
-        """The computation over these field expressions, for a body ``indent`` deep.
-
-        With ``probe``, the body first calls ``_probe()``: a Python side effect
-        that runs only when the body runs (at every trace under jit), which the
-        tests use to count traces independently of ``jax.monitoring``.
-        """
+        """The computation over these field expressions, for a body ``indent`` deep; with
+        ``probe``, it first calls ``_probe()``, which runs at every trace under jit."""
         return self._steps(render_body(arrays, statics, self.shape.n_ops), indent)
 
     def fields(self, array_type: str, static_default: str = "") -> str:
@@ -261,8 +257,7 @@ def make_class(strategy: Recipe, shape: Shape, probe: bool = False) -> type:
 @functools.cache  # keyed on all three arguments, however they are passed above
 def _make_class(strategy: Recipe, shape: Shape, probe: bool) -> type:
     text = source(strategy, shape, probe)
-    tag = f"{strategy.name}_{shape.tag}"
-    tag += "_probe" if probe else ""
+    tag = f"{strategy.name}_{shape.tag}{'_probe' if probe else ''}"
     filename = f"<jitbench {tag}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     # A real module (dataclasses and pickle look classes up in sys.modules).
