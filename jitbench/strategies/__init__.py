@@ -11,7 +11,7 @@ import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from jitbench.errors import JitbenchError, StrategyUnavailable
 from jitbench.strategies import library_recipes, recipes
@@ -27,7 +27,7 @@ from jitbench.strategies.codegen import (
 
 # How users of a style change an object (see README.md).
 Update = Literal["setattr", "dataclasses.replace", "replace method", "variable"]
-UPDATES: tuple[Update, ...] = ("setattr", "dataclasses.replace", "replace method", "variable")
+UPDATES: tuple[Update, ...] = get_args(Update)
 PLUGINS_ENV = "JITBENCH_PLUGINS"
 
 
