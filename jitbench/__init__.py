@@ -1,12 +1,8 @@
 """jitbench: what it costs to jit a method in JAX, strategy by strategy.
 
-Importing this package costs next to nothing on purpose: asv imports it in
-every benchmark process, and pytest imports it at start-up through the
-``pytest11`` entry point (:mod:`jitbench.testing.plugin`) in every project of an
-environment where jitbench is installed. Its names load on first use (PEP 562):
-``jitbench.Target`` imports the targets module, ``jitbench.STRATEGIES`` the
-strategy registry (and NumPy); JAX, pandas, matplotlib, equinox and flax load
-when a function needs them.
+``import jitbench`` is light (asv and pytest's plugin import it everywhere): its names
+load on first use, and JAX, pandas, matplotlib, equinox and flax only when a function
+needs them (see README.md in this folder).
 """
 
 from __future__ import annotations

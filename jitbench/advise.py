@@ -1,20 +1,6 @@
-"""``jitbench advise``: every way of jitting a user's call, measured alike, and the one to use.
-
-Each way that applies to the object's kind (:mod:`jitbench.subjects.ways`) is
-built from the user's own object and method, then measured the same way: the
-audit's scenario (:func:`~jitbench.subjects.audit.audit_subject`: its hazards and
-its compiles), the timings of ``jitbench time`` (cold first call, cached call,
-dispatch: :func:`~jitbench.measure.timing.time_subject`) and, where Valgrind is
-present and the target is named by its spec, instructions per cached call and per
-dispatch (:func:`~jitbench.measure.counting.instructions.count_rows`, one row per
-way). A way that cannot be built (an attribute that cannot be static, a first call
-that raises) is a row saying why.
-
-The recommendation is the cheapest way that is never stale and never raises
-(of those, the ones with the fewest other hazards: a leak, a compile again),
-ranked by instructions per cached call where every such way was counted, else
-by the cached call's median time (the advice says which); a faster way with a
-hazard the recommended one has not is named with its caveat.
+"""``jitbench advise``: every way of jitting a user's call, measured alike (audit, timings,
+instructions where Valgrind counts), and the one to use: the cheapest that is never stale
+and never raises. How ways are ranked: README.md in this folder.
 """
 
 from __future__ import annotations

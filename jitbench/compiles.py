@@ -1,20 +1,12 @@
-"""Compile accounting through ``jax.monitoring``, and cold-cache control.
-
-JAX reports every trace, MLIR lowering and backend compile as a duration
-event; :func:`count_compiles` sums them inside a block. The listeners are
-registered once per process and feed whichever counters are open, because
-JAX keeps every registered listener for the life of the process.
-
-Before JAX 0.10 a trace event also fires for each jitted function traced
-inside another trace (jax.numpy's own), and ends inside the outer event:
-those count as traces, but their seconds, already part of the outer
-event's, are not added again.
+"""Compile accounting through ``jax.monitoring`` (:func:`count_compiles`), JAX's explanations
+of cache misses, and cold-cache control. Design notes: README.md in this folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Iterator
@@ -42,7 +34,6 @@ class CompileStats:
 
 
 _open: list[CompileStats] = []
-_registered = False
 # (end, seconds) of the trace events not yet found inside a later one; cleared
 # when no block is open.
 _traces: list[tuple[float, float]] = []
@@ -87,15 +78,12 @@ def _on_event(event: str, **_: Any) -> None:
         setattr(stats, field, getattr(stats, field) + 1)
 
 
+@functools.cache  # once per process: JAX keeps every listener for good
 def _register_listeners() -> None:
-    global _registered
-    if _registered:
-        return
     from jax import monitoring
 
     monitoring.register_event_duration_secs_listener(_on_duration)
     monitoring.register_event_listener(_on_event)
-    _registered = True
 
 
 @contextlib.contextmanager
@@ -115,22 +103,10 @@ def count_compiles() -> Iterator[CompileStats]:
             _traces.clear()
 
 
-def disable_persistent_cache() -> None:
-    """Turn JAX's on-disk compilation cache off so that a cold call really compiles."""
-    import jax
-
-    if jax.config.jax_enable_compilation_cache:
-        use_persistent_cache(None)
-
-
 def use_persistent_cache(path: str | None) -> None:
-    """Read and write JAX's on-disk compilation cache at ``path`` (None: switch it off).
-
-    The thresholds are lowered so that every program is written, small ones
-    included (by default only compiles over one second are). JAX decides
-    once per process whether the cache is in use; ``reset_cache`` (public,
-    in ``jax.experimental.compilation_cache``) makes it decide again.
-    """
+    """Read and write JAX's on-disk compilation cache at ``path`` (None: switch it off),
+    every program written, small ones included; JAX is made to decide again whether the
+    cache is in use."""
     import jax
     from jax.experimental.compilation_cache import compilation_cache
 
@@ -145,12 +121,8 @@ def use_persistent_cache(path: str | None) -> None:
 
 
 def clear_memory_caches() -> None:
-    """Drop every in-memory compilation and tracing cache (the disk cache stays as set).
-
-    ``jax.clear_caches`` empties jit's C++ and tracing caches for every jitted
-    function (equinox's and nnx's wrappers included, since both jit through
-    ``jax.jit``). Tests check that a call after this compiles again.
-    """
+    """Drop every in-memory compilation and tracing cache, equinox's and nnx's wrappers'
+    included (the disk cache stays as set)."""
     import jax
 
     jax.clear_caches()
@@ -158,7 +130,10 @@ def clear_memory_caches() -> None:
 
 def clear_caches() -> None:
     """Make the next call cold: in-memory caches dropped and the on-disk cache off."""
-    disable_persistent_cache()
+    import jax
+
+    if jax.config.jax_enable_compilation_cache:
+        use_persistent_cache(None)
     clear_memory_caches()
 
 
@@ -187,13 +162,9 @@ class _Collector(logging.Handler):
 def explain_misses() -> Iterator[list[str]]:
     """Collect JAX's explanation of every tracing-cache miss in the block (none are printed).
 
-    With ``jax_explain_cache_misses`` on, JAX's messages ("TRACING CACHE
-    MISS at ...") go to a logger that
-    this block captures and keeps from propagating. JAX explains misses of
-    functions defined outside its own package only (eager primitives get
-    none), and its explanations are heuristics: the closest earlier key
-    decides what is named. Capturing costs microseconds per call: never
-    around a timed call.
+    JAX explains misses of functions defined outside its own package only, by
+    heuristics (see README.md). Capturing costs microseconds per call: never around a
+    timed call.
     """
     import jax
 
@@ -205,8 +176,8 @@ def explain_misses() -> Iterator[list[str]]:
         logger.propagate = False
         if not logger.isEnabledFor(logging.WARNING):
             logger.setLevel(logging.WARNING)
-    # jax.config.update rather than the jax.explain_cache_misses context, which
-    # JAX 0.4.30 does not export; the audit that uses this runs on one thread.
+    # Not the jax.explain_cache_misses context, which JAX 0.4.30 does not export; the
+    # audit that uses this runs on one thread.
     previous = jax.config.jax_explain_cache_misses
     jax.config.update("jax_explain_cache_misses", True)
     try:

@@ -1,20 +1,8 @@
-"""Device specs: where a benchmark's arrays live, and whether this host has it.
+"""Device specs (``cpu``, ``gpu``, ``tpu``, each also ``-sharded``): where a benchmark's arrays
+live, and whether this host has it, decided without starting JAX where possible.
 
-A spec is a platform (``cpu``, ``gpu``, ``tpu``) with an optional ``-sharded``
-suffix. Unsharded specs use the first device of the platform; sharded specs
-split every array along its last axis over all devices of the platform with a
-1-D mesh, rounding the size up to a multiple of the device count.
-
-The CPU has one device unless told otherwise, and that is what ``cpu``
-measures: the configuration a user has. ``cpu-sharded`` needs several host
-devices, which XLA creates only if ``--xla_force_host_platform_device_count``
-is in ``XLA_FLAGS`` when the CPU backend starts; :func:`resolve` sets it for
-that spec, so a process that serves ``cpu-sharded`` must resolve it before
-anything starts JAX's backend (every asv benchmark process does: each serves
-one device spec and starts from a forkserver that started no backend).
-
-An absent device raises :class:`~jitbench.errors.DeviceUnavailable`, a
-``NotImplementedError``, which asv records as a skipped combination.
+An absent device raises :class:`~jitbench.errors.DeviceUnavailable` (asv: skipped).
+Design notes (sharding, host devices): README.md in this folder.
 """
 
 from __future__ import annotations
@@ -35,11 +23,8 @@ _HOST_FLAG = "--xla_force_host_platform_device_count"
 
 
 def ensure_host_devices(n: int = HOST_DEVICE_COUNT) -> None:
-    """Give the CPU ``n`` devices by appending to ``XLA_FLAGS`` (a user's own count wins).
-
-    XLA reads the flag when the CPU backend starts, so this must run before
-    anything asks JAX for a device; it is a no-op when the flag is present.
-    """
+    """Give the CPU ``n`` devices by appending to ``XLA_FLAGS`` (a user's own count wins);
+    only before anything asks JAX for a device (XLA reads it when the backend starts)."""
     flags = os.environ.get("XLA_FLAGS", "")
     if _HOST_FLAG not in flags:
         os.environ["XLA_FLAGS"] = f"{flags} {_HOST_FLAG}={n}".strip()
@@ -56,23 +41,18 @@ def parse_spec(spec: str) -> tuple[str, bool]:
 @functools.cache
 def plugin_installed(platform: str) -> bool:
     """Whether JAX could have a ``platform`` backend here, decided without starting JAX."""
-    # Asking JAX for a GPU starts every backend (tenths of a second), and asv
-    # asks in every skipped process; the installed plugin distributions tell
-    # for free that a CPU-only install has no GPU or TPU backend at all.
+    # Asking JAX starts every backend (tenths of a second), in every skipped asv process.
     if platform == "cpu":
         return True
     allowed = os.environ.get("JAX_PLATFORMS", "")
-    if allowed and not any(p in allowed.split(",") for p in _platform_aliases(platform)):
+    aliases = {"gpu": ("gpu", "cuda", "rocm"), "tpu": ("tpu",)}[platform]
+    if allowed and not any(p in allowed.split(",") for p in aliases):
         return False
     pattern = {"gpu": r"^jax[-_](cuda|rocm)\d*[-_]plugin$", "tpu": r"^libtpu"}[platform]
     return any(
         re.match(pattern, (dist.metadata["Name"] or "").lower())
         for dist in importlib.metadata.distributions()
     )
-
-
-def _platform_aliases(platform: str) -> tuple[str, ...]:
-    return {"gpu": ("gpu", "cuda", "rocm"), "tpu": ("tpu",)}.get(platform, (platform,))
 
 
 def platform_devices(platform: str) -> list[Any]:

@@ -36,11 +36,9 @@ class NoFigure:
     @classmethod
     def of(cls, exc: BaseException) -> NoFigure:
         """A NotImplementedError is not applicable; anything else failed."""
-        text = (
-            str(exc)
-            if isinstance(exc, NotImplementedError | JitbenchError)
-            else (f"{type(exc).__name__}: {exc}")
-        )
+        text = str(exc)
+        if not isinstance(exc, NotImplementedError | JitbenchError):
+            text = f"{type(exc).__name__}: {exc}"
         return cls(text, failed=not isinstance(exc, NotImplementedError))
 
     def throw(self) -> NoReturn:

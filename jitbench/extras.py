@@ -1,44 +1,36 @@
-"""The pip extras of jitbench and the packages they install, read from jitbench's metadata.
-
-``pip install jitbench`` leaves out what the commands on asv results need
-(pandas, matplotlib, asv); the ``report`` extra adds it. The package lists
-and pins live in pyproject.toml only: this module reads them back from the
-installed distribution, so that a command can name what is missing and the
-extra that installs it before it starts, instead of failing half-way.
+"""The pip extras of jitbench and the packages they install, read from jitbench's metadata,
+so that a command names what is missing (and the extra to install) before it starts.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+from typing import TYPE_CHECKING
 
 from jitbench.errors import JitbenchError
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 DISTRIBUTION = "jitbench"
 
 
-def requirements(extra: str) -> list[str]:
-    """The requirement specifiers that ``extra`` adds (empty when jitbench is not installed)."""
+def requirements(extra: str) -> list[Requirement]:
+    """The requirements that ``extra`` adds (none when jitbench is not installed)."""
     from packaging.requirements import Requirement
 
     try:
         declared = importlib.metadata.requires(DISTRIBUTION) or []
     except importlib.metadata.PackageNotFoundError:
         return []
-    found = []
-    for text in declared:
-        requirement = Requirement(text)
-        if requirement.marker is not None and requirement.marker.evaluate({"extra": extra}):
-            found.append(str(requirement).split(";")[0].strip())
-    return found
+    found = [Requirement(text) for text in declared]
+    return [r for r in found if r.marker is not None and r.marker.evaluate({"extra": extra})]
 
 
 def pinned(package: str, extra: str = "report") -> str | None:
     """The one release of ``package`` that ``extra`` pins (``==``), or None."""
-    from packaging.requirements import Requirement
-
-    for text in requirements(extra):
-        requirement = Requirement(text)
+    for requirement in requirements(extra):
         specs = list(requirement.specifier)
         if _module(requirement.name) == package and len(specs) == 1 and specs[0].operator == "==":
             return specs[0].version
@@ -47,10 +39,8 @@ def pinned(package: str, extra: str = "report") -> str | None:
 
 def require(extra: str, command: str) -> None:
     """Raise JitbenchError naming the first package of ``extra`` that cannot be imported."""
-    from packaging.requirements import Requirement
-
-    for text in requirements(extra):
-        module = _module(Requirement(text).name)
+    for requirement in requirements(extra):
+        module = _module(requirement.name)
         if not _importable(module):
             raise JitbenchError(
                 f"jitbench {command} needs package {module!r}, which is not installed: "

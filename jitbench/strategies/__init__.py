@@ -1,9 +1,6 @@
-"""The strategies for jitting a method, and the registry the suite reads.
+"""The registry of ways to jit a method (:class:`Strategy`, :data:`STRATEGIES`) and plugins.
 
-A :class:`Strategy` names a recipe (:mod:`jitbench.strategies.recipes`) that renders a
-class's source for a shape, the packages it needs, and how its users change
-an object. JAX is never imported here: ``import jitbench`` runs in every asv
-process, and the registry must be readable without starting JAX.
+Never imports JAX; design notes in this folder's README.md.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from jitbench.errors import JitbenchError, StrategyUnavailable
 from jitbench.strategies import library_recipes, recipes
@@ -28,11 +25,9 @@ from jitbench.strategies.codegen import (
     source,
 )
 
-# How users of a style change an object: set the attribute in place, build a
-# new one with dataclasses.replace, call the class's own .replace method, or
-# (nnx) set the flag in place and a new array into the field's Variable.
+# How users of a style change an object (see README.md).
 Update = Literal["setattr", "dataclasses.replace", "replace method", "variable"]
-UPDATES: tuple[Update, ...] = ("setattr", "dataclasses.replace", "replace method", "variable")
+UPDATES: tuple[Update, ...] = get_args(Update)
 PLUGINS_ENV = "JITBENCH_PLUGINS"
 
 
@@ -75,7 +70,7 @@ class Strategy:
         self._check_requires()
 
     def _check_requires(self) -> None:
-        """Refuse at construction what :attr:`unavailable_reason` could not parse later."""
+        """Refuse what :attr:`unavailable_reason` could not parse later."""
         from packaging.requirements import InvalidRequirement, Requirement
 
         form = "a tuple of requirement specifiers such as ('flax>=0.12.1',)"

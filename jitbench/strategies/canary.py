@@ -1,20 +1,8 @@
-"""The ``canary`` strategy: ``helper_function`` made slower by a known fraction.
+"""The ``canary`` strategy: ``helper_function`` made slower by a known fraction
+(``JITBENCH_CANARY_SLOWDOWN``), calibrated in the process that uses it.
 
-``jitbench validate`` needs a regression of known size to check that the suite
-and ``jitbench compare`` detect one. Importing this module registers the
-``canary`` strategy (name it in ``JITBENCH_PLUGINS=jitbench.strategies.canary``; it is
-never registered otherwise). Its method is exactly ``helper_function``'s, plus
-``k`` units of real host work (a pure-Python loop, no sleeping) before the
-dispatch, where ``k`` makes the cached call about ``JITBENCH_CANARY_SLOWDOWN``
-(a fraction: 0.10 = 10% slower) slower than ``helper_function``'s on this
-machine, for the instance's size and device.
-
-``k`` is calibrated when an instance is built, in the process that uses it,
-under that process's load (:func:`calibrate`): the instance's own cached call
-without work (which is ``helper_function``'s code), the cost of calling the
-work loop with no work, and the cost of one unit are timed there, and
-:func:`units_for` does the arithmetic. A slowdown of 0 times nothing and adds
-no work, which makes the canary a copy of ``helper_function``.
+Registered on import only (``JITBENCH_PLUGINS=jitbench.strategies.canary``); how the
+work is sized: this folder's README.md.
 """
 
 from __future__ import annotations
@@ -45,10 +33,8 @@ CALL_BUDGET_S = 0.04
 
 
 def spin(units: int) -> int:
-    """Run ``units`` units of work (steps of a linear congruential generator).
-
-    Returns the final state, so the arithmetic is not idle.
-    """
+    """Run ``units`` steps of a linear congruential generator; the final state is returned
+    so that the arithmetic is not idle."""
     state = 1
     for _ in range(units):
         state = (state * 1103515245 + 12345) & 0x7FFFFFFF
@@ -58,12 +44,8 @@ def spin(units: int) -> int:
 def units_for(
     slowdown: float, call_seconds: float, unit_seconds: float, fixed_seconds: float = 0.0
 ) -> int:
-    """Units of work that add ``slowdown`` x ``call_seconds`` to a call.
-
-    The work costs ``fixed_seconds`` (the loop's own cost) plus
-    ``unit_seconds`` per unit. Any slowdown above 0 plants at least one
-    unit: the smallest extra work there is.
-    """
+    """Units of work that add ``slowdown`` x ``call_seconds`` to a call, the work costing
+    ``fixed_seconds`` plus ``unit_seconds`` per unit; at least one for any slowdown above 0."""
     if not (math.isfinite(slowdown) and slowdown >= 0):
         raise JitbenchError(f"canary slowdown must be a finite fraction >= 0, got {slowdown!r}")
     for name, value in (("call_seconds", call_seconds), ("unit_seconds", unit_seconds)):
@@ -98,13 +80,8 @@ def _seconds(
     budget: float,
     pick: Callable[[list[float]], float] = statistics.median,
 ) -> float:
-    """Seconds per call of ``func``: ``pick`` (median) of ``repeats`` loops of about ``budget``.
-
-    Kept short on purpose: the calibration runs inside the cached-call
-    benchmark's first call, and asv counts that wall time against the
-    benchmark's sampling time (``repeat``'s max_time), so a long calibration
-    would leave the canary fewer samples than the strategies it is compared with.
-    """
+    """Seconds per call of ``func``: ``pick`` (median) of ``repeats`` loops of about ``budget``
+    (kept short on purpose: see README.md)."""
     once = math.inf
     for _ in range(3):
         start = time.perf_counter()
@@ -115,24 +92,16 @@ def _seconds(
 
 
 def spin_costs(repeats: int = UNIT_REPEATS, budget: float = UNIT_BUDGET_S) -> tuple[float, float]:
-    """Seconds of calling :func:`spin` with no work, and seconds per unit, here and now.
-
-    The call's own cost matters at small sizes, where the planted work is a
-    few units. Both are the fastest loop's: the work is the same every time,
-    and a loop another process interrupted would overstate it.
-    """
+    """Seconds of calling :func:`spin` with no work, and seconds per unit, here and now (the
+    fastest loop's: an interrupted loop would overstate them)."""
     empty = _seconds(lambda: spin(0), repeats, budget, min)
     batch = _seconds(lambda: spin(UNIT_BATCH), repeats, budget, min)
     return empty, max(batch - empty, batch / 2) / UNIT_BATCH
 
 
 def calibrate(obj: Any, y: Any, slowdown: float) -> int:
-    """The units that slow ``obj.calc(y)`` by ``slowdown``, timed on ``obj`` without work.
-
-    The call is timed as the cached-call benchmark times it: compiled
-    first, then loops of calls with the result waited for, the median loop.
-    ``obj.units`` is 0 afterwards.
-    """
+    """The units that slow ``obj.calc(y)`` by ``slowdown``, timed on ``obj`` without work as
+    the cached-call benchmark times it; ``obj.units`` is 0 afterwards."""
     from jax import block_until_ready
 
     def call() -> Any:
@@ -154,12 +123,9 @@ def reset_calibration() -> None:
 
 
 def planned_units(obj: Any) -> int:
-    """The units of work ``obj.calc`` adds, from this process's calibration.
-
-    Calibrated once per process, slowdown and field layout (shapes, dtypes,
-    placement, statics, program size), with the instance's first array as
-    ``y``; a slowdown of 0 times nothing.
-    """
+    """The units of work ``obj.calc`` adds: calibrated once per process, slowdown and field
+    layout (shapes, dtypes, placement, statics, program size), with the first array as
+    ``y``; a slowdown of 0 times nothing."""
     slowdown = slowdown_from_env()
     if slowdown == 0:
         return 0

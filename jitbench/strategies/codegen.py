@@ -1,14 +1,7 @@
-"""Generated classes: the source a user would write, rendered per shape and run once.
+"""The class factory: a recipe's source rendered for a :class:`Shape` by a :class:`Template`,
+executed once per (strategy, shape) into a real module, and what a generated object holds.
 
-A strategy is a recipe that renders Python source for a :class:`Shape` (how
-many array fields, static fields and elementwise stages). The source is
-compiled and executed once per (strategy, shape), the way ``dataclasses`` and
-``attrs`` generate their methods, so a generated class has named fields and a
-``calc`` whose body is the literal computation: it costs exactly what the same
-class written by hand costs, with no per-call loop or lookup of jitbench's own.
-
-The source is registered with :mod:`linecache`, so tracebacks, ``inspect`` and
-JAX's cache-miss explanations point at real lines; ``jitbench show`` prints it.
+Design notes (why one class per shape, linecache, probes) in this folder's README.md.
 """
 
 from __future__ import annotations
@@ -143,9 +136,7 @@ class Template:
         }
 
     def _nested_pieces(self) -> dict[str, str]:
-        """The same placeholders for a class holding ``layers``: the method calls each
-        layer in turn; a jitted helper takes the layers' flags (static) and their
-        (weight, bias) pairs, gathered from the layers at every call."""
+        """The same placeholders for a class holding ``layers`` (see the class docstring)."""
         weight, bias, act = LAYER_FIELDS
         gather = "tuple({} for layer in self.layers)"
         return {
@@ -187,12 +178,8 @@ class Template:
         return text.strip("\n").format_map(values) + "\n\n\n"
 
     def computation(self, arrays: list[str], statics: list[str], indent: int) -> str:
-        """The computation over these field expressions, for a body ``indent`` deep.
-
-        With ``probe``, the body first calls ``_probe()``: a Python side effect
-        that runs only when the body runs (at every trace under jit), which the
-        tests use to count traces independently of ``jax.monitoring``.
-        """
+        """The computation over these field expressions, for a body ``indent`` deep; with
+        ``probe``, it first calls ``_probe()``, which runs at every trace under jit."""
         return self._steps(render_body(arrays, statics, self.shape.n_ops), indent)
 
     def fields(self, array_type: str, static_default: str = "") -> str:
@@ -211,7 +198,7 @@ class Template:
 
 
 def _tuple(items: list[str]) -> str:
-    """A tuple display: ``(a,)`` or ``(a, b)``."""
+    """``(a,)`` or ``(a, b)``."""
     return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
 
@@ -240,8 +227,7 @@ def source(strategy: Recipe, shape: Shape, probe: bool = False) -> str:
             f"strategy {strategy.name!r} cannot render a nested shape (depth {shape.depth}): "
             "its recipe has no {layer} placeholder for the layer class"
         )
-    # Recipes import jnp for the bodies that call it (n_ops > 1); where nothing does,
-    # the import goes, as a user (or a linter) would leave it out.
+    # The jnp import goes where nothing calls it, as a user (or a linter) would leave it out.
     if "jnp." not in text.replace(_JNP_IMPORT, ""):
         text = text.replace(_JNP_IMPORT, "")
     return text.strip() + "\n"
@@ -261,14 +247,9 @@ PROBES: dict[type, Probe] = {}
 
 
 def make_class(strategy: Recipe, shape: Shape, probe: bool = False) -> type:
-    """The generated class of ``strategy`` for ``shape``: rendered and executed once, cached.
-
-    One class per (strategy, shape) matters: jit's cache is keyed on the
-    identity of the jitted function, so a second instance hits the cache only
-    if it shares the class (and its module-level helpers) with the first.
-    ``probe=True`` builds a separate class whose body counts its runs
-    (:data:`PROBES`), for tests; benchmarks never use it.
-    """
+    """The generated class of ``strategy`` for ``shape``: rendered and executed once, cached
+    (jit's cache needs one class per shape: see README.md). ``probe=True`` builds a
+    separate class whose body counts its runs (:data:`PROBES`), for tests only."""
     strategy.check_available()
     return _make_class(strategy, shape, probe)
 
@@ -276,8 +257,7 @@ def make_class(strategy: Recipe, shape: Shape, probe: bool = False) -> type:
 @functools.cache  # keyed on all three arguments, however they are passed above
 def _make_class(strategy: Recipe, shape: Shape, probe: bool) -> type:
     text = source(strategy, shape, probe)
-    tag = f"{strategy.name}_{shape.tag}"
-    tag += "_probe" if probe else ""
+    tag = f"{strategy.name}_{shape.tag}{'_probe' if probe else ''}"
     filename = f"<jitbench {tag}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     # A real module (dataclasses and pickle look classes up in sys.modules).

@@ -1,20 +1,6 @@
-"""The one computation every strategy jits, as source text, and its NumPy reference.
+"""The one computation every strategy jits, rendered as source lines, and its NumPy reference.
 
-Every generated class's method body is :func:`render_body` for its fields, so a
-difference between strategies is a difference in *how* the method is jitted,
-never in *what* it computes. The body is rendered as straight-line code, the
-way a user writes it, so that no loop over fields runs at call time.
-
-The body makes every input show in the result, which is what lets the audit
-detect stale results:
-
-* the arrays are summed into ``x`` and enter as ``x * y``;
-* ``n_ops - 1`` further elementwise stages ``cos(acc) + x`` grow the traced
-  program (trace and compile cost) while keeping ``x`` in the result and the
-  values bounded;
-* each static field ``s`` picks the program's shape: odd values multiply by
-  ``y`` again, even ones do not, and every value is added as a constant, so
-  two different values always give two different programs and results.
+Why the body looks as it does (every input shows in the result): this folder's README.md.
 """
 
 from __future__ import annotations
@@ -46,8 +32,7 @@ def render_body(
 
 def layer_step(weight: str, bias: str, act: str, *, xp: str = "jnp") -> list[str]:
     """Lines of one layer's computation of ``y``: an affine step, then ``tanh`` where the
-    flag is set. The flag picks the program (two values, two programs); ``tanh`` keeps
-    the values bounded however deep the layers go."""
+    flag is set."""
     return [f"y = {weight} * y + {bias}", f"y = {xp}.tanh(y) if {act} else y"]
 
 
@@ -62,15 +47,20 @@ def reference_layers(layers: Sequence[tuple[Any, Any, bool]], y: Any) -> np.ndar
     return out
 
 
+def _function(name: str, params: list[str], lines: list[str], filename: str) -> Any:
+    """The function ``name(*params)`` whose body is ``lines``, compiled under ``filename``."""
+    source = f"def {name}({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in lines)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
 @functools.cache
 def _layer_function() -> Any:
     """:func:`layer_step` as a function of ``(xp, weight, bias, act, y)``."""
-    lines = layer_step("weight", "bias", "act", xp="xp")
-    source = "def step(xp, weight, bias, act, y):\n"
-    source += "".join(f"    {line}\n" for line in [*lines, "return y"])
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<jitbench layer step>", "exec"), namespace)
-    return namespace["step"]
+    lines = [*layer_step("weight", "bias", "act", xp="xp"), "return y"]
+    params = ["xp", "weight", "bias", "act", "y"]
+    return _function("step", params, lines, "<jitbench layer step>")
 
 
 @functools.cache
@@ -78,11 +68,8 @@ def _compiled(n_arrays: int, n_static: int, n_ops: int) -> Any:
     arrays = [f"a{i}" for i in range(n_arrays)]
     statics = [f"s{i}" for i in range(n_static)]
     body = render_body(arrays, statics, n_ops, xp="xp")
-    source = f"def compute({', '.join(['xp', *arrays, *statics, 'y'])}):\n"
-    source += "".join(f"    {line}\n" for line in body)
-    namespace: dict[str, Any] = {}
-    exec(compile(source, f"<jitbench compute {n_arrays}a{n_static}s{n_ops}ops>", "exec"), namespace)
-    return namespace["compute"]
+    filename = f"<jitbench compute {n_arrays}a{n_static}s{n_ops}ops>"
+    return _function("compute", ["xp", *arrays, *statics, "y"], body, filename)
 
 
 def compute(xp: Any, arrays: Sequence[Any], statics: Sequence[int], y: Any, n_ops: int) -> Any:

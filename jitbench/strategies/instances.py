@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -56,23 +57,13 @@ def make_instance(
     size = check_size(size)
     cls = strategy.make_class(shape, probe=probe)
     length = placement.round_size(size)
-    rng = np.random.default_rng(seed)
-    fields: dict[str, Any] = {
-        name: random_array(placement, (length,), rng, dtype) for name in shape.array_fields
-    }
+    draw = functools.partial(random_array, placement, (length,), np.random.default_rng(seed), dtype)
+    fields: dict[str, Any] = {name: draw() for name in shape.array_fields}
     fields.update(dict.fromkeys(shape.static_fields, statics))
     if shape.depth:
         layer = layer_class(cls)
         weight, bias, act = LAYER_FIELDS
         fields["layers"] = [
-            layer(
-                **{
-                    weight: random_array(placement, (length,), rng, dtype),
-                    bias: random_array(placement, (length,), rng, dtype),
-                    act: True,
-                }
-            )
-            for _ in range(shape.depth)
+            layer(**{weight: draw(), bias: draw(), act: True}) for _ in range(shape.depth)
         ]
-    y = random_array(placement, (length,), rng, dtype)
-    return cls(**fields), y
+    return cls(**fields), draw()

@@ -1,7 +1,9 @@
-"""The built-in strategies of equinox and flax (struct, nnx and its fast paths), as their
-users write them; the plain JAX ones are in :mod:`jitbench.strategies.recipes`."""
+"""The built-in equinox and flax (struct, nnx and its fast paths) strategies' source, as their
+users write it; the plain JAX ones are in :mod:`jitbench.strategies.recipes`."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from jitbench.strategies.codegen import Template
 
@@ -101,9 +103,7 @@ class Layer(nnx.Module):
 """
 
 
-# flax's performance guide: nnx.cached_partial caches the graph traversal of
-# the module for a jitted function; the arrays are Variables the partial's copy
-# shares with the module.
+# flax's performance guide: nnx.cached_partial caches the module's graph traversal.
 NNX_CACHED_PARTIAL = """
 import jax.numpy as jnp
 from flax import nnx
@@ -124,8 +124,7 @@ class NnxCachedPartial:
         self.calc = nnx.cached_partial(Model.calc, self.model)
 """
 
-# flax's performance guide: split the module once, jit a plain function of
-# (graphdef, state) that merges it back inside the trace.
+# flax's performance guide: split once, jit a function of (graphdef, state) that merges.
 NNX_SPLIT_MERGE = """
 import jax
 import jax.numpy as jnp
@@ -155,8 +154,7 @@ class NnxSplitMerge:
 """
 
 
-# flax's tree mode: nnx.jit(graph=False) hands the module to jax.jit as a plain
-# pytree (no graph traversal); Variables are leaves, plain attributes its treedef.
+# flax's tree mode: the module is a plain pytree to jax.jit (no graph traversal).
 NNX_TREE_MODE = """
 import jax.numpy as jnp
 from flax import nnx
@@ -171,10 +169,9 @@ from flax import nnx
         {model_body}
 """
 
-# flax's fast path for tree mode: nnx.jit_partial flattens the module once, at
-# construction, into its Variables (leaves) and a treedef that holds the plain
-# attributes; each call passes the Variables only. The unbound method and the
-# module go in separately: a bound method would capture the Variables as constants.
+# flax's fast path for tree mode: the module flattened once, at construction. The
+# unbound method and the module go in apart: a bound method would capture the
+# Variables as constants.
 NNX_JIT_PARTIAL = """
 import jax.numpy as jnp
 from flax import nnx
@@ -211,36 +208,32 @@ def _nnx_pieces(t: Template) -> dict[str, str]:
     return {"param_init": "\n        ".join(init), "model_body": body}
 
 
-def equinox_filter_jit(t: Template) -> str:
-    fields = t.fields("jax.Array", "eqx.field(static=True)")
-    return t.render(EQUINOX_FILTER_JIT, fields=fields, layer=t.layer(EQUINOX_LAYER))
+def _dataclass(text: str, layer: str, static: str) -> Callable[[Template], str]:
+    """The recipe of a dataclass-like module: fields declared, flags with ``static``."""
+
+    def recipe(t: Template) -> str:
+        fields = t.fields("jax.Array", static)
+        return t.render(text, fields=fields, layer=t.layer(layer))
+
+    return recipe
 
 
-def equinox_module_jax_jit(t: Template) -> str:
-    fields = t.fields("jax.Array", "eqx.field(static=True)")
-    return t.render(EQUINOX_MODULE_JAX_JIT, fields=fields, layer=t.layer(EQUINOX_LAYER))
+def _nnx(text: str) -> Callable[[Template], str]:
+    """The recipe of an nnx module (see :func:`_nnx_pieces`)."""
+
+    def recipe(t: Template) -> str:
+        return t.render(text, **_nnx_pieces(t))
+
+    return recipe
 
 
-def flax_struct_dataclass(t: Template) -> str:
-    fields = t.fields("jax.Array", "struct.field(pytree_node=False)")
-    return t.render(FLAX_STRUCT_DATACLASS, fields=fields, layer=t.layer(FLAX_STRUCT_LAYER))
-
-
-def flax_nnx_jit(t: Template) -> str:
-    return t.render(FLAX_NNX_JIT, **_nnx_pieces(t))
-
-
-def nnx_cached_partial(t: Template) -> str:
-    return t.render(NNX_CACHED_PARTIAL, **_nnx_pieces(t))
-
-
-def nnx_split_merge(t: Template) -> str:
-    return t.render(NNX_SPLIT_MERGE, **_nnx_pieces(t))
-
-
-def nnx_tree_mode(t: Template) -> str:
-    return t.render(NNX_TREE_MODE, **_nnx_pieces(t))
-
-
-def nnx_jit_partial(t: Template) -> str:
-    return t.render(NNX_JIT_PARTIAL, **_nnx_pieces(t))
+equinox_filter_jit = _dataclass(EQUINOX_FILTER_JIT, EQUINOX_LAYER, "eqx.field(static=True)")
+equinox_module_jax_jit = _dataclass(EQUINOX_MODULE_JAX_JIT, EQUINOX_LAYER, "eqx.field(static=True)")
+flax_struct_dataclass = _dataclass(
+    FLAX_STRUCT_DATACLASS, FLAX_STRUCT_LAYER, "struct.field(pytree_node=False)"
+)
+flax_nnx_jit = _nnx(FLAX_NNX_JIT)
+nnx_cached_partial = _nnx(NNX_CACHED_PARTIAL)
+nnx_split_merge = _nnx(NNX_SPLIT_MERGE)
+nnx_tree_mode = _nnx(NNX_TREE_MODE)
+nnx_jit_partial = _nnx(NNX_JIT_PARTIAL)

@@ -1,14 +1,9 @@
-"""The built-in strategies' source, as their users write it.
-
-Each recipe is the module a user would write for one shape: imports, any
-module-level jitted helper, and the class named after the strategy. The
-placeholders (``{params}``, ``{method_body}``...) are filled by
-:class:`jitbench.strategies.codegen.Template`; ``jitbench show STRATEGY`` prints the
-result. The hand-written references these are checked against live in
-:mod:`jitbench.strategies.twins`.
-"""
+"""The built-in plain-JAX strategies' source, as their users write it: one module text per
+recipe with placeholders that :class:`jitbench.strategies.codegen.Template` fills."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from jitbench.strategies.codegen import Template
 
@@ -74,8 +69,7 @@ import jax.numpy as jnp
         {method_body}
 """
 
-# jax.Array is unhashable, so the value hash takes each array's bytes (a copy to
-# the host) and __eq__ compares the arrays exactly; jit runs both at every call.
+# jax.Array is unhashable: the hash takes each array's bytes (a copy to the host).
 STATIC_SELF_VALUE_HASH = """
 from functools import partial
 
@@ -160,10 +154,7 @@ import jax.numpy as jnp
         {method_body}
 """
 
-# --- Layers: a nested shape's sub-objects (jitbench.strategies.codegen.Shape.depth) ---------------------
-# Each strategy nests the way its users nest: plain objects held in a list for the
-# plain-class strategies, pytrees of the same registration for the pytree ones,
-# sub-modules for equinox and nnx. The top-level class holds ``layers`` (a list).
+# Layers: a nested shape's sub-objects, nested the way each strategy's users nest.
 
 PLAIN_LAYER = """
 class Layer:
@@ -212,29 +203,25 @@ def _names_list(names: tuple[str, ...]) -> str:
     return "[" + ", ".join(f'"{name}"' for name in names) + "]"
 
 
-def eager(t: Template) -> str:
-    return t.render(EAGER, layer=t.layer(PLAIN_LAYER))
+def _with_layer(text: str, layer: str) -> Callable[[Template], str]:
+    """The recipe that renders ``text``, with ``layer`` as the layer class of a nested shape."""
+
+    def recipe(t: Template) -> str:
+        return t.render(text, layer=t.layer(layer))
+
+    return recipe
 
 
-def bound_method_jit(t: Template) -> str:
-    return t.render(BOUND_METHOD_JIT, layer=t.layer(PLAIN_LAYER))
-
-
-def helper_function(t: Template) -> str:
-    return t.render(HELPER_FUNCTION, layer=t.layer(PLAIN_LAYER))
-
-
-# The floor: helper_function's module, its jitted _calc called by the user on the arrays
-# (jit_function's ``function``); the class only holds what the call passes.
+# The floor: helper_function's module, its jitted _calc called by the user on the arrays.
 JIT_FUNCTION = HELPER_FUNCTION.replace("class HelperFunction:", "class JitFunction:")
 
-
-def jit_function(t: Template) -> str:
-    return t.render(JIT_FUNCTION, layer=t.layer(PLAIN_LAYER))
-
-
-def static_self_id_hash(t: Template) -> str:
-    return t.render(STATIC_SELF_ID_HASH, layer=t.layer(PLAIN_LAYER))
+eager = _with_layer(EAGER, PLAIN_LAYER)
+bound_method_jit = _with_layer(BOUND_METHOD_JIT, PLAIN_LAYER)
+helper_function = _with_layer(HELPER_FUNCTION, PLAIN_LAYER)
+jit_function = _with_layer(JIT_FUNCTION, PLAIN_LAYER)
+static_self_id_hash = _with_layer(STATIC_SELF_ID_HASH, PLAIN_LAYER)
+jit_per_call = _with_layer(JIT_PER_CALL, PLAIN_LAYER)
+pytree_class = _with_layer(PYTREE_CLASS, PYTREE_CLASS_LAYER)
 
 
 def static_self_value_hash(t: Template) -> str:
@@ -262,10 +249,6 @@ def static_self_value_hash(t: Template) -> str:
     )
 
 
-def pytree_class(t: Template) -> str:
-    return t.render(PYTREE_CLASS, layer=t.layer(PYTREE_CLASS_LAYER))
-
-
 def pytree_dataclass(t: Template) -> str:
     data = ("layers",) if t.shape.depth else t.shape.array_fields
     return t.render(
@@ -277,12 +260,7 @@ def pytree_dataclass(t: Template) -> str:
     )
 
 
-def jit_per_call(t: Template) -> str:
-    return t.render(JIT_PER_CALL, layer=t.layer(PLAIN_LAYER))
-
-
-# Ahead-of-time: lowered and compiled on the first call, the executable kept and
-# called directly (the statics are baked into it, so it takes the arrays only).
+# Compiled on the first call, the executable kept and called (the statics baked in).
 AOT_COMPILED = """
 from functools import partial
 
@@ -306,6 +284,4 @@ def _calc({statics}, {arrays}, y):
         return self._compiled({self_arrays}, y)
 """
 
-
-def aot_compiled(t: Template) -> str:
-    return t.render(AOT_COMPILED, layer=t.layer(PLAIN_LAYER))
+aot_compiled = _with_layer(AOT_COMPILED, PLAIN_LAYER)

@@ -1,23 +1,13 @@
 """Checks of a jitted method for a project's own tests: never stale, compiles only when it
 should, leaks nothing, and costs no more instructions than last time.
 
-Plain functions, for any test runner:
-
-* :func:`assert_jit_safe` plays the audit's scenario (``jitbench audit``) on an object
-  and fails with its verdict: which field, which change, stale, error or leak, and the
-  traces/compiles of every step;
-* :func:`compiles`, a context manager that counts the traces and backend compiles of
-  a block and asserts a bound on them (``max=``, ``exactly=``), failing with JAX's own
-  explanation of each cache miss (jax issue 12212);
-* :func:`check_counts` counts the instructions of a cached call and of a dispatch in a
-  Valgrind process of its own and compares them with a baseline file committed in the
-  project (:mod:`jitbench.testing.counts`).
-
-Under pytest, jitbench's plugin (:mod:`jitbench.testing.plugin`, loaded through the
-``pytest11`` entry point) adds the ``jitbench_counts`` fixture over
-:func:`check_counts`, keyed by test id, with ``--count-tolerance`` and
-``--jitbench-update-counts``. Importing this package imports neither JAX nor Valgrind's
-tooling: each function does when it runs. docs/testing.md is the guide.
+Plain functions for any test runner: :func:`assert_jit_safe` (the audit's scenario,
+failing with its verdict), :func:`compiles` (a bound on traces and backend compiles,
+failing with JAX's explanation of each miss) and :func:`check_counts` (instructions
+per call under Valgrind against a committed baseline). Under pytest the plugin
+(:mod:`jitbench.testing.plugin`) adds the ``jitbench_counts`` fixture. Importing this
+package imports neither JAX nor Valgrind's tooling. docs/testing.md is the guide;
+design notes in this folder's README.md.
 """
 
 from __future__ import annotations
@@ -57,13 +47,8 @@ HAZARDS = {
 _SEEN_STEPS = ("repeat_call", "seen_static", "equal_instance")
 
 
-def _as_inputs(inputs: Any) -> tuple[Any, ...]:
-    """A tuple or list of arguments as a tuple; any other value as the one argument."""
-    return tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
-
-
 def _built(factory: Callable[[], Any], name: str) -> Target:
-    """The target a factory builds (an object, or a Target), with the factory kept."""
+    """The target a factory builds (an object or a Target), with the factory kept."""
     from jitbench.targets import Target
 
     made = factory()
@@ -92,8 +77,9 @@ def _target(obj: Any, call: str | Callable[..., Any] | None, inputs: Any) -> Tar
                 f"call {call!r} must be a method name or a function called as call(obj, *inputs)"
             )
         target = dataclasses.replace(target, call=call)
-    if inputs is not None:
-        target = dataclasses.replace(target, inputs=_as_inputs(inputs))
+    if inputs is not None:  # a tuple or list of arguments, or the one argument
+        inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+        target = dataclasses.replace(target, inputs=inputs)
     check_call(target)
     return target
 
@@ -109,8 +95,7 @@ def _check_allow(allow: str | Iterable[str]) -> frozenset[str]:
 
 
 def hazards_found(result: AuditResult) -> dict[str, int]:
-    """How often each hazard of :data:`HAZARDS` occurs in an audit (steps; instances for
-    ``leak``), for the hazards that do."""
+    """How often each hazard of :data:`HAZARDS` occurs (steps; instances for ``leak``)."""
     found = {
         "stale": result.stale_results,
         "error": result.errors,
@@ -204,10 +189,11 @@ class CompileCount:
             return
         from jitbench.cli.render import explanation
 
+        lines = explanation(self).splitlines()
         raise AssertionError(
             f"{self.traces} traces and {self.compiles} backend compiles inside the block, "
             f"expected {word} {bound}; JAX's explanation of each miss:\n"
-            + _indent(explanation(self))
+            + "\n".join(f"  {line}" for line in lines)
         )
 
     @property
@@ -215,11 +201,8 @@ class CompileCount:
         return self.traces, self.compiles
 
 
-def _indent(text: str) -> str:
-    return "\n".join(f"  {line}" for line in text.splitlines())
-
-
 def _bound(max: int | None, exactly: int | None) -> tuple[int | None, str]:
+    """The bound given and its words (``at most``, ``exactly``), checked."""
     if max is not None and exactly is not None:
         raise JitbenchError(f"give max= or exactly=, not both (max={max}, exactly={exactly})")
     bound, word = (max, "at most") if exactly is None else (exactly, "exactly")

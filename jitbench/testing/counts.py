@@ -1,15 +1,7 @@
-"""The counts snapshot: instructions per cached call and per dispatch against a baseline file.
+"""The counts snapshot: instructions per cached call and per dispatch, counted under Valgrind
+in a process of their own, against a baseline file committed in the project.
 
-:func:`check_counts` counts a target's call in a Valgrind process of its own
-(:func:`jitbench.measure.counting.instructions.count_rows`: callgrind, tcmalloc, the
-calling thread only; the caller's process runs as it does) and compares the counts
-with the baseline committed in the project: one JSON file, an entry per key (under
-pytest, the test id), each recording what was counted and the versions it was counted
-with. A count depends on the packages the process imports (the README's filelock
-finding), so a baseline counted under other versions is reported as such (skipped,
-naming both), never as a regression.
-
-Importing this module imports neither JAX nor the counting machinery.
+Imports neither JAX nor the counting machinery; design notes in this folder's README.md.
 """
 
 from __future__ import annotations
@@ -31,9 +23,7 @@ from jitbench.options import COUNT_TOLERANCE
 BASELINE_NAME = "jitbench-counts.json"
 UPDATE_FLAG = "--jitbench-update-counts"
 REFRESH = f"refresh it with pytest {UPDATE_FLAG} (check_counts(update=True) elsewhere)"
-# The file's format, and the packages whose versions a count depends on besides the
-# project's own code (equinox's and flax's calls; filelock's audit hook, installed when
-# JAX imports it, runs on every audited operation; jitbench's counting loop).
+# The file's format, and the packages whose versions a count depends on (see README.md).
 FORMAT = 1
 PACKAGES = ("jax", "jaxlib", "numpy", "flax", "equinox", "filelock", "jitbench")
 ABSENT = "absent"
@@ -85,8 +75,8 @@ def versions() -> dict[str, str]:
 
 
 def _library_file(library: str) -> str:
-    """A shared library's file name with its full version (``libtcmalloc_minimal.so.4.5.16``):
-    the link the loader would follow, resolved in the usual library folders."""
+    """A shared library's versioned file name (``libtcmalloc_minimal.so.4.5.16``), the link
+    the loader would follow resolved in the usual library folders."""
     folders = [*os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep), *_LIBRARY_FOLDERS]
     found = [os.path.join(f, library) for f in folders if f]
     paths = [library] if os.path.isabs(library) else found
@@ -155,7 +145,7 @@ def write(path: Path, key: str, entry: dict[str, Any]) -> None:
 
 
 def _skip(reason: str) -> Exception:
-    """unittest's skip, which pytest reports as a skip too (unittest imported only here)."""
+    """unittest's skip, which pytest reports as a skip too."""
     import unittest
 
     return unittest.SkipTest(reason)
@@ -233,8 +223,7 @@ def check_counts(
 def _check_entry(
     entry: dict[str, Any] | None, key: str, path: Path, what: dict[str, Any], now: dict[str, str]
 ) -> None:
-    """Fail where there is no baseline or it counts something else; skip where it was
-    counted with other versions."""
+    """Fail without a baseline or with one of something else; skip one of other versions."""
     __tracebackhide__ = True
     if entry is None:
         raise AssertionError(f"no baseline count of {key} in {path}: {REFRESH}, then commit it")
@@ -268,11 +257,8 @@ def _count(what: dict[str, Any]) -> dict[str, float]:
 
 
 def _judge(checked: CountsCheck, spec: str, device: str, tolerance: float) -> None:
-    """AssertionError where a count grew beyond ``tolerance``; a warning where one fell.
-
-    The rule of ``jitbench compare``'s counts (``jitbench.results.compare.count_mark``),
-    which imports pandas: a change is one beyond ``tolerance`` either way.
-    """
+    """AssertionError where a count grew beyond ``tolerance``; a warning where one fell
+    (``jitbench.results.compare.count_mark``'s rule, without pandas)."""
     __tracebackhide__ = True
     assert checked.baseline is not None
     lines = [

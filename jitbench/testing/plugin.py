@@ -1,18 +1,8 @@
-"""jitbench's pytest plugin: the ``jitbench_counts`` fixture and its options.
+"""jitbench's pytest plugin (entry point ``pytest11``): the ``jitbench_counts`` fixture over
+:func:`jitbench.testing.check_counts`, ``--count-tolerance``, ``--jitbench-update-counts``,
+the ini option ``jitbench_counts_file`` and a summary of the counts written or skipped.
 
-Loaded in every pytest run of an environment where jitbench is installed (the
-``pytest11`` entry point ``jitbench``; ``-p no:jitbench`` turns it off), so importing
-it imports nothing but pytest and two small jitbench modules: JAX, the audit and the
-counting machinery load when a test uses them. The checks themselves are plain
-functions of :mod:`jitbench.testing`; this module adds:
-
-* ``--count-tolerance`` (default that of ``jitbench compare``, 0.01) and
-  ``--jitbench-update-counts`` (write or refresh the baselines);
-* the ini option ``jitbench_counts_file`` (default ``jitbench-counts.json`` at the
-  rootdir; a relative path is taken from the rootdir);
-* the ``jitbench_counts`` fixture: ``jitbench_counts(target, call=..., inputs=...)``
-  checks the target's counts against the baseline keyed by the test's id;
-* a line per count written, skipped or improved in the terminal summary.
+Loaded in every pytest run where jitbench is installed, so it imports nothing heavy.
 """
 
 from __future__ import annotations
