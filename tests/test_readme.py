@@ -41,6 +41,11 @@ def _markdown_files() -> list[Path]:
     return [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
+def _design_notes() -> list[Path]:
+    """The package's design notes: its README.md and one per folder."""
+    return [ROOT / "jitbench" / "README.md", *sorted((ROOT / "jitbench").glob("*/README.md"))]
+
+
 def _block(marker: str) -> str:
     text = "".join(page.read_text() for page in _markdown_files())
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
@@ -84,10 +89,10 @@ def _anchors(text: str) -> set[str]:
 
 
 def test_every_link_between_the_pages_resolves():
-    """Relative links and images of the README and docs pages name files and headings that exist,
-    and the README links every docs page."""
+    """Relative links and images of the README, docs pages and design notes name files and
+    headings that exist, and the README links every docs page and every folder's notes."""
     linked = set()
-    for page in _markdown_files():
+    for page in [*_markdown_files(), *_design_notes()]:
         text = page.read_text()
         for target in re.findall(r"\]\(([^)\s]+)\)", text):
             if re.match(r"[a-z]+:", target):
@@ -99,7 +104,7 @@ def test_every_link_between_the_pages_resolves():
                 assert anchor in _anchors(found.read_text()), f"{page.name}: {target}"
             if page == README:
                 linked.add(found)
-    assert set(_markdown_files()[1:]) <= linked
+    assert {*_markdown_files()[1:], *_design_notes()} <= linked
 
 
 def _readme_jax() -> str:
