@@ -74,7 +74,7 @@ class Target:
         inputs, kwargs = self.inputs, self.kwargs
         if isinstance(self.call, str):
             method = getattr(obj, self.call)
-            return lambda: method(*inputs, **kwargs)  # line 77: docs/own-objects.md quotes it
+            return lambda: method(*inputs, **kwargs)
         function = self.call
         return lambda: function(obj, *inputs, **kwargs)
 
