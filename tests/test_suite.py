@@ -578,7 +578,9 @@ def test_fill_all_skips_what_this_process_cannot_serve(tmp_path, monkeypatch):
 
 def test_depth_stage_table_is_keyed_by_depth_and_read_by_its_benchmark():
     names = ["helper_function", "pytree_dataclass"]
-    table = case.stage_table(names, [10], ["cpu"], (1, 4), calls=1, axis="depth")
+    # The floor's free function takes a flat object's fields: n/a at depth, the table goes on.
+    table = case.stage_table([*names, "jit_function"], [10], ["cpu"], (1, 4), calls=1,
+                             axis="depth")  # fmt: skip
     assert set(table) == {(n, 10, "cpu", d) for n in names for d in (1, 4)}
     bench = bench_scaling.CompileVsDepth()
     for name in names:
@@ -588,6 +590,8 @@ def test_depth_stage_table_is_keyed_by_depth_and_read_by_its_benchmark():
             assert bench.track_compile_seconds(table, name, depth) > 0
     with pytest.raises(NotImplementedError, match="eager is not available"):
         bench.setup(table, "eager", 1)
+    with pytest.raises(NotImplementedError, match=r"^jit_function calls _calc\(acts, params, y\)"):
+        Row("jit_function", "cpu", 10, Shape(depth=1)).load()
 
 
 def test_depth_case_builds_the_nested_class():

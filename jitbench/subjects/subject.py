@@ -118,6 +118,8 @@ class Generated(Subject):
         self.size, self.shape = check_size(size), shape or DEFAULT_SHAPE
         self.name, self.device, self.raises_on = strategy.name, placement.spec, strategy.raises_on
         obj, y = self.instance()
+        if strategy.function:
+            free_arguments(strategy, obj)  # NotImplementedError (n/a) on a nested object
         call = functools.partial(_free_call, strategy) if strategy.function else "calc"
         self.target = Target(obj, (y,), call=call, name=strategy.name, factory=self.new)
 
