@@ -656,6 +656,14 @@ def strategies_table_block() -> str:
     return table.to_markdown(index=False, disable_numparse=True)
 
 
+def hazards_block() -> str:
+    """What ``assert_jit_safe`` fails on and ``advise`` reports, from ``jitbench.hazards``."""
+    from jitbench.hazards import FOUND
+
+    rows = [[f"`{name}`", words] for name, words in FOUND.items()]
+    return pd.DataFrame(rows, columns=["name", "what it means"]).to_markdown(index=False)
+
+
 def strategies_block() -> str:
     """The generated source of every built-in strategy at the default shape."""
     from jitbench.strategies import STRATEGIES
@@ -859,7 +867,8 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/benchmarks.md": ("timing",),
     "docs/validation.md": ("validation", "async-dispatch"),
     "docs/advise.md": ("advise-seed", "advise-flax"),
-    "docs/testing.md": (),  # written by hand: its example is tests/test_testing.py's project
+    # Its example is written by hand: it is tests/test_testing.py's project.
+    "docs/testing.md": ("hazards",),
 }
 
 
@@ -880,6 +889,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "dashboard": lambda: dashboard_block(runs, shoot),
         "strategies-table": strategies_table_block,
         "strategies": strategies_block,
+        "hazards": hazards_block,
         "history": lambda: history_block(runs),
         "timing": lambda: timing_block(runs),
         "validation": validation_block,

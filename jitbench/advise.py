@@ -10,24 +10,23 @@ import sys
 from typing import Any
 
 from jitbench.errors import JitbenchError
+from jitbench.hazards import found as hazards_found
 from jitbench.measure.timing import REPEAT, Spread
-from jitbench.subjects.result import AuditResult
 from jitbench.targets import Target
 from jitbench.targets import fields as fieldlib
 
 COLD_CALLS = 3
 BY_COUNTS = "instructions per cached call"
 BY_TIME = "the cached call's median time"
-HAZARDS = ("stale", "error", "leak", "recompile")
 
 
 @dataclasses.dataclass(frozen=True)
 class WayRow:
     """One way measured, or why it was not: its hazards over the audit's scenario
-    (``stale``, ``error``, ``leak``, ``recompile``: a compile where nothing new was asked
-    for), its compiles, timings (seconds per call), instructions, and ``ratio``, its cached
-    call over the call as written's (by the advice's ranking figure); ``findings`` the
-    audit's hazards in plain words (:func:`jitbench.subjects.verdict.hazards`)."""
+    (:data:`jitbench.hazards.FOUND`, as ``assert_jit_safe`` names them), its compiles, timings
+    (seconds per call), instructions, and ``ratio``, its cached call over the call as written's
+    (by the advice's ranking figure); ``findings`` the audit's hazards in plain words
+    (:func:`jitbench.subjects.verdict.hazards`)."""
 
     way: str
     caveat: str
@@ -101,23 +100,6 @@ class Advice:
         return cls(**{**data, "rows": tuple(rows)})
 
 
-def hazards_of(result: AuditResult) -> tuple[str, ...]:
-    """The audit's hazards in the advice's words (see :class:`WayRow`)."""
-    found = set()
-    if result.stale_results:
-        found.add("stale")
-    if result.errors:
-        found.add("error")
-    if result.leaked_instances or (result.leaked_instances is None and result.leaked_arrays):
-        found.add("leak")
-    for step in result.steps:
-        again = step.name in ("repeat_call", "seen_static", "equal_instance")
-        hashed = step.name == "same_shape_array" and step.correct
-        if step.compiles and (again or hashed):
-            found.add("recompile")
-    return tuple(h for h in HAZARDS if h in found)
-
-
 def _figure(row: WayRow, ranked_by: str) -> float | None:
     if ranked_by == BY_COUNTS:
         return row.call_instructions
@@ -137,9 +119,9 @@ def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int
                              fields=fields, arrays=arrays)  # fmt: skip
     except JitbenchError as exc:
         return WayRow(way.name, way.caveat, code, reason=str(exc))
-    return WayRow(way.name, way.caveat, code, hazards=hazards_of(audit), compiles=audit.compiles,
-                  cold=timed.cold, cached=timed.cached, dispatch=timed.dispatch,
-                  findings=tuple(hazards(audit)))  # fmt: skip
+    return WayRow(way.name, way.caveat, code, hazards=tuple(hazards_found(audit)),
+                  compiles=audit.compiles, cold=timed.cold, cached=timed.cached,
+                  dispatch=timed.dispatch, findings=tuple(hazards(audit)))  # fmt: skip
 
 
 def _count(rows: list[WayRow], spec: str, device: str, call: str | None,

@@ -1,12 +1,17 @@
 """The audit's totals: one table that names each, its unit, its column and its words.
 
 The asv hazard tracks of built-in strategies and of targets, the CLI's audit
-columns and the report's hazard words are all generated from :data:`HAZARDS`.
+columns and the report's hazard words are all generated from :data:`HAZARDS`;
+what ``assert_jit_safe`` fails on and ``advise`` reports, from :func:`found`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jitbench.subjects.result import AuditResult, Step
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,3 +37,34 @@ HAZARDS = (
 TOTALS = tuple(h.name for h in HAZARDS)
 # The report's words for each hazardous total, in the table's order.
 WORDS = {h.name: h.words for h in HAZARDS if h.words}
+
+# An object's hazards, by the name assert_jit_safe's allow= and advise's rows use.
+FOUND = {
+    "stale": "a call returns a result computed for other values (a change jit does not see)",
+    "error": "a call raises under jit where the call without jit does not",
+    "leak": "instances (their arrays, where they cannot be weakly referenced) stay alive after "
+    "the scenario dropped them (jit's cache holds them)",
+    "recompile": "a compile where nothing new was seen: the same call again, a flag set back "
+    "to a value seen before, a new instance equal to one already called, or new values of "
+    "an array of the same shape (the call hashes them)",
+}
+# The steps where jit has seen all that the call needs: a compile there is a recompile.
+SEEN_STEPS = ("repeat_call", "seen_static", "equal_instance", "same_shape_array")
+
+
+def recompiled(step: Step) -> bool:
+    """A correct step that compiled where nothing new was seen."""
+    return step.compiles > 0 and step.correct and step.name in SEEN_STEPS
+
+
+def found(result: AuditResult) -> dict[str, int]:
+    """How often each hazard of :data:`FOUND` occurs, the absent left out: steps; for
+    ``leak`` the objects left alive, or the arrays where no object can be weakly referenced."""
+    leaked = result.leaked_instances
+    counts = {
+        "stale": result.stale_results,
+        "error": result.errors,
+        "leak": result.leaked_arrays if leaked is None else leaked,
+        "recompile": sum(map(recompiled, result.steps)),
+    }
+    return {name: n for name, n in counts.items() if n}

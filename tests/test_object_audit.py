@@ -13,9 +13,11 @@ from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 
 import jitbench
 from jitbench.devices import resolve
+from jitbench.hazards import found
 from jitbench.subjects.audit import audit_object
 from jitbench.subjects.scenario import SCENARIO
 from jitbench.subjects.subject import Generated, same_result, tolerance
+from jitbench.subjects.verdict import hazards
 from jitbench.targets import Target, load_target
 
 VECTOR = "user_models:vector"
@@ -214,6 +216,24 @@ def test_builtins_through_the_object_path(name):
     assert mine.leaked_instances == builtin.leaked_instances
     assert [_row(s) for s in mine.steps] == [_row(s) for s in builtin.steps]
     assert mine.subject == "mine" and not mine.builtin and mine.verdict
+
+
+# How the verdict's words name each hazard that assert_jit_safe and advise count.
+WORDED = {
+    "stale": ("is not seen", "computed for other values"),
+    "error": ("makes the jitted call raise",),
+    "leak": ("stay alive after it dropped them",),
+    "recompile": ("compiles again", "compile again"),
+}
+
+
+@pytest.mark.parametrize("name", runnable(NAMES))
+def test_a_hazard_is_counted_exactly_where_the_verdict_words_it(name):
+    """assert_jit_safe fails on, and advise's row lists, the hazards the verdict names."""
+    result = _audit(name, "cpu")
+    words = " ".join(hazards(result))
+    worded = {name for name, marks in WORDED.items() if any(m in words for m in marks)}
+    assert set(found(result)) == worded
 
 
 def _row(step) -> tuple:

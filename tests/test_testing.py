@@ -250,6 +250,16 @@ def test_the_seed_class_fails_with_its_verdict_and_passes_what_it_allows():
     assert [s.cell for s in by_name.steps] == [s.cell for s in result.steps]
 
 
+def test_new_values_that_compile_again_are_a_recompile():
+    """The seed class hashing its array: correct, but a new program for every new value."""
+    with pytest.raises(AssertionError) as failed:
+        assert_jit_safe(user_models.value_hash_target)
+    message = str(failed.value)
+    assert "is not jit-safe: leak (2), recompile (1); allowed: none" in message
+    assert "`x` given new values compile again: the call hashes them" in message
+    assert_jit_safe(user_models.value_hash_target, allow=("leak", "recompile"))
+
+
 @pytest.mark.parametrize(
     ("factory", "call", "fields"),
     [

@@ -8,6 +8,7 @@ import functools
 from collections.abc import Iterator
 
 from jitbench.devices import resolve
+from jitbench.hazards import WORDS, recompiled
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.subjects.result import AuditResult, Step
 from jitbench.subjects.scenario import CHANGES, STEPS
@@ -55,11 +56,8 @@ def differences(a: Signature, b: Signature) -> list[str]:
 
 
 def hazard_set(result: AuditResult) -> set[str]:
-    """The hazards a dashboard tracks: stale, errors, leaks, recompiles every call."""
-    found = {"stale"} if result.stale_results else set()
-    found |= {"errors"} if result.errors else set()
-    found |= {"leaks"} if result.leaked_instances else set()
-    return found | ({"recompiles every call"} if result.repeat_call_compiles else set())
+    """The hazards a dashboard tracks, in the report's words."""
+    return {words for total, words in WORDS.items() if getattr(result, total)}
 
 
 @functools.cache
@@ -121,14 +119,15 @@ def hazards(result: AuditResult) -> list[str]:
         elif step.outcome == "error":
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
                          f"{step.error}")  # fmt: skip
-        if step.name == "repeat_call" and step.compiles:
+        if recompiled(step) and step.name == "repeat_call":
             lines.append("the same call again, nothing changed, compiles again: at every call")
-        if step.name in ("seen_static", "equal_instance") and step.compiles and step.correct:
+        if recompiled(step) and step.name in ("seen_static", "equal_instance"):
             lines.append(f"{subject} compiles again: nothing compiled before is reused for it")
 
+    # A call that compiles at every call recompiles for new values too, hashed or not.
     hashed = [
         f"`{s.field}`" for s in result.steps
-        if s.name == "same_shape_array" and s.compiles and s.correct
+        if s.name == "same_shape_array" and recompiled(s) and not result.repeat_call_compiles
     ]  # fmt: skip
     if hashed:
         named = ", ".join(hashed[:4]) + (f" and {len(hashed) - 4} more" if len(hashed) > 4 else "")

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from jitbench.errors import JitbenchError
+from jitbench.hazards import FOUND as HAZARDS
+from jitbench.hazards import found as hazards_found
 from jitbench.testing.counts import CountsCheck, check_counts
 
 if TYPE_CHECKING:
@@ -34,17 +36,6 @@ __all__ = [
     "check_counts",
     "compiles",
 ]
-
-# What assert_jit_safe fails on, by the name allow= accepts.
-HAZARDS = {
-    "stale": "a call returns a result computed for other values (a change jit does not see)",
-    "error": "a call raises under jit where the call without jit does not",
-    "leak": "instances stay alive after the scenario dropped them (jit's cache holds them)",
-    "recompile": "a compile where nothing new was seen: the same call again, a flag set back "
-    "to a value seen before, or a new instance equal to one already called",
-}
-# The steps whose compile is a recompile: nothing is new to jit's cache there.
-_SEEN_STEPS = ("repeat_call", "seen_static", "equal_instance")
 
 
 def _built(factory: Callable[[], Any], name: str) -> Target:
@@ -92,20 +83,6 @@ def _check_allow(allow: str | Iterable[str]) -> frozenset[str]:
                 f"allow= names an unknown hazard {name!r}; the hazards: {', '.join(HAZARDS)}"
             )
     return frozenset(chosen)
-
-
-def hazards_found(result: AuditResult) -> dict[str, int]:
-    """How often each hazard of :data:`HAZARDS` occurs (steps; instances for ``leak``)."""
-    found = {
-        "stale": result.stale_results,
-        "error": result.errors,
-        "leak": result.leaked_instances or 0,
-        "recompile": sum(
-            s.compiles > 0 and s.outcome == "correct" and s.name in _SEEN_STEPS
-            for s in result.steps
-        ),
-    }
-    return {name: count for name, count in found.items() if count}
 
 
 def _audit_text(result: AuditResult, title: str) -> str:
