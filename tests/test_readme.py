@@ -107,6 +107,15 @@ def test_every_link_between_the_pages_resolves():
     assert {*_markdown_files()[1:], *_design_notes()} <= linked
 
 
+def test_every_file_a_page_names_exists():
+    """Project files named in code spans (`jitbench/...py`, `docs/...md`) exist: the pages keep
+    up with the code's moves."""
+    named = r"`((?:jitbench|docs)/[\w/.-]+\.(?:py|md|json))"
+    for page in [*_markdown_files(), *sorted((ROOT / "jitbench").glob("**/README.md"))]:
+        for path in re.findall(named, page.read_text()):
+            assert (ROOT / path).is_file(), f"{page.relative_to(ROOT)}: {path}"
+
+
 def _readme_jax() -> str:
     return re.search(r"`jitbench audit` \(JAX ([\w.]+),", README.read_text()).group(1)
 
