@@ -10,7 +10,6 @@ import sys
 from typing import Any
 
 from jitbench.errors import JitbenchError
-from jitbench.hazards import found as hazards_found
 from jitbench.measure.timing import REPEAT, Spread
 from jitbench.targets import Target
 from jitbench.targets import fields as fieldlib
@@ -119,7 +118,7 @@ def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int
                              fields=fields, arrays=arrays)  # fmt: skip
     except JitbenchError as exc:
         return WayRow(way.name, way.caveat, code, reason=str(exc))
-    return WayRow(way.name, way.caveat, code, hazards=tuple(hazards_found(audit)),
+    return WayRow(way.name, way.caveat, code, hazards=tuple(audit.hazards()),
                   compiles=audit.compiles, cold=timed.cold, cached=timed.cached,
                   dispatch=timed.dispatch, findings=tuple(hazards(audit)))  # fmt: skip
 

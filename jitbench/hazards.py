@@ -2,16 +2,12 @@
 
 The asv hazard tracks of built-in strategies and of targets, the CLI's audit
 columns and the report's hazard words are all generated from :data:`HAZARDS`;
-what ``assert_jit_safe`` fails on and ``advise`` reports, from :func:`found`.
+what ``assert_jit_safe`` fails on and ``advise`` reports is named in :data:`FOUND`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from jitbench.subjects.result import AuditResult, Step
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,21 +46,3 @@ FOUND = {
 }
 # The steps where jit has seen all that the call needs: a compile there is a recompile.
 SEEN_STEPS = ("repeat_call", "seen_static", "equal_instance", "same_shape_array")
-
-
-def recompiled(step: Step) -> bool:
-    """A correct step that compiled where nothing new was seen."""
-    return step.compiles > 0 and step.correct and step.name in SEEN_STEPS
-
-
-def found(result: AuditResult) -> dict[str, int]:
-    """How often each hazard of :data:`FOUND` occurs, the absent left out: steps; for
-    ``leak`` the objects left alive, or the arrays where no object can be weakly referenced."""
-    leaked = result.leaked_instances
-    counts = {
-        "stale": result.stale_results,
-        "error": result.errors,
-        "leak": result.leaked_arrays if leaked is None else leaked,
-        "recompile": sum(map(recompiled, result.steps)),
-    }
-    return {name: n for name, n in counts.items() if n}

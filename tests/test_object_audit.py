@@ -13,7 +13,6 @@ from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 
 import jitbench
 from jitbench.devices import resolve
-from jitbench.hazards import found
 from jitbench.subjects.audit import audit_object
 from jitbench.subjects.scenario import SCENARIO
 from jitbench.subjects.subject import Generated, same_result, tolerance
@@ -233,7 +232,7 @@ def test_a_hazard_is_counted_exactly_where_the_verdict_words_it(name):
     result = _audit(name, "cpu")
     words = " ".join(hazards(result))
     worded = {name for name, marks in WORDED.items() if any(m in words for m in marks)}
-    assert set(found(result)) == worded
+    assert set(result.hazards()) == worded
 
 
 def _row(step) -> tuple:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from jitbench.hazards import TOTALS
+from jitbench.hazards import SEEN_STEPS, TOTALS
 from jitbench.subjects.subject import Outcome
 
 MARKS = {"correct": "", "stale": "!", "error": " E", "n/a": " n/a"}
@@ -31,6 +31,11 @@ class Step:
     @property
     def correct(self) -> bool:
         return self.outcome == "correct"
+
+    @property
+    def recompiled(self) -> bool:
+        """Correct, and compiled where nothing new was seen (``hazards.SEEN_STEPS``)."""
+        return self.compiles > 0 and self.correct and self.name in SEEN_STEPS
 
     @property
     def cell(self) -> str:
@@ -87,6 +92,19 @@ class AuditResult:
     def repeat_call_compiles(self) -> int:
         """Compiles caused by calling an unchanged object again (>0: recompiles every call)."""
         return self.step("repeat_call").compiles
+
+    def hazards(self) -> dict[str, int]:
+        """How often each hazard of :data:`jitbench.hazards.FOUND` occurs, the absent left out:
+        steps; for ``leak`` the objects left alive, or the arrays where no object can be weakly
+        referenced."""
+        leaked = self.leaked_instances
+        counts = {
+            "stale": self.stale_results,
+            "error": self.errors,
+            "leak": self.leaked_arrays if leaked is None else leaked,
+            "recompile": sum(step.recompiled for step in self.steps),
+        }
+        return {name: n for name, n in counts.items() if n}
 
     def step(self, name: str) -> Step:
         return next(step for step in self.steps if step.name == name)

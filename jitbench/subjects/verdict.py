@@ -8,7 +8,7 @@ import functools
 from collections.abc import Iterator
 
 from jitbench.devices import resolve
-from jitbench.hazards import WORDS, recompiled
+from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.subjects.result import AuditResult, Step
 from jitbench.subjects.scenario import CHANGES, STEPS
@@ -119,15 +119,15 @@ def hazards(result: AuditResult) -> list[str]:
         elif step.outcome == "error":
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
                          f"{step.error}")  # fmt: skip
-        if recompiled(step) and step.name == "repeat_call":
+        if step.recompiled and step.name == "repeat_call":
             lines.append("the same call again, nothing changed, compiles again: at every call")
-        if recompiled(step) and step.name in ("seen_static", "equal_instance"):
+        if step.recompiled and step.name in ("seen_static", "equal_instance"):
             lines.append(f"{subject} compiles again: nothing compiled before is reused for it")
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
     hashed = [
         f"`{s.field}`" for s in result.steps
-        if s.name == "same_shape_array" and recompiled(s) and not result.repeat_call_compiles
+        if s.name == "same_shape_array" and s.recompiled and not result.repeat_call_compiles
     ]  # fmt: skip
     if hashed:
         named = ", ".join(hashed[:4]) + (f" and {len(hashed) - 4} more" if len(hashed) > 4 else "")

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from jitbench.errors import JitbenchError
 from jitbench.hazards import FOUND as HAZARDS
-from jitbench.hazards import found as hazards_found
 from jitbench.testing.counts import CountsCheck, check_counts
 
 if TYPE_CHECKING:
@@ -131,7 +130,7 @@ def assert_jit_safe(
 
     subject = subject_of(target)
     result = audit_subject(subject, fields=fields)
-    found = hazards_found(result)
+    found = result.hazards()
     failing = {name: n for name, n in found.items() if name not in allowed}
     if not failing:
         return result
