@@ -61,7 +61,7 @@ def scaling_fits(run: Run) -> None:
     if run.has(catalog.WIDTH):
         run.heading("Dispatch cost per pytree leaf", 1)
         run.text("Linear fit of the dispatch against n_arrays (seconds per leaf), log-log slope.")
-        fit = fits.fits(run, catalog.WIDTH, "n_arrays", "dispatch", "leaf")
+        fit = fits.fits(run.rows(catalog.WIDTH), "n_arrays", "dispatch", "leaf")
         run.blocks += run.table("dispatch-scaling", flag_hazards(fit, run))
     else:
         run.omit("dispatch scaling fit", catalog.WIDTH)
@@ -71,7 +71,7 @@ def scaling_fits(run: Run) -> None:
             "Linear fit of the sharded dispatch against n_devices (seconds per added device, "
             "each count in its own process), log-log slope."
         )
-        fit = fits.fits(run, catalog.DEVICE_COUNT, "n_devices", "dispatch", "device")
+        fit = fits.fits(run.rows(catalog.DEVICE_COUNT), "n_devices", "dispatch", "device")
         run.blocks += run.table("dispatch-device-scaling", flag_hazards(fit, run))
     else:
         run.omit("dispatch device-count fit", catalog.DEVICE_COUNT)
@@ -79,10 +79,8 @@ def scaling_fits(run: Run) -> None:
     if not present:
         run.omit("trace/compile scaling fit", catalog.OPS_TRACE, catalog.OPS_COMPILE)
         return
-    parts = [
-        fits.fits(run, bench, "n_ops", "trace" if bench == catalog.OPS_TRACE else "compile", "op")
-        for bench in present
-    ]
+    names = {catalog.OPS_TRACE: "trace", catalog.OPS_COMPILE: "compile"}
+    parts = [fits.fits(run.rows(bench), "n_ops", names[bench], "op") for bench in present]
     table = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on="strategy", how="outer")
     run.heading("Trace and compile cost per op", 1)
     run.text("Linear fits against the number of ops in the program, log-log slopes.")
@@ -105,7 +103,7 @@ def depth_fits(run: Run) -> None:
         return
     table = None
     for name, bench in present.items():
-        fit = fits.fits(run, bench, "depth", name, "layer")
+        fit = fits.fits(run.rows(bench), "depth", name, "layer")
         kept = [f"{name}_per_layer", f"{name}_intercept"]
         fit = fit[["strategy", *(f"{c}{end}_s" for c in kept for end in ("", "_lo", "_hi"))]]
         table = fit if table is None else table.merge(fit, on="strategy", how="outer")

@@ -4,15 +4,11 @@ intervals; a fit not told apart from zero shows as "below noise" (README.md)."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from asv.util import human_value
 from scipy import stats
-
-if TYPE_CHECKING:
-    from jitbench.report.run import Run
 
 LEVEL = 0.95
 BELOW_NOISE = "below noise"
@@ -39,10 +35,11 @@ def line(xs: np.ndarray, ys: np.ndarray) -> dict[str, float]:
     return found
 
 
-def fits(run: Run, benchmark: str, x: str, name: str, unit: str) -> pd.DataFrame:
-    """Per strategy: the line of value against ``x`` with 95% intervals, and the log-log slope."""
+def fits(measured: pd.DataFrame, x: str, name: str, unit: str) -> pd.DataFrame:
+    """Per strategy of one benchmark's rows: the line of value against ``x`` with 95%
+    intervals, and the log-log slope."""
     rows = []
-    for strategy, data in run.rows(benchmark).groupby("strategy", sort=False):
+    for strategy, data in measured.groupby("strategy", sort=False):
         ok = data[data["status"] == "ok"]
         xs, ys = ok[x].to_numpy(dtype=float), ok["value"].to_numpy(dtype=float)
         found = line(xs, ys)
