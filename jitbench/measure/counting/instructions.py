@@ -40,6 +40,19 @@ TIMEOUT_S = 1800
 PROCESSES = 2
 # Set in a dry run of the worker (no Valgrind): nothing counted, the call's stack recorded.
 DRY_RUN_ENV = "JITBENCH_COUNT_DRY_RUN"
+# The counting process's program (python -c DRIVER PLAN OUT): each stretch counted at module
+# level, its calls made by the loop alone (worker.CALL_FRAMES).
+DRIVER = """\
+import sys
+from jitbench.measure.counting.worker import Worker
+worker = Worker(sys.argv[1], sys.argv[2])
+start, stop = worker.counter.start, worker.counter.stop
+for label, loop, calls in worker.stretches():
+    start()
+    loop(calls)
+    stop(label)
+worker.finish()
+"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,8 +213,6 @@ def _run(
     env: Mapping[str, str], timeout: float,
 ) -> list[Any]:  # fmt: skip
     """The worker's outcomes for ``rows``: ``python -c DRIVER`` (``wrap``: under callgrind)."""
-    from jitbench.measure.counting.worker import DRIVER
-
     plan = folder / "plan.json"
     plan.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
     argv = [sys.executable, "-c", DRIVER, str(plan), str(folder / "out.json")]

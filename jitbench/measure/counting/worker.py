@@ -30,19 +30,6 @@ from jitbench.measure.counting.instructions import (
 
 # Frames on the stack where a counted call is made: the driver's module and the loop.
 CALL_FRAMES = 2
-# The counting process's program (python -c DRIVER PLAN OUT): each stretch counted at module
-# level, its calls made by the loop alone.
-DRIVER = """\
-import sys
-from jitbench.measure.counting.worker import Worker
-worker = Worker(sys.argv[1], sys.argv[2])
-start, stop = worker.counter.start, worker.counter.stop
-for label, loop, calls in worker.stretches():
-    start()
-    loop(calls)
-    stop(label)
-worker.finish()
-"""
 Stretch = tuple[str, Callable[[int], None], int]
 
 
