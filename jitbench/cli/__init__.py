@@ -226,13 +226,15 @@ def _format_option(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="jitbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    sub.add_parser("strategies", help="list the strategies and whether each can run here")
+    p = sub.add_parser("strategies", help="list the strategies and whether each can run here")
+    p.set_defaults(run=_cmd_strategies)
     # Options several commands share, each with its own help.
     size = {"type": positive_int, "default": DEFAULT_SIZE}
     device = {"type": choice("device", DEVICE_SPECS), "default": "cpu"}
     repeat = {"type": positive_int, "default": REPEAT}
 
     p = sub.add_parser("show", help="print the generated source of a strategy's class")
+    p.set_defaults(run=_cmd_show)
     p.add_argument("strategy", help="a strategy name (see jitbench strategies)")
     for knob, what in (("arrays", "array fields"), ("static", "static fields"), ("ops", "stages")):
         p.add_argument(f"--n-{knob}", type=positive_int, default=1, help=f"{what} (default 1)")
@@ -244,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("audit", help="run the cache audit scenario per strategy, or on your object")
+    p.set_defaults(run=_cmd_audit)
     _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
     p.add_argument("--size", **size, help=f"array length (default {DEFAULT_SIZE})")
@@ -254,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("time", help="time a strategy's or your object's call, as the suite does")
+    p.set_defaults(run=_cmd_time)
     _target_options(p)
     p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
     p.add_argument("--size", **size, help="--strategy's array length")
@@ -264,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "advise", help="every way of jitting your object's call, measured alike, and the best"
     )
+    p.set_defaults(run=_cmd_advise)
     _target_options(p)
     p.add_argument(
         "--device", **device, help="the device TARGET's factory builds on (made JAX's default)"
@@ -276,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
 
     p = sub.add_parser("report", help="tables and plots from asv results")
+    p.set_defaults(run=_cmd_report)
     _results_options(p)
     p.add_argument("--commit", help="this commit or hash prefix (default: newest per machine)")
     p.add_argument("--out", type=Path, default=Path("reports"), help="output dir (default reports)")
@@ -286,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare", help="compare two commits, envs or machines; exit 1 on regression"
     )
+    p.set_defaults(run=_cmd_compare)
     p.add_argument("base", metavar="BASE", help="reference commit, env or machine")
     p.add_argument("head", metavar="HEAD", help="commit, env or machine to judge")
     _results_options(p)
@@ -309,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("init", help="write asv's config and benchmarks into another project")
+    p.set_defaults(run=_cmd_init)
     p.add_argument("dir", nargs="?", type=Path, default=Path("."), help="its git repository")
     p.add_argument(
         "--target",
@@ -318,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
+    p.set_defaults(run=_cmd_validate)
     p.add_argument("--out", type=Path, default=Path("reports/validation"), help="report folder")
     p.add_argument("--repetitions", type=positive_int, default=3, help="pairs per slowdown")
     p.add_argument(
@@ -343,24 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_COMMANDS = {
-    "strategies": _cmd_strategies,
-    "show": _cmd_show,
-    "audit": _cmd_audit,
-    "time": _cmd_time,
-    "advise": _cmd_advise,
-    "report": _cmd_report,
-    "compare": _cmd_compare,
-    "validate": _cmd_validate,
-    "init": _cmd_init,
-}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``jitbench`` console script and ``python -m jitbench``."""
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        return _COMMANDS[args.command](args)
+        return args.run(args)
     except (JitbenchError, NotImplementedError) as exc:
         print(f"jitbench: error: {exc}", file=sys.stderr)
         return 2

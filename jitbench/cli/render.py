@@ -89,8 +89,13 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     leaked = result.leaked_instances
     objects = "not checked (no weak references)" if leaked is None else leaked
     print(f"\nleaked: {objects} objects, {result.leaked_arrays} arrays")
-    for line in skipped_lines(result.skipped):
-        print(line)
+    # What was left out, one line per reason (its paths shortened to a few and a count).
+    by_reason: dict[str, list[str]] = {}
+    for path, reason in result.skipped:
+        by_reason.setdefault(reason, []).append(path)
+    for reason, paths in by_reason.items():
+        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        print(f"skipped: {', '.join(paths[:3])}{more}: {reason}")
     print("\nverdict:")
     for line in result.verdict:
         print(f"  - {line}")
@@ -99,23 +104,15 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
         _explained(result.steps, fields=True)
 
 
-def skipped_lines(skipped: Sequence[tuple[str, str]]) -> list[str]:
-    """What was left out, one line per reason (its paths shortened to a few and a count)."""
-    by_reason: dict[str, list[str]] = {}
-    for path, reason in skipped:
-        by_reason.setdefault(reason, []).append(path)
-    lines = []
-    for reason, paths in by_reason.items():
-        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-        lines.append(f"skipped: {shown}: {reason}")
-    return lines
+def _scale(figure: Any) -> tuple[float, str]:
+    """Microseconds, or milliseconds from a median of 1 ms on."""
+    return (1e3, "ms") if figure.median >= 1e-3 else (1e6, "us")
 
 
 def spread(figure: Any) -> str:
     """Median [q1, q3] in microseconds, or milliseconds from 1 ms on."""
-    scale, unit = (1e3, "ms") if figure.median >= 1e-3 else (1e6, "us")
-    q1, median, q3 = (value * scale for value in (figure.q1, figure.median, figure.q3))
-    return f"{median:.1f} {unit} [{q1:.1f}, {q3:.1f}]"
+    scale, unit = _scale(figure)
+    return f"{figure.median * scale:.1f} {unit} [{figure.q1 * scale:.1f}, {figure.q3 * scale:.1f}]"
 
 
 def timings(result: Any, form: str, repeat: int) -> None:
@@ -166,7 +163,7 @@ def _count(value: float | None) -> str:
 def _median(figure: Any) -> str:
     if figure is None:
         return "-"
-    scale, unit = (1e3, "ms") if figure.median >= 1e-3 else (1e6, "us")
+    scale, unit = _scale(figure)
     return f"{figure.median * scale:.1f} {unit}"
 
 
@@ -181,14 +178,11 @@ def advice(result: Any, form: str) -> None:
                          "cached_s", "dispatch_s", "call_instructions",
                          "dispatch_instructions", "ratio", "recommended"])  # fmt: skip
         for r in result.rows:
-            times = [f.median if f else "" for f in (r.cold, r.cached, r.dispatch)]
-            counts = [
-                "" if c is None else c
-                for c in (r.call_instructions, r.dispatch_instructions, r.ratio)
-            ]
+            # csv writes None as an empty cell.
+            times = [f.median if f else None for f in (r.cold, r.cached, r.dispatch)]
             writer.writerow([result.target, result.device, r.way, r.reason, " ".join(r.hazards),
-                             "" if r.compiles is None else r.compiles, *times, *counts,
-                             r.way == result.recommended])  # fmt: skip
+                             r.compiles, *times, r.call_instructions, r.dispatch_instructions,
+                             r.ratio, r.way == result.recommended])  # fmt: skip
         return
     if result.note:
         print(result.note)

@@ -5,6 +5,7 @@ the command (``python -m jitbench.suite.asvrun``, used by the noxfile and ``jitb
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -37,13 +38,6 @@ def load_config(root: Path) -> dict[str, Any]:
     return load_json(str(root / CONFIG), js_comments=True)
 
 
-def pin(matrix: Mapping[str, Any], pins: Mapping[str, str]) -> dict[str, Any]:
-    """``matrix`` with each pinned requirement at one version, moved last: asv installs them
-    in order, so nothing installed after a pin (flax, equinox) can move it."""
-    req = {k: v for k, v in matrix.get("req", {}).items() if k not in pins}
-    return {**matrix, "req": {**req, **{k: [v] for k, v in pins.items()}}}
-
-
 class AsvConfig:
     """A copy of the checkout's asv config in ``folder``, with overrides; runs asv with it."""
 
@@ -59,7 +53,11 @@ class AsvConfig:
             config[key] = str((root / config[key]).resolve())
         config.update(overrides)
         if pins:
-            config["matrix"] = pin(config.get("matrix", {}), pins)
+            # Each pinned requirement at one version, moved last: asv installs them in order,
+            # so nothing installed after a pin (flax, equinox) can move it.
+            matrix = config.get("matrix", {})
+            req = {k: v for k, v in matrix.get("req", {}).items() if k not in pins}
+            config["matrix"] = {**matrix, "req": {**req, **{k: [v] for k, v in pins.items()}}}
         self.config = config
         self.path = folder / CONFIG
         self.path.write_text(json.dumps(config, indent=2))
@@ -81,14 +79,11 @@ class AsvConfig:
 
         check_environment(os.environ if env is None else env)
         command = [sys.executable, "-m", "asv", args[0], "--config", str(self.path), *args[1:]]
-        if log is None:
-            done = subprocess.run(command, cwd=self.folder, env=env, check=False)
-        else:
-            with log.open("a") as stream:
-                done = subprocess.run(
-                    command, cwd=self.folder, env=env, stdout=stream, stderr=subprocess.STDOUT,
-                    check=False,
-                )  # fmt: skip
+        with contextlib.nullcontext() if log is None else log.open("a") as stream:
+            stderr = None if log is None else subprocess.STDOUT
+            done = subprocess.run(
+                command, cwd=self.folder, env=env, stdout=stream, stderr=stderr, check=False
+            )
         if done.returncode not in ok:
             where = f" (see {log})" if log is not None else ""
             raise JitbenchError(f"asv {args[0]} exited with {done.returncode}{where}")

@@ -84,12 +84,6 @@ EXAMPLE_TARGET = """\
 """
 
 
-def _targets_block(targets: list[str]) -> str:
-    if not targets:
-        return EXAMPLE_TARGET
-    return "".join(f"    {json.dumps(t)},\n" for t in targets)
-
-
 def _git(folder: Path, *args: str) -> str | None:
     done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True)
     return done.stdout.strip() if done.returncode == 0 else None
@@ -103,12 +97,6 @@ def _project(pyproject: Path) -> dict[str, Any]:
         return tomllib.loads(pyproject.read_text()).get("project", {})
     except tomllib.TOMLDecodeError as exc:
         raise JitbenchError(f"cannot read {str(pyproject)!r}: {exc}") from None
-
-
-def _project_name(folder: Path) -> str:
-    """The distribution name in ``pyproject.toml`` (what asv uninstalls), else the folder's."""
-    name = _project(folder / "pyproject.toml").get("name")
-    return name if isinstance(name, str) and name else folder.resolve().name
 
 
 def jitbench_source() -> Path:
@@ -181,12 +169,15 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
         raise JitbenchError(f"will not overwrite existing {', '.join(existing)}; nothing written")
     source = jitbench_source()
     commit = _git(source, "rev-parse", "--short=12", "HEAD")
-    dirty = bool(_git(source, "status", "--porcelain", "--untracked-files=no"))
-    origin = f"built from {source}" + (
-        f" at commit {commit}{' with local changes' if dirty else ''}" if commit else ""
-    )
+    origin = f"built from {source}"
+    if commit:
+        dirty = _git(source, "status", "--porcelain", "--untracked-files=no")
+        origin += f" at commit {commit}" + (" with local changes" if dirty else "")
     conf, init, bench, _ = files
-    project = _project_name(folder)
+    # The distribution name in pyproject.toml (what asv uninstalls), else the folder's.
+    project = _project(folder / "pyproject.toml").get("name")
+    if not (isinstance(project, str) and project):
+        project = folder.resolve().name
     text = ASV_CONF.format(
         project=project,
         project_json=json.dumps(project),
@@ -206,5 +197,6 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
     init.parent.mkdir(exist_ok=True)
     conf.write_text(text)
     init.write_text(BENCHMARKS_INIT)
-    bench.write_text(BENCH_TARGETS.format(targets=_targets_block(chosen)))
+    listed = "".join(f"    {json.dumps(t)},\n" for t in chosen)
+    bench.write_text(BENCH_TARGETS.format(targets=listed or EXAMPLE_TARGET))
     return files
