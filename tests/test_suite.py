@@ -514,6 +514,21 @@ def test_asvrun_checks_the_grid_before_asv_starts(variable, tmp_path):
     assert not folder.exists()  # not even the config copy
 
 
+def test_asvrun_refuses_bad_exit_statuses_before_writing_anything(tmp_path):
+    folder = tmp_path / "asv"
+    out = subprocess.run(
+        [sys.executable, "-m", "jitbench.suite.asvrun", f"--folder={folder}", "--ok", "0,a",
+         "--", "run"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.splitlines()[-1] == (
+        "python -m jitbench.suite.asvrun: error: argument --ok: "
+        "'0,a' is not a list of exit statuses such as 0,2"
+    )
+    assert "Traceback" not in out.stderr and not folder.exists()
+
+
 @pytest.mark.slow
 def test_asv_check_shows_a_bad_grid_variable_in_one_line():
     env = dict(os.environ, JITBENCH_SIZES="10,big")

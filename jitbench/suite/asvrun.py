@@ -90,6 +90,15 @@ class AsvConfig:
         return done.returncode
 
 
+def _statuses(text: str) -> list[int]:
+    try:
+        return [int(status) for status in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a list of exit statuses such as 0,2"
+        ) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m jitbench.suite.asvrun [overrides] -- ASV ARGS``: asv with a config copy."""
     parser = argparse.ArgumentParser(
@@ -110,7 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PACKAGE=VERSION",
         help="install this version in asv's environments, e.g. jax=0.12.0.1 (repeatable)",
     )
-    parser.add_argument("--ok", default="0", help="accepted exit statuses, e.g. 0,2")
+    parser.add_argument(
+        "--ok", type=_statuses, default="0", help="accepted exit statuses, e.g. 0,2"
+    )
     parser.add_argument("asv", nargs=argparse.REMAINDER, help="asv's own arguments after --")
     args = parser.parse_args(argv)
     overrides = {}
@@ -131,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         check_environment(os.environ)  # before the config copy is written
         config = AsvConfig(checkout(), args.folder.resolve(), pins, **overrides)
-        return config.run(*asv_args, env=os.environ, ok=[int(s) for s in args.ok.split(",")])
+        return config.run(*asv_args, env=os.environ, ok=args.ok)
     except JitbenchError as exc:
         print(f"jitbench.suite.asvrun: error: {exc}", file=sys.stderr)
         return 2
