@@ -330,8 +330,13 @@ NOISE_HEADER = "benchmark,case,spread\n"
             f"has case '{CACHED}(1)' on lines 2, 4; expected one row per case, as jitbench "
             "validate writes it",
         ),
+        (
+            f"{CACHED},{CACHED}(1),0.1\n\n{CACHED},{CACHED}(2),lots\n",
+            "line 4: spread 'lots' is not a number >= 0 such as 0.05 (|ratio - 1| of two runs of "
+            "unchanged code)",
+        ),
     ],
-    ids=["not-a-number", "negative", "infinite", "duplicate"],
+    ids=["not-a-number", "negative", "infinite", "duplicate", "after-a-blank-line"],
 )
 def test_bad_noise_rows_name_file_line_and_value(tmp_path, rows, message):
     path = tmp_path / "noise.csv"

@@ -101,7 +101,8 @@ class Noise:
         """Read validate's ``noise.csv``; a missing file or column is a JitbenchError."""
         path = Path(path)
         try:
-            table = pd.read_csv(path)
+            # Blank lines kept as empty rows: a row's index is its line number - 2.
+            table = pd.read_csv(path, skip_blank_lines=False)
         except (OSError, ValueError) as exc:
             reason = " ".join(str(exc).split())
             raise JitbenchError(f"cannot read noise file {str(path)!r} ({reason})") from None
