@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from jitbench import hazards
+from jitbench.measure import population
 
 COLD = "bench_cold.ColdCall.time_first_call"
 COLD_FRESH = "bench_cold.FreshProcess.timeraw_first_call_fresh_process"
@@ -47,13 +48,7 @@ INSTRUCTIONS_VS_DEPTH = {
     for kind, name in (("call", "cached_call"), ("dispatch", "dispatch"))
 }
 # Many live instances of one strategy (opt-in: nox -s instances), per figure.
-POPULATION = {
-    name: f"bench_population.Population.track_{name}"
-    for name in (
-        "first_call", "first_call_dispatch", "after_jit_call", "after_jit_dispatch",
-        "after_jit_python_calls", "build_seconds", "peak_rss", "kept_alive",
-    )
-}  # fmt: skip
+POPULATION = {name: f"bench_population.Population.track_{name}" for name in population.FIGURES}
 # A target's twin of each built-in benchmark, one row per target and device: the same
 # family (``jitbench.suite.families``) in a class named Target + the built-in class's name.
 TARGET_TWINS = {
