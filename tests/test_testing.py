@@ -25,6 +25,8 @@ import jax.numpy as jnp
 import pytest
 import user_models
 from conftest import without_host_devices
+from jax_releases import for_release
+from test_object_audit import VALUE_HASH_STALE
 
 from jitbench.errors import JitbenchError
 from jitbench.measure.counting import callgrind
@@ -255,9 +257,12 @@ def test_new_values_that_compile_again_are_a_recompile():
     with pytest.raises(AssertionError) as failed:
         assert_jit_safe(user_models.value_hash_target)
     message = str(failed.value)
-    assert "is not jit-safe: leak (2), recompile (1); allowed: none" in message
-    assert "`x` given new values compile again: the call hashes them" in message
-    assert_jit_safe(user_models.value_hash_target, allow=("leak", "recompile"))
+    stale = for_release(VALUE_HASH_STALE)  # JAX 0.9 and 0.10 keyed the class as it first was
+    found = f"stale ({stale}), leak (2)" if stale else "leak (2), recompile (1)"
+    assert f"is not jit-safe: {found}; allowed: none" in message
+    if not stale:
+        assert "`x` given new values compile again: the call hashes them" in message
+    assert_jit_safe(user_models.value_hash_target, allow=("stale", "leak", "recompile"))
 
 
 @pytest.mark.parametrize(
