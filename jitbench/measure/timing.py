@@ -102,6 +102,7 @@ def _after_changes(
         done: list[float] = []
 
         def visit(name: str, play: Play = play, done: list[float] = done) -> str:
+            play.keep()
             result, error, seconds = attempt(play)  # the call alone is timed, not its oracle
             outcome, error = play.judge(result, error)
             done.append(seconds)

@@ -103,9 +103,11 @@ def _step(play: Play, name: str, probe: Any) -> Step:
     explanations (JAX 0.6-0.8's explainer can itself fail): where only the first raised,
     the second's result and counts stand."""
     runs = probe.runs if probe else 0
+    play.keep()
     with count_compiles() as stats, explain_misses() as messages:
         result, error, _ = attempt(play)
     if error:
+        play.keep()
         with count_compiles() as again:
             result, retried, _ = attempt(play)
         if not retried:  # the explainer's failure, not the call's

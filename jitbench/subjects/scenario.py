@@ -53,14 +53,21 @@ class Play:
         self.obj = subject.new()
         self.changed: list[tuple[str, str]] = []
         self.rng = np.random.default_rng(1)
+        # What the oracle needs of the object as it was before the last call (Subject.before).
+        self.before: Any = None
 
     def call(self) -> Any:
         """The subject's call on the object as it is now."""
         return self.subject.call(self.obj)()
 
+    def keep(self) -> None:
+        """Keep what the oracle needs of the object before a call (outside any count: a copy
+        of an nnx module copies its arrays, a compile each)."""
+        self.before = self.subject.before(self.obj)
+
     def judge(self, result: Any, error: str) -> tuple[Outcome, str]:
         """The outcome of this step's call (see :meth:`Subject.judge`)."""
-        return self.subject.judge(self.obj, result, error)
+        return self.subject.judge(self.before, result, error)
 
     def _set(self, field: Field, value: Any) -> None:
         self.obj = self.subject.set(self.obj, field, value)
@@ -155,7 +162,10 @@ def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[
     def visit(name: str) -> Outcome | None:
         nonlocal reached
         reached = name == change
-        return None if reached else play.judge(*attempt(play)[:2])[0]
+        if reached:
+            return None
+        play.keep()
+        return play.judge(*attempt(play)[:2])[0]
 
     replay(play, visit)
     if not reached:

@@ -6,6 +6,7 @@ of a user's object (:class:`Walked`): how it is built, called and changed, and i
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import inspect
 import sys
@@ -98,8 +99,14 @@ class Subject:
         """A new instance with other values, and how it was made."""
         raise NotImplementedError
 
-    def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
-        """The outcome of a call on ``obj`` that returned ``result`` or raised ``error``."""
+    def before(self, obj: Any) -> Any:
+        """What :meth:`judge` needs of ``obj`` as it is before a call: ``obj`` itself, for a
+        call that changes nothing of it."""
+        return obj
+
+    def judge(self, before: Any, result: Any, error: str) -> tuple[Outcome, str]:
+        """The outcome of a call that returned ``result`` or raised ``error``, on the object
+        that :meth:`before` kept."""
         raise NotImplementedError
 
 
@@ -212,19 +219,8 @@ class Walked(Subject):
 
     def _copy(self, obj: Any) -> Any:
         """A deep copy sharing the object's functions (a copied one would be a new static)."""
-        memo: dict[int, Any] = {}
-        stack, seen = [obj], set()
-        while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            if kinds.is_function(node) or kinds.is_jitted(node) or isinstance(node, type):
-                memo[id(node)] = node
-            else:
-                stack += [child for _, _, child in fieldlib.children(node) or ()]
         try:
-            return copy.deepcopy(obj, memo)
+            return _deepcopy(obj)
         except Exception as exc:
             raise JitbenchError(
                 f"target {self.name!r} has no factory and cannot be copied "
@@ -263,22 +259,51 @@ class Walked(Subject):
         paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
         return other, f"the factory's, new values in {paths or 'nothing'}"
 
-    def unjitted(self, obj: Any) -> Any:
-        """The call's result, made under ``jax.disable_jit()`` by :meth:`judge`."""
-        return self.call(obj)()
+    def before(self, obj: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+        """The object and the call's arguments, copied together: a call that changes them (a
+        training step's weights and optimizer, a dropout's key) leaves the oracle the state
+        the call started from. Uncopied where they cannot be copied."""
+        target = self.target
+        try:
+            return _deepcopy((obj, target.inputs, target.kwargs))
+        except Exception:
+            return obj, target.inputs, target.kwargs
 
-    def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
-        """Against the call without jit; where that raises, n/a with its error."""
+    def unjitted(self, obj: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The call's result, made under ``jax.disable_jit()`` by :meth:`judge`."""
+        return dataclasses.replace(self.target, obj=obj, inputs=inputs, kwargs=kwargs).function()()
+
+    def judge(self, before: Any, result: Any, error: str) -> tuple[Outcome, str]:
+        """Against the call without jit on the state the call started from; where that
+        raises, n/a with its error."""
         import jax
 
         try:
             with jax.disable_jit():
-                expected = block(self.unjitted(obj))
+                expected = block(self.unjitted(*before))
         except Exception as exc:
             return "n/a", error_text(exc)
         if error:
             return "error", error
         return ("correct" if same_result(result, expected) else "stale"), ""
+
+
+def _deepcopy(value: Any) -> Any:
+    """``copy.deepcopy`` sharing functions, jitted functions and classes (a copied one would be
+    a new static) and JAX arrays (immutable: a copy would only cost memory)."""
+    memo: dict[int, Any] = {}
+    stack, seen = [value], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        shared = kinds.is_function(node) or kinds.is_jitted(node) or isinstance(node, type)
+        if shared or (kinds.is_array(node) and not isinstance(node, np.ndarray)):
+            memo[id(node)] = node
+        else:
+            stack += [child for _, _, child in fieldlib.children(node) or ()]
+    return copy.deepcopy(value, memo)
 
 
 def tolerance(dtype: Any) -> float:

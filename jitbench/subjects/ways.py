@@ -324,9 +324,9 @@ class WaySubject(Walked):
         args = [f"a{i}" for i in range(len(lead))] + call_args(self.target)
         return f"function({', '.join(args)})", names
 
-    def unjitted(self, obj: Any) -> Any:
+    def unjitted(self, obj: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The raw method's result (the oracle's call)."""
-        return self.raw(obj, *self.target.inputs, **self.target.kwargs)
+        return self.raw(obj, *inputs, **kwargs)
 
 
 def way_subject(target: Target, name: str) -> WaySubject:
