@@ -25,6 +25,7 @@ HOW = {
     ".replace": "with .replace",
     "._replace": "with ._replace",
     "eqx.tree_at": "with eqx.tree_at",
+    "attrs.evolve": "with attrs.evolve",
     "item assignment": "by item assignment",
     "a new container": "in a new container",
     EQX_STATIC: "in a new module (eqx.tree_at cannot reach a static field)",

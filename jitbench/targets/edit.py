@@ -57,6 +57,10 @@ def _put(node: Any, key: Key, value: Any) -> Any:
         return node.replace(**{name: value})
     if kinds.is_frozen_dataclass(node):
         return dataclasses.replace(node, **{name: value})
+    if kinds.is_frozen_attrs(node):
+        import attrs
+
+        return attrs.evolve(node, **{name: value})
     setattr(node, name, value)
     return node
 

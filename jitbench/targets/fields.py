@@ -65,13 +65,14 @@ def children(value: Any) -> list[tuple[Key, str, Any]] | None:
     """(key, path suffix, child) of a node, or None for a leaf with no fields to walk."""
     if kinds.is_named_tuple(value):
         return [(("attr", n), f".{n}", getattr(value, n)) for n in type(value)._fields]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = [f.name for f in dataclasses.fields(value)]
-        return [(("attr", n), f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
+    # A container first: nnx.List is a dataclass without fields too.
     if isinstance(value, Mapping):
         return [(("item", k), f"[{k!r}]", v) for k, v in value.items()]
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         return [(("item", i), f"[{i}]", v) for i, v in enumerate(value)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = [f.name for f in dataclasses.fields(value)]
+        return [(("attr", n), f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
     if isinstance(value, type) or kinds.is_function(value):
         return None
     if hasattr(value, "__dict__"):
@@ -114,7 +115,8 @@ def _role(children: tuple[set[Key], list[Any]] | None, key: Key, child: Any, fil
     if children is None:
         return "plain"
     keyed, unkeyed = children
-    leaf = key in keyed or any(c is child for c in unkeyed)
+    # An item that jit keys as an attribute (nnx.Dict's) is the same child.
+    leaf = key in keyed or ("attr", str(key[1])) in keyed or any(c is child for c in unkeyed)
     if not leaf:
         return "aux"
     if kinds.is_array(child) or kinds.is_variable(child):
@@ -169,7 +171,23 @@ def how(owner: Any, leaf: Any, key: Key) -> str:
         return ".replace"
     if kinds.is_frozen_dataclass(owner):
         return "dataclasses.replace"
+    if kinds.is_frozen_attrs(owner):
+        return "attrs.evolve"
     return "setattr"
+
+
+# The changes that build a new instance through ``__init__``: a field it does not take is
+# computed from the others (``field(init=False)``) and cannot be given.
+REBUILT = (".replace", "dataclasses.replace", "attrs.evolve")
+
+
+def _derived(owner: Any, key: Key) -> bool:
+    """Whether ``owner``'s ``__init__`` does not take the field ``key``."""
+    if key[0] != "attr":
+        return False
+    if dataclasses.is_dataclass(owner):
+        return any(f.name == key[1] and not f.init for f in dataclasses.fields(owner))
+    return any(a.name == key[1] and not a.init for a in getattr(type(owner), "__attrs_attrs__", ()))
 
 
 def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
@@ -207,6 +225,8 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
             where = (path + suffix).lstrip(".")
             hidden = private or (key[0] == "attr" and str(key[1]).startswith("_"))
             reason = _skip_reason(child)
+            if not reason and how(node, child, key) in REBUILT and _derived(node, key):
+                reason = "computed from the other fields (init=False): a new instance recomputes it"
             if reason:
                 skipped.append(Skipped(where, reason))
                 continue

@@ -59,6 +59,17 @@ def is_frozen_dataclass(value: Any) -> bool:
     )
 
 
+def is_frozen_attrs(value: Any) -> bool:
+    """An instance of an ``@attrs.frozen`` class: its users change it with ``attrs.evolve``."""
+    cls = type(value)
+    if not hasattr(cls, "__attrs_attrs__"):
+        return False
+    props = getattr(cls, "__attrs_props__", None)  # attrs 25.4 and later
+    if props is not None:
+        return bool(props.is_frozen)
+    return getattr(cls.__setattr__, "__name__", "") == "_frozen_setattrs"
+
+
 def is_rng_state(value: Any) -> bool:
     return type(value).__module__.startswith("flax.nnx.rnglib") or type(value).__name__ in (
         "RngState", "RngKey", "RngCount",
