@@ -59,6 +59,31 @@ def test_nnx_linear():
     assert roles["kernel"] == "traced" and roles["in_features"] == "aux"
 
 
+def test_nnx_containers_are_walked_item_by_item():
+    found, _ = _paths(user_models.stack())
+    assert ("layers[0].use_tanh", "static", "setattr") in found
+    assert ("layers[1].linear.kernel", "array", "Variable.set_value") in found
+    assert ("heads['out'].kernel", "array", "Variable.set_value") in found
+    roles = _roles(user_models.stack())
+    # nnx.Dict's items are keyed by jit as attributes: the same children, not static data.
+    assert roles["heads['out'].kernel"] == "traced" and roles["heads['out'].in_features"] == "aux"
+    assert roles["layers[0].linear.kernel"] == "traced"
+
+
+def test_frozen_attrs_classes_and_derived_fields_are_changed_as_their_users_do():
+    obj = user_models.frozen_scale()
+    found, _ = _paths(obj)
+    assert found == [("scale", "static", "attrs.evolve"), ("act", "static", "attrs.evolve")]
+    scale = fields.walk(obj)[0][0]
+    changed = edit.set_field(obj, scale, 3.0)
+    assert (changed.scale, changed.act, obj.scale) == (3.0, "relu", 2.0)
+    found, skipped = _paths(user_models.halved())
+    assert found == [("scale", "static", "dataclasses.replace")]
+    assert skipped == {
+        "half": "computed from the other fields (init=False): a new instance recomputes it"
+    }
+
+
 def test_equinox_mlp_nested_layers():
     found, skipped = _paths(user_models.mlp())
     assert found[:3] == [

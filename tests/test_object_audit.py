@@ -137,6 +137,37 @@ def test_registered_dataclass_matches_pytree_dataclass():
 # --- Errors, n/a, leaks that cannot be checked ----------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("spec", "call", "inputs"),
+    [("user_models:dropped", "user_models:apply", VECTOR), ("user_models:training", None, None)],
+)
+def test_a_call_that_changes_the_models_state_is_judged_from_where_it_started(spec, call, inputs):
+    """A dropout advancing its key, a training step its weights and optimizer: the call
+    without jit starts from the state the jitted call started from, and they agree."""
+    result = _target_audit(spec, call, inputs)
+    assert result.stale_results == result.errors == 0
+    assert [s.name for s in result.steps if s.correct][:2] == ["first_call", "repeat_call"]
+    assert result.matches == "flax_nnx_jit"
+
+
+def test_layers_in_nnx_containers_are_played():
+    result = _target_audit("user_models:stack", "user_models:apply")
+    played = {s.field for s in result.steps}
+    assert {"layers[0].use_tanh", "layers[0].linear.kernel"} <= played
+    flag = [s for s in result.steps if s.field == "layers[0].use_tanh"]
+    assert [(s.name, s.compiles, s.outcome) for s in flag] == [
+        ("new_static", 1, "correct"), ("seen_static", 0, "correct")
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", ["user_models:frozen_scale", "user_models:halved"])
+def test_frozen_classes_are_audited_without_a_crash(spec):
+    """attrs.frozen changed with attrs.evolve; a derived field left to __post_init__."""
+    result = _target_audit(spec)
+    assert result.stale_results == result.errors == result.not_applicable == 0
+    assert result.step("new_static").compiles == 1
+
+
 def test_a_call_that_raises_under_jit_only_is_an_error():
     result = _target_audit("user_models:best_row")
     errors = [s.name for s in result.steps if s.outcome == "error"]

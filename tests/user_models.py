@@ -7,8 +7,10 @@ that return a ``jitbench.Target`` to name their call and inputs themselves.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from functools import partial
 
+import attrs
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -145,6 +147,111 @@ def linear() -> nnx.Linear:
 def apply(model, x):
     """What an nnx user jits: a function of the module, under nnx.jit."""
     return model(x)
+
+
+# --- Calls that change the model's own state, as flax's docs write them -----------------------
+
+
+class Dropped(nnx.Module):
+    """A Dropout drawing its masks from the Rngs it holds: every call advances them."""
+
+    def __init__(self, rngs: nnx.Rngs) -> None:
+        self.linear = nnx.Linear(SIZE, 8, rngs=rngs)
+        self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+    def __call__(self, x):
+        return self.dropout(self.linear(x))
+
+
+def dropped() -> Dropped:
+    return Dropped(nnx.Rngs(0))
+
+
+def _loss(model, x):
+    return jnp.mean((model(x) - 1.0) ** 2)
+
+
+@nnx.jit
+def train_step(model, optimizer, x):
+    """flax's training step: the loss, then the weights and the optimizer updated in place."""
+    loss, grads = nnx.value_and_grad(_loss)(model, x)
+    optimizer.update(model, grads)
+    return loss
+
+
+def training() -> jitbench.Target:
+    import optax  # flax's own dependency
+
+    model = nnx.Linear(SIZE, 4, rngs=nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+    return jitbench.Target(model, (optimizer, vector()), call=train_step)
+
+
+# --- Layers in nnx's containers, frozen classes of attrs, a derived field ------------------------
+
+
+class Block(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs) -> None:
+        self.linear = nnx.Linear(SIZE, SIZE, rngs=rngs)
+        self.use_tanh = True
+
+    def __call__(self, x):
+        y = self.linear(x)
+        return jnp.tanh(y) if self.use_tanh else y
+
+
+class Stack(nnx.Module):
+    """Blocks in an nnx.List, heads in an nnx.Dict: what nnx.Sequential and flax's own
+    benchmark model hold their layers in."""
+
+    def __init__(self, rngs: nnx.Rngs) -> None:
+        self.layers = nnx.List([Block(rngs) for _ in range(2)])
+        self.heads = nnx.Dict(out=nnx.Linear(SIZE, 4, rngs=rngs))
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.heads["out"](x)
+
+
+def stack() -> Stack:
+    return Stack(nnx.Rngs(0))
+
+
+@attrs.frozen
+class FrozenScale:
+    """attrs' frozen class, jitted with itself static: its users change it with attrs.evolve."""
+
+    scale: float
+    act: typing.Literal["relu", "tanh"] = "relu"
+
+    @partial(jax.jit, static_argnums=0)
+    def __call__(self, x):
+        y = x * self.scale
+        return jax.nn.relu(y) if self.act == "relu" else jnp.tanh(y)
+
+
+def frozen_scale() -> FrozenScale:
+    return FrozenScale(2.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Halved:
+    """A frozen dataclass with a field computed in __post_init__ (``init=False``)."""
+
+    scale: float
+    half: float = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "half", self.scale / 2)
+
+    @partial(jax.jit, static_argnums=0)
+    def __call__(self, x):
+        return x * self.half
+
+
+def halved() -> Halved:
+    return Halved(2.0)
 
 
 # --- What a user gets wrong --------------------------------------------------------------------
