@@ -11,6 +11,7 @@ from typing import Any
 
 from jitbench.errors import JitbenchError
 from jitbench.measure.timing import REPEAT, Spread
+from jitbench.options import COUNT_TOLERANCE
 from jitbench.targets import Target
 from jitbench.targets import fields as fieldlib
 
@@ -169,7 +170,21 @@ def _ranked(rows: list[WayRow], counted: bool) -> tuple[list[WayRow], str, str]:
     candidates = [r for r in rows if r.safe and _figure(r, ranked_by) is not None]
     # Fewer hazards first: a way that leaks or compiles again only where every safe way does.
     best = min(candidates, key=lambda r: (len(r.hazards), _figure(r, ranked_by)), default=None)
+    written = next((r for r in candidates if r.way == AS_WRITTEN), None)
+    if best and written and len(best.hazards) == len(written.hazards):
+        # A rewrite is advised only where it is clearly cheaper, not where it ties: the way
+        # the call is already written, measured again, lands on either side of it.
+        best = best if _clearly_cheaper(best, written, ranked_by) else written
     return rows, (best.way if best else ""), ranked_by
+
+
+def _clearly_cheaper(way: WayRow, written: WayRow, ranked_by: str) -> bool:
+    """Fewer instructions by more than the count tolerance, or cached-call quartiles apart."""
+    if ranked_by == BY_COUNTS:
+        assert way.call_instructions is not None and written.call_instructions is not None
+        return way.call_instructions < written.call_instructions * (1 - COUNT_TOLERANCE)
+    assert way.cached is not None and written.cached is not None
+    return way.cached.q3 < written.cached.q1
 
 
 def advise_object(

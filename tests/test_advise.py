@@ -3,6 +3,7 @@ audited and timed alike; the recommended way is never stale. No timing is assert
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 
@@ -195,6 +196,29 @@ def test_counted_ways_are_ranked_by_instructions(monkeypatch):
     assert all(r.call_instructions and r.dispatch_instructions for r in advice.rows)
     assert advice.row(AS_WRITTEN).ratio == 1.0
     assert advice.recommended in ("pytree registration", "helper function")
+
+
+def _row(way: str, median: float, q1: float, q3: float, counted: float | None = None):
+    from jitbench.advise import WayRow
+    from jitbench.measure.timing import Spread
+
+    return WayRow(way, "", "", cached=Spread(median, q1, q3, 7), call_instructions=counted)
+
+
+def test_a_way_that_ties_with_the_call_as_written_is_not_advised():
+    """The way already written, measured again, lands on either side of the call as written:
+    a rewrite is advised only where it is clearly cheaper."""
+    from jitbench.advise import _ranked
+
+    written = _row(AS_WRITTEN, 10.0, 9.0, 11.0, counted=1000.0)
+    tie = _row("nnx.jit", 9.9, 9.2, 10.8, counted=995.0)
+    cheaper = _row("nnx.jit(graph=False)", 5.0, 4.5, 5.5, counted=600.0)
+    assert _ranked([written, tie], counted=False)[1] == AS_WRITTEN
+    assert _ranked([written, tie], counted=True)[1:] == (AS_WRITTEN, BY_COUNTS)
+    assert _ranked([written, tie, cheaper], counted=False)[1] == "nnx.jit(graph=False)"
+    assert _ranked([written, tie, cheaper], counted=True)[1] == "nnx.jit(graph=False)"
+    stale = dataclasses.replace(written, hazards=("stale",))
+    assert _ranked([stale, tie], counted=False)[1] == "nnx.jit"  # only a safe call stays
 
 
 def test_a_bound_method_jitted_in_init_is_left_out_of_every_way():
