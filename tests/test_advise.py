@@ -22,6 +22,7 @@ SEED = "user_models:custom_class_target"
 VALUE_HASH_STALE = (0, 9) <= tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 11)
 EQX = ("equinox_mlp:mlp", "equinox_mlp:forward", "equinox_mlp:batch")
 EQX_FIELDS = "layers[0]."
+VECTOR = "user_models:vector"
 FLAX_FIELDS = r"^linear_out\.bn\.use_running_average$|^linear_in\.linear\.w$"
 
 
@@ -46,6 +47,25 @@ def test_unjitted_finds_the_method_under_each_jit_wrapper():
     assert unjitted(eqx_target) is user_models.forward.__wrapped__
     nnx_target = load_target("user_models:linear", call="user_models:apply")
     assert unjitted(nnx_target).__name__ == "apply"
+
+
+@pytest.mark.parametrize(
+    ("spec", "call"),
+    [(SEED, None), ("user_models:tempered", "user_models:forward"),
+     ("user_models:linear", "user_models:apply")],
+)  # fmt: skip
+def test_the_row_as_written_is_the_audit_of_the_call(spec, call):
+    """Its hazards and compiles are jitbench audit's (a float under eqx.filter_jit is a static
+    there, set to new values; never a recompile), and the filter's own way plays the same."""
+    from jitbench.subjects.audit import audit_object
+
+    audited = audit_object(load_target(spec, call=call, inputs=VECTOR))
+    advice = _advice(spec, call, VECTOR)
+    written = advice.row(AS_WRITTEN)
+    assert (written.hazards, written.compiles) == (tuple(audited.hazards()), audited.compiles)
+    if "eqx.filter_jit" in [r.way for r in advice.rows]:
+        filtered = advice.row("eqx.filter_jit")
+        assert (filtered.hazards, filtered.compiles) == (written.hazards, written.compiles)
 
 
 def test_seed_class_as_written_is_stale_and_every_registered_way_never_is():

@@ -139,6 +139,20 @@ def forward(model, x):
     return model(x)
 
 
+class Tempered(eqx.Module):
+    """An equinox module with a Python float: eqx.filter_jit hashes it, as it does a flag."""
+
+    w: jax.Array
+    temperature: float = 2.0
+
+    def __call__(self, x):
+        return jnp.tanh(self.w * x / self.temperature)
+
+
+def tempered() -> Tempered:
+    return Tempered(_x())
+
+
 def linear() -> nnx.Linear:
     return nnx.Linear(SIZE, 4, rngs=nnx.Rngs(0))
 

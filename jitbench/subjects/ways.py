@@ -61,7 +61,8 @@ class Way:
     """One way of jitting the call: its name, what it costs its user (``caveat``), the code to
     write (``snippet``, formatted with :class:`Names`), how it is built (``build(obj, raw)``
     returns ``bind``: ``bind(obj)`` is a :data:`~way_builders.Bound`), why it cannot be
-    (``applies``), and ``convert`` (a new instance into the object the way calls)."""
+    (``applies``), ``convert`` (a new instance into the object the way calls) and whether
+    its call hashes non-array leaves (``filters``)."""
 
     name: str
     caveat: str
@@ -69,6 +70,7 @@ class Way:
     build: Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]] | None = None
     applies: Callable[[Any], str | None] = lambda obj: None
     convert: Callable[[Any], Callable[[Any], Any]] | None = None
+    filters: bool = False  # the call hashes non-array leaves (eqx.filter_jit)
 
     def code(self, names: Names) -> str:
         """The snippet for this object's class and call."""
@@ -173,6 +175,7 @@ EQX_WAYS = (
 {name}({var}{comma_args})
 """,
         build.filter_jit,
+        filters=True,
     ),
     JIT_TAKING_OBJECT,
     Way(
@@ -294,9 +297,10 @@ class WaySubject(Walked):
         self._bind = way.build(target.obj, self.raw) if way.build else None
         super().__init__(target)
         self.name = f"{target.name} ({way.name})"
-        # Every way plays the same changes: a number leaf is a traced value to give new
-        # values (a way that hashes it, as eqx.filter_jit does, compiles for each).
-        self.filtered = False
+        # Each way plays the changes its own call sees, as the audit of that call does: a
+        # number leaf a filter hashes is a static to set, one jit traces a value to change.
+        if way is not WRITTEN:
+            self.filtered = way.filters
 
     def new(self, seed: int = 0) -> Any:
         made = super().new(seed)
