@@ -140,7 +140,8 @@ def hazards(result: AuditResult) -> list[str]:
             f"{n} {what}" for n, what in ((leaked, "objects"), (arrays, "arrays")) if n
         )
         lines.append(f"{held} the scenario built stay alive after it dropped them: jit's cache "
-                     "(or a library) holds them, and memory grows with every instance")  # fmt: skip
+                     "(or a library) holds them, and memory grows with every instance or "
+                     "static value it keys on")  # fmt: skip
     if result.first_held:
         lines.append(f"{result.first_held} objects inside the first instance stay alive: the "
                      "key of its compiled program holds them; equal instances reuse it, so they "
