@@ -205,12 +205,13 @@ def _free_call(strategy: Strategy, obj: Any, *inputs: Any) -> Any:
 class Walked(Subject):
     """A user's object: its factory, its walked fields, the ``disable_jit`` oracle."""
 
-    equal_how = "the factory's, traced values copied"
-
     def __init__(self, target: Target) -> None:
         check_call(target)
         self.target, self.name = target, target.name
         self.pristine = None if target.factory is not None else self._copy(target.obj)
+        # Where a new instance comes from, in the steps' words.
+        self.origin = "the factory's" if target.factory is not None else "a copy's"
+        self.equal_how = f"{self.origin}, traced values copied"
         call = target.call
         if isinstance(call, str):
             call = inspect.getattr_static(type(target.obj), call, None)
@@ -257,7 +258,7 @@ class Walked(Subject):
             new = values.new_array(like, rng) if arrays else values.new_value(like, field.choices)
             other = edit.set_field(other, field, new)
         paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
-        return other, f"the factory's, new values in {paths or 'nothing'}"
+        return other, f"{self.origin}, new values in {paths or 'nothing'}"
 
     def before(self, obj: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
         """The object and the call's arguments, copied together: a call that changes them (a
