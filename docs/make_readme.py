@@ -664,6 +664,41 @@ def hazards_block() -> str:
     return pd.DataFrame(rows, columns=["name", "what it means"]).to_markdown(index=False)
 
 
+# The README's Scaler jitted with partial(jax.jit, static_argnums=0) and the default hash.
+SCALER = """\
+class Scaler:
+    def __init__(self, x, mul):
+        self.x, self.mul = x, mul
+
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, y):
+        return self.x * y if self.mul else y
+"""
+
+
+def assert_message_block() -> str:
+    """``assert_jit_safe``'s failure on :data:`SCALER` as it prints, through the verdict (JAX's
+    explanation of each miss follows it)."""
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
+    from jitbench.testing import assert_jit_safe
+
+    namespace = {"jax": jax, "partial": functools.partial}
+    exec(SCALER, namespace)
+    try:
+        assert_jit_safe(namespace["Scaler"](2.0, True), call="calc", inputs=(jnp.arange(4.0),))
+    except AssertionError as exc:
+        lines = str(exc).splitlines()
+    else:
+        raise SystemExit("the README's Scaler passed assert_jit_safe: docs/testing.md says not")
+    verdict = lines.index("verdict:")
+    end = next((i for i in range(verdict, len(lines)) if not lines[i].strip()), len(lines))
+    return "```\nAssertionError: " + "\n".join(lines[:end]) + "\n...\n```"
+
+
 def strategies_block() -> str:
     """The generated source of every built-in strategy at the default shape."""
     from jitbench.strategies import STRATEGIES
@@ -868,7 +903,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/validation.md": ("validation", "async-dispatch"),
     "docs/advise.md": ("advise-seed", "advise-flax"),
     # Its example is written by hand: it is tests/test_testing.py's project.
-    "docs/testing.md": ("hazards",),
+    "docs/testing.md": ("hazards", "assert-message"),
 }
 
 
@@ -890,6 +925,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "strategies-table": strategies_table_block,
         "strategies": strategies_block,
         "hazards": hazards_block,
+        "assert-message": assert_message_block,
         "history": lambda: history_block(runs),
         "timing": lambda: timing_block(runs),
         "validation": validation_block,
