@@ -62,14 +62,20 @@ def _strategies(args: argparse.Namespace) -> list[Any]:
     strategies = [get_strategy(name) for name in names]
     for strategy in strategies:
         strategy.check_available()
-    placement = resolve(args.device)
-    return [Generated(strategy, placement, args.size) for strategy in strategies]
+    placement = resolve(args.device or "cpu")
+    return [Generated(strategy, placement, args.size or DEFAULT_SIZE) for strategy in strategies]
 
 
 def _target(args: argparse.Namespace) -> Any:
     from jitbench.subjects.subject import subject_of
     from jitbench.targets import load_target
 
+    for option in ("size", "device"):
+        if getattr(args, option) is not None:
+            raise JitbenchError(
+                f"--{option} {getattr(args, option)!r} applies to --strategy; a TARGET is what "
+                "its factory builds (its arrays, on JAX's default device)"
+            )
     return subject_of(load_target(args.target, call=args.call, inputs=args.inputs))
 
 
@@ -91,7 +97,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         title = f"{subject.name} ({type(subject.target.obj).__name__}, call "
         render.object_audit(results[0], f"{title}{subject.target.call_name})", args.explain)
     else:
-        render.strategy_audits(results, args.device, args.size, args.explain)
+        render.strategy_audits(
+            results, args.device or "cpu", args.size or DEFAULT_SIZE, args.explain
+        )
     return 0
 
 
@@ -229,8 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("strategies", help="list the strategies and whether each can run here")
     p.set_defaults(run=_cmd_strategies)
     # Options several commands share, each with its own help.
-    size = {"type": positive_int, "default": DEFAULT_SIZE}
     device = {"type": choice("device", DEVICE_SPECS), "default": "cpu"}
+    # --strategy's own: None where not given, so that a TARGET refuses them.
+    strategy_size = {"type": positive_int, "default": None}
+    strategy_device = {**device, "default": None}
     repeat = {"type": positive_int, "default": REPEAT}
 
     p = sub.add_parser("show", help="print the generated source of a strategy's class")
@@ -249,8 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_audit)
     _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
-    p.add_argument("--size", **size, help=f"array length (default {DEFAULT_SIZE})")
-    p.add_argument("--device", **device, help="device spec")
+    p.add_argument("--size", **strategy_size, help=f"array length (default {DEFAULT_SIZE})")
+    p.add_argument("--device", **strategy_device, help="device spec (default cpu)")
     _format_option(p)
     p.add_argument(
         "--explain", action="store_true", help="under the table, JAX's reason for every trace"
@@ -260,8 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_time)
     _target_options(p)
     p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
-    p.add_argument("--size", **size, help="--strategy's array length")
-    p.add_argument("--device", **device, help="--strategy's device")
+    p.add_argument("--size", **strategy_size, help="--strategy's array length")
+    p.add_argument("--device", **strategy_device, help="--strategy's device")
     p.add_argument("--repeat", **repeat, help=f"samples per figure (default {REPEAT})")
     _format_option(p)
 
