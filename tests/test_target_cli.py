@@ -95,11 +95,9 @@ def test_audit_target_explain(capsys):
          "the first call of target 'user_models:linear' raises: "),
         (["time", "--strategy", "nope"], None),
         (["audit", "user_models:scaled", "--size", "10"],
-         "--size 10 applies to --strategy; a TARGET is what its factory builds (its arrays, on "
-         "JAX's default device)"),
-        (["time", "user_models:scaled", "--device", "cpu"],
-         "--device 'cpu' applies to --strategy; a TARGET is what its factory builds (its arrays, "
-         "on JAX's default device)"),
+         "--size 10 applies to --strategy; a TARGET's arrays are what its factory builds"),
+        (["time", "user_models:scaled", "--device", "cpu-sharded"],
+         "--device 'cpu-sharded': a target is measured unsharded; 'cpu-sharded' does not apply"),
     ],
 )  # fmt: skip
 def test_bad_target_is_one_line_exit_2_nothing_written(args, message, capsys):

@@ -70,12 +70,18 @@ def _target(args: argparse.Namespace) -> Any:
     from jitbench.subjects.subject import subject_of
     from jitbench.targets import load_target
 
-    for option in ("size", "device"):
-        if getattr(args, option) is not None:
-            raise JitbenchError(
-                f"--{option} {getattr(args, option)!r} applies to --strategy; a TARGET is what "
-                "its factory builds (its arrays, on JAX's default device)"
-            )
+    if args.size is not None:
+        raise JitbenchError(
+            f"--size {args.size} applies to --strategy; a TARGET's arrays are what its factory "
+            "builds"
+        )
+    if args.device is not None:
+        from jitbench.measure.case import use_device
+
+        try:
+            use_device(args.device)  # the factory builds there, as advise's does
+        except NotImplementedError as exc:
+            raise JitbenchError(f"--device {args.device!r}: {exc}") from None
     return subject_of(load_target(args.target, call=args.call, inputs=args.inputs))
 
 
@@ -238,9 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_strategies)
     # Options several commands share, each with its own help.
     device = {"type": choice("device", DEVICE_SPECS), "default": "cpu"}
-    # --strategy's own: None where not given, so that a TARGET refuses them.
+    # None where not given: a TARGET refuses a size and keeps JAX's default device.
     strategy_size = {"type": positive_int, "default": None}
-    strategy_device = {**device, "default": None}
+    optional_device = {**device, "default": None}
     repeat = {"type": positive_int, "default": REPEAT}
 
     p = sub.add_parser("show", help="print the generated source of a strategy's class")
@@ -260,7 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
     p.add_argument("--size", **strategy_size, help=f"array length (default {DEFAULT_SIZE})")
-    p.add_argument("--device", **strategy_device, help="device spec (default cpu)")
+    p.add_argument(
+        "--device", **optional_device, help="device spec, or where TARGET's factory builds"
+    )
     _format_option(p)
     p.add_argument(
         "--explain", action="store_true", help="under the table, JAX's reason for every trace"
@@ -271,7 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     _target_options(p)
     p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
     p.add_argument("--size", **strategy_size, help="--strategy's array length")
-    p.add_argument("--device", **strategy_device, help="--strategy's device")
+    p.add_argument(
+        "--device", **optional_device, help="--strategy's device, or where TARGET's factory builds"
+    )
     p.add_argument("--repeat", **repeat, help=f"samples per figure (default {REPEAT})")
     _format_option(p)
 
