@@ -87,8 +87,8 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in result.steps]
     table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
     leaked = result.leaked_instances
-    objects = "not checked (no weak references)" if leaked is None else leaked
-    print(f"\nleaked: {objects} objects, {result.leaked_arrays} arrays")
+    objects = "objects not checked (no weak references)" if leaked is None else f"{leaked} objects"
+    print(f"\nleaked: {objects}, {result.leaked_arrays} arrays")
     # What was left out, one line per reason (its paths shortened to a few and a count).
     by_reason: dict[str, list[str]] = {}
     for path, reason in result.skipped:
