@@ -37,9 +37,10 @@ Outcome = Literal["correct", "stale", "error", "n/a"]
 
 
 def error_text(exc: BaseException) -> str:
-    """An exception as one line: its type and its message, whitespace folded, cut at 300."""
+    """An exception as one line: its type and its message (if any), whitespace folded, cut
+    at 300."""
     text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}"
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
 def call_args(target: Target) -> list[str]:
