@@ -65,14 +65,15 @@ def children(value: Any) -> list[tuple[Key, str, Any]] | None:
     """(key, path suffix, child) of a node, or None for a leaf with no fields to walk."""
     if kinds.is_named_tuple(value):
         return [(("attr", n), f".{n}", getattr(value, n)) for n in type(value)._fields]
-    # A container first: nnx.List is a dataclass without fields too.
+    # A dataclass by its fields (chex's is a Mapping too); nnx.List, a dataclass without
+    # fields, by its items.
+    names = [f.name for f in dataclasses.fields(value)] if dataclasses.is_dataclass(value) else []
+    if names and not isinstance(value, type):
+        return [(("attr", n), f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
     if isinstance(value, Mapping):
         return [(("item", k), f"[{k!r}]", v) for k, v in value.items()]
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         return [(("item", i), f"[{i}]", v) for i, v in enumerate(value)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = [f.name for f in dataclasses.fields(value)]
-        return [(("attr", n), f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
     if isinstance(value, type) or kinds.is_function(value):
         return None
     if hasattr(value, "__dict__"):
