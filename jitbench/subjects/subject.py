@@ -305,7 +305,10 @@ def _deepcopy(value: Any) -> Any:
             memo[id(node)] = node
         else:
             stack += [child for _, _, child in fieldlib.children(node) or ()]
-    return copy.deepcopy(value, memo)
+    copied = copy.deepcopy(value, memo)
+    # Equinox keeps a module made without __init__ alive for good (kinds.py).
+    kinds.release_equinox_modules(list(memo.values()))
+    return copied
 
 
 def tolerance(dtype: Any) -> float:
