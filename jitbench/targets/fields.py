@@ -226,7 +226,7 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
             where = (path + suffix).lstrip(".")
             hidden = private or (key[0] == "attr" and str(key[1]).startswith("_"))
             reason = _skip_reason(child)
-            if not reason and how(node, child, key) in REBUILT and _derived(node, key):
+            if not reason and _derived(node, key) and how(node, child, key) in REBUILT:
                 reason = "computed from the other fields (init=False): a new instance recomputes it"
             if reason:
                 skipped.append(Skipped(where, reason))
