@@ -219,7 +219,7 @@ def test_private_fields_play_where_no_public_one_does():
     mixed = [*found, fields.Field("w", (("attr", "w"),), "array", "setattr")]
     played, left = fields.choose(mixed)
     assert [f.path for f in played] == ["w"]
-    assert {s.reason for s in left} == {"a private attribute (--fields PATTERN plays it)"}
+    assert {s.reason for s in left} == {"a private attribute (a fields pattern plays it)"}
     assert [f.path for f in fields.choose(mixed, "_loc")[0]] == ["_loc"]
 
 

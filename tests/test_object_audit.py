@@ -209,7 +209,7 @@ def test_fields_pattern_plays_only_what_matches():
     played = {s.field for s in result.steps if s.field}
     assert played == {"layers[2].weight", "layers[2].bias", "layers[2].in_features",
                       "layers[2].out_features", "layers[2].use_bias"}  # fmt: skip
-    with pytest.raises(jitbench.JitbenchError, match=r"^--fields 'nothing' matches no field; "):
+    with pytest.raises(jitbench.JitbenchError, match=r"^the fields pattern 'nothing' matches no field; "):
         _target_audit("user_models:mlp", "user_models:forward", fields="nothing")
 
 

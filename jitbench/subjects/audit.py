@@ -192,7 +192,7 @@ def audit_subject(
     played, left = fieldlib.choose(walked, fields, arrays)
     if fields is not None and not played:
         paths = ", ".join(f.path for f in walked) or "none"
-        raise JitbenchError(f"--fields {fields!r} matches no field; the fields: {paths}")
+        raise JitbenchError(f"the fields pattern {fields!r} matches no field; the fields: {paths}")
     kind = kinds.object_kind(probe)
     del probe
     counter = None

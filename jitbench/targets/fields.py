@@ -279,7 +279,7 @@ def choose(
         for f in fields:
             hit = f.path.startswith(pattern) or fnmatch.fnmatchcase(f.path, pattern)
             (chosen if hit or (regex and regex.search(f.path)) else left).append(f)
-        return chosen, [Skipped(f.path, f"not matched by --fields {pattern!r}") for f in left]
+        return chosen, [Skipped(f.path, f"not matched by the fields pattern {pattern!r}") for f in left]
     public = any(not f.private for f in fields)
     chosen, skipped = [], []
     firsts: dict[str, str] = {}
@@ -288,7 +288,7 @@ def choose(
         budget = "array" if f.kind == "array" else "value"
         limit = arrays if budget == "array" else values_
         if f.private and public:
-            skipped.append(Skipped(f.path, "a private attribute (--fields PATTERN plays it)"))
+            skipped.append(Skipped(f.path, "a private attribute (a fields pattern plays it)"))
         elif f.group in firsts:
             skipped.append(Skipped(f.path, f"the same field as {firsts[f.group]} (plays once)"))
         elif counts[budget] >= limit:
