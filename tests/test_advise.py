@@ -56,16 +56,22 @@ def test_unjitted_finds_the_method_under_each_jit_wrapper():
 )  # fmt: skip
 def test_the_row_as_written_is_the_audit_of_the_call(spec, call):
     """Its hazards and compiles are jitbench audit's (a float under eqx.filter_jit is a static
-    there, set to new values; never a recompile), and the filter's own way plays the same."""
+    there, set to new values; never a recompile), and the way the call is written already
+    jits with is not built again: measured twice, timing noise alone could rank it cheaper."""
     from jitbench.subjects.audit import audit_object
 
     audited = audit_object(load_target(spec, call=call, inputs=VECTOR))
     advice = _advice(spec, call, VECTOR)
     written = advice.row(AS_WRITTEN)
     assert (written.hazards, written.compiles) == (tuple(audited.hazards()), audited.compiles)
-    if "eqx.filter_jit" in [r.way for r in advice.rows]:
-        filtered = advice.row("eqx.filter_jit")
-        assert (filtered.hazards, filtered.compiles) == (written.hazards, written.compiles)
+    again = {"user_models:forward": "eqx.filter_jit", "user_models:apply": "nnx.jit"}.get(call)
+    for row in advice.rows[1:]:
+        if row.way == again:
+            assert row.reason == f"the call as written already jits with {again}"
+        else:
+            assert "as written" not in row.reason, row.way
+    if again == "nnx.jit":  # the same wrapper with other options is another way
+        assert advice.row("nnx.jit(graph=False)").built
 
 
 def test_seed_class_as_written_is_stale_and_every_registered_way_never_is():
@@ -129,9 +135,9 @@ def test_equinox_mlp_ways_with_figures(examples):
         "jax.jit over eqx.partition", "static self, value hash",
     ]  # fmt: skip
     assert "neither arrays nor numbers" in rows["jax.jit, object as argument"].reason
-    for name in (AS_WRITTEN, "eqx.filter_jit", "jax.jit over eqx.partition"):
+    assert rows["eqx.filter_jit"].reason == "the call as written already jits with eqx.filter_jit"
+    for name in (AS_WRITTEN, "jax.jit over eqx.partition"):
         assert rows[name].hazards == () and rows[name].cached is not None
-    assert rows["eqx.filter_jit"].compiles == rows[AS_WRITTEN].compiles
     assert "leak" in rows["static self, value hash"].hazards
     assert advice.row(advice.recommended).safe
     assert "eqx.partition(model, eqx.is_array)" in rows["jax.jit over eqx.partition"].code

@@ -5,6 +5,7 @@ why a way cannot be built for an object (None where it can).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import operator
@@ -20,23 +21,48 @@ from jitbench.targets import fields as fieldlib
 Bound = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
-def unjitted(target: Target) -> Callable[..., Any]:
-    """The raw function under the target's call, taking the object first: a method's
-    function with its jit wrapper removed (``jax.jit``, ``partial(jax.jit,
-    static_argnums=0)``, ``eqx.filter_jit``, ``nnx.jit``: all keep it as ``__wrapped__``),
-    or the function called as ``call(obj, *inputs)`` unwrapped the same way."""
+def written(target: Target) -> Callable[..., Any]:
+    """The target's call as written, taking the object first: the method as its class holds
+    it (its jit wrapper included), or the function called as ``call(obj, *inputs)``."""
     call = target.call
-    if isinstance(call, str):
-        found = inspect.getattr_static(type(target.obj), call, None)
-        if isinstance(found, staticmethod | classmethod) or found is None:
-            raise JitbenchError(
-                f"call {call!r} of target {target.name!r} is no method of its class "
-                f"{type(target.obj).__name__}: give --call a function taking the object"
-            )
-        call = found
+    if not isinstance(call, str):
+        return call
+    found = inspect.getattr_static(type(target.obj), call, None)
+    if isinstance(found, staticmethod | classmethod) or found is None:
+        raise JitbenchError(
+            f"call {call!r} of target {target.name!r} is no method of its class "
+            f"{type(target.obj).__name__}: give --call a function taking the object"
+        )
+    return found
+
+
+def unjitted(target: Target) -> Callable[..., Any]:
+    """The raw function under the target's call: :func:`written` with its jit wrapper
+    removed (``jax.jit``, ``partial(jax.jit, static_argnums=0)``, ``eqx.filter_jit``,
+    ``nnx.jit``: all keep it as ``__wrapped__``)."""
+    call = written(target)
     while hasattr(call, "__wrapped__"):
         call = call.__wrapped__
     return call
+
+
+def as_written(target: Target, bind: Callable[[Any], Bound]) -> bool:
+    """Whether a way calls the object through the very jit the call is written with: the same
+    wrapper type (``nnx.jit``, ``eqx.filter_jit``) with equal options around the same function.
+    A wrapper whose options do not compare equal (``jax.jit``'s) is never taken for it."""
+    mine = written(target)
+    function = getattr(bind, "jitted", None)  # a way calling the object as its argument
+    if function is None or type(function) is not type(mine):
+        return False
+
+    def options(wrapper: Any) -> dict[str, Any]:
+        found = getattr(wrapper, "__dict__", {})
+        return {k: v for k, v in found.items() if not k.startswith("__") and not callable(v)}
+
+    try:
+        return bool(options(function) == options(mine))
+    except (TypeError, ValueError):  # an option without an equality of its own (an array)
+        return False
 
 
 # --- A plain object's attributes: arrays as children, the rest as auxiliary data -------------
@@ -157,8 +183,18 @@ def _host(value: Any) -> Any:
     return np.ascontiguousarray(np.asarray(value))
 
 
+@dataclasses.dataclass(frozen=True)
+class _TakingObject:
+    """The bind of a way that calls its jitted function with the object as its argument."""
+
+    jitted: Callable[..., Any]
+
+    def __call__(self, obj: Any) -> Bound:
+        return self.jitted, (obj,)
+
+
 def _taking_object(jitted: Callable[..., Any]) -> Callable[[Any], Bound]:
-    return lambda o: (jitted, (o,))
+    return _TakingObject(jitted)
 
 
 def jit_taking_object(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:

@@ -295,6 +295,8 @@ class WaySubject(Walked):
             raise JitbenchError(reason)
         self._convert = way.convert(target.obj) if way.convert else None
         self._bind = way.build(target.obj, self.raw) if way.build else None
+        if self._bind is not None and build.as_written(target, self._bind):
+            raise JitbenchError(f"the call as written already jits with {way.name}")
         super().__init__(target)
         self.name = f"{target.name} ({way.name})"
         # Each way plays the changes its own call sees, as the audit of that call does: a
