@@ -52,7 +52,7 @@ def test_unjitted_finds_the_method_under_each_jit_wrapper():
 @pytest.mark.parametrize(
     ("spec", "call"),
     [(SEED, None), ("user_models:tempered", "user_models:forward"),
-     ("user_models:linear", "user_models:apply")],
+     ("user_models:linear", "user_models:apply"), ("user_models:scaled", None)],
 )  # fmt: skip
 def test_the_row_as_written_is_the_audit_of_the_call(spec, call):
     """Its hazards and compiles are jitbench audit's (a float under eqx.filter_jit is a static
@@ -64,7 +64,10 @@ def test_the_row_as_written_is_the_audit_of_the_call(spec, call):
     advice = _advice(spec, call, VECTOR)
     written = advice.row(AS_WRITTEN)
     assert (written.hazards, written.compiles) == (tuple(audited.hazards()), audited.compiles)
-    again = {"user_models:forward": "eqx.filter_jit", "user_models:apply": "nnx.jit"}.get(call)
+    again = {
+        "user_models:forward": "eqx.filter_jit", "user_models:apply": "nnx.jit",
+        "user_models:scaled": "jax.jit, object as argument",
+    }.get(call or spec)  # fmt: skip
     for row in advice.rows[1:]:
         if row.way == again:
             assert row.reason == f"the call as written already jits with {again}"

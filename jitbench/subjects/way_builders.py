@@ -48,8 +48,8 @@ def unjitted(target: Target) -> Callable[..., Any]:
 
 def as_written(target: Target, bind: Callable[[Any], Bound]) -> bool:
     """Whether a way calls the object through the very jit the call is written with: the same
-    wrapper type (``nnx.jit``, ``eqx.filter_jit``) with equal options around the same function.
-    A wrapper whose options do not compare equal (``jax.jit``'s) is never taken for it."""
+    wrapper type (``jax.jit``, ``nnx.jit``, ``eqx.filter_jit``) with equal options around the
+    same function. A wrapper whose options do not compare equal is never taken for it."""
     mine = written(target)
     function = getattr(bind, "jitted", None)  # a way calling the object as its argument
     if function is None or type(function) is not type(mine):
@@ -57,7 +57,11 @@ def as_written(target: Target, bind: Callable[[Any], Bound]) -> bool:
 
     def options(wrapper: Any) -> dict[str, Any]:
         found = getattr(wrapper, "__dict__", {})
-        return {k: v for k, v in found.items() if not k.startswith("__") and not callable(v)}
+        # A named tuple by its fields: jax.jit's options compare by identity otherwise.
+        return {
+            k: tuple(v) if isinstance(v, tuple) else v
+            for k, v in found.items() if not k.startswith("__") and not callable(v)
+        }  # fmt: skip
 
     try:
         return bool(options(function) == options(mine))
