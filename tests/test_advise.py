@@ -10,6 +10,7 @@ import json
 import jax
 import pytest
 
+import jitbench
 from jitbench.advise import BY_COUNTS, BY_TIME, advise_object
 from jitbench.cli import main
 from jitbench.subjects.way_builders import unjitted
@@ -284,3 +285,28 @@ def test_every_snippet_is_python_naming_the_user_s_call(spec, call, inputs):
         assert names.fn in code, way.name
     if call is not None:  # a function's jitted twin has a name of its own: no recursion
         assert names.name == "forward_jit"
+
+
+def test_the_value_hash_code_keys_on_what_no_leaf_holds():
+    """The printed key hashes the pytree's static data: a registered dataclass's meta field is
+    in none of its leaves and a PyTreeDef's hash omits it, so the object changed in place
+    would hash as before and be found in jit's cache, which holds that very object (stale)."""
+    import numpy as np
+    import user_models
+
+    from jitbench.subjects.ways import VALUE_HASH, names_of
+
+    class Holds:
+        def __init__(self) -> None:
+            self.inner = user_models.scaled()
+
+        def calc(self, y):
+            return self.inner.x * self.inner.mul + y
+
+    obj, y = Holds(), user_models.vector()
+    target = jitbench.Target(obj, (y,), call="calc")
+    code = VALUE_HASH.code(names_of(target, unjitted(target)))
+    space = {"jax": jax, "partial": functools.partial, "Holds": Holds, "obj": obj, "y": y}
+    exec(code, space)  # defines the jitted call and calls it once
+    obj.inner = dataclasses.replace(obj.inner, mul=obj.inner.mul * 3)
+    np.testing.assert_allclose(space["calc"](obj, y), obj.calc(y))

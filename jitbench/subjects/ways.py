@@ -97,10 +97,11 @@ VALUE_HASH = Way(
     "the object is hashed at every call (its arrays' bytes copied to the host), and every "
     "object jit compiled for stays alive in its cache: memory grows with every new value",
     """
-def _key(obj):   # every field, arrays by their shape, dtype and bytes
-    return tuple(
+def _key(obj):   # every field: arrays by shape, dtype and bytes, static data as written out
+    leaves, structure = jax.tree_util.tree_flatten(vars(obj))   # (a PyTreeDef's hash omits it)
+    return str(structure), tuple(
         (leaf.shape, str(leaf.dtype), leaf.tobytes()) if hasattr(leaf, "tobytes") else leaf
-        for leaf in jax.tree_util.tree_leaves(vars(obj))
+        for leaf in leaves
     )
 
 {cls}.__hash__ = lambda self: hash(_key(self))
