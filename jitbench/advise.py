@@ -199,7 +199,8 @@ def advise_object(
     and the ways' instructions are counted where Valgrind is present and
     ``instructions``). ``fields``/``arrays`` choose the changes as the audit does,
     ``repeat`` the samples per cached and dispatch timing, ``cold_calls`` per cold one,
-    ``device`` where a spec's target is built.
+    ``device`` where a spec's target is built. JitbenchError where the call as written
+    cannot be audited (its first call raises, or differs from the call without jit).
     """
     from jitbench.subjects.way_builders import unjitted
     from jitbench.subjects.ways import WaySubject, kind_of, names_of, ways_for
@@ -229,6 +230,8 @@ def advise_object(
             rows.append(WayRow(way.name, way.caveat, way.code(names), reason=str(exc)))
             continue
         rows.append(_measure(subject, way, names, fields, arrays, repeat, cold_calls))
+        if len(rows) == 1 and not rows[0].built:  # as jitbench audit stops on the call as written
+            raise JitbenchError(rows[0].reason)
     counts = "instructions not counted: the target was handed over, not named by its spec"
     if spec is not None and instructions:
         rows, counts = _count(rows, spec, device, call, inputs)

@@ -82,6 +82,10 @@ def test_audit_target_explain(capsys):
           "user_models:scalar"],
          # JAX's own words for the shape error follow (they differ by release).
          "the first call of target 'user_models:mlp': the call without jit (the oracle) raises: "),
+        (["advise", "user_models:mlp", "--call", "user_models:forward", "--inputs",
+          "user_models:scalar", "--no-count"],
+         "the first call of target 'user_models:mlp (as written)': the call without jit (the "
+         "oracle) raises: "),
         (["audit", "user_models:scaled", "--strategy", "eager"],
          "give a TARGET ('user_models:scaled') or --strategy, not both"),
         (["time"], "give a TARGET (package.module:factory) or --strategy NAME, one of them"),
