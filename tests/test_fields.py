@@ -13,6 +13,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 import user_models
 from flax import struct
 
@@ -242,6 +243,22 @@ def test_new_values_are_those_users_set():
     assert values.new_value(jnp.tanh) is None  # a jitted/library callable: no copy
     refreshed = values.fresh_function(bound)
     assert refreshed.__self__ is bound.__self__ and refreshed.__func__ is not bound.__func__
+    # The floats its closure holds are new, through the functions and tuples it holds (what a
+    # new learning rate makes of an optimizer's functions); a recursive one still recurses.
+
+    def scale_by(rate):
+        return lambda x: x * rate
+
+    chained = (lambda fns: lambda x: fns[1](fns[0](x)))((scale_by(0.1), scale_by(4.0)))
+    assert values.new_value(scale_by(0.1))(1.0) == 0.05
+    assert values.new_value(chained)(1.0) == pytest.approx(0.05 * 8.0)
+    assert chained(1.0) == pytest.approx(0.4)  # the old one is left as it was
+
+    def power(n):
+        return 1.0 if n == 0 else 0.5 * power(n - 1)
+
+    fresh_power = values.new_value(power)
+    assert fresh_power is not power and fresh_power(2) == 0.25  # its code's constants stay
 
 
 def test_new_arrays_keep_range_dtype_placement_and_weak_type():

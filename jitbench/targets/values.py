@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from jitbench.targets import kinds
+
 
 def new_number(value: bool | int | float) -> bool | int | float:
     """A bool flipped; a number scaled within its sign and magnitude (|x| < 1 halved, else
@@ -26,25 +28,55 @@ def new_number(value: bool | int | float) -> bool | int | float:
 
 
 def fresh_function(function: Any) -> Any:
-    """A new function object of the same code and closure (a bound method's: bound to the same
-    object), as rebuilding the object that holds it makes one; None for a builtin."""
-    if isinstance(function, functools.partial):
-        inner = fresh_function(function.func)
-        return (
-            None if inner is None else functools.partial(inner, *function.args, **function.keywords)
-        )
-    if isinstance(function, types.MethodType):
-        inner = fresh_function(function.__func__)
-        return None if inner is None else types.MethodType(inner, function.__self__)
-    if not isinstance(function, types.FunctionType):
+    """A new function object of the same code whose closure holds new floats (scaled as
+    :func:`new_number` scales them, through the functions, partials and tuples it holds: what a new
+    learning rate makes of an optax optimizer's functions), a bound method's bound to the same
+    object; None for a builtin. Without a float held, it computes what the old one did."""
+    return _fresh(function, {})
+
+
+def _fresh(value: Any, made: dict[int, Any]) -> Any:
+    """``value`` with its floats and functions new, or None for a callable that cannot be
+    copied; ``made`` the copies made so far, by id (a recursive function holds itself)."""
+    if id(value) in made:
+        return made[id(value)]
+    if isinstance(value, float):
+        return new_number(value)
+    if type(value) is tuple or kinds.is_named_tuple(value):  # a list is shared state: kept
+        items = [_kept(item, made) for item in value]
+        return tuple(items) if type(value) is tuple else type(value)(*items)
+    if isinstance(value, functools.partial):
+        inner = _fresh(value.func, made)
+        args = _kept(value.args, made)
+        keywords = {k: _kept(v, made) for k, v in value.keywords.items()}
+        return None if inner is None else functools.partial(inner, *args, **keywords)
+    if isinstance(value, types.MethodType):
+        inner = _fresh(value.__func__, made)
+        return None if inner is None else types.MethodType(inner, value.__self__)
+    if not isinstance(value, types.FunctionType):
         return None
+    cells = value.__closure__
     fresh = types.FunctionType(
-        function.__code__, function.__globals__, function.__name__, function.__defaults__,
-        function.__closure__,
+        value.__code__, value.__globals__, value.__name__, value.__defaults__,
+        None if cells is None else tuple(types.CellType() for _ in cells),
     )  # fmt: skip
-    fresh.__kwdefaults__ = function.__kwdefaults__
-    fresh.__dict__.update(function.__dict__)
-    return functools.update_wrapper(fresh, function, assigned=("__qualname__", "__doc__"))
+    made[id(value)] = fresh
+    for new, old in zip(fresh.__closure__ or (), cells or (), strict=True):
+        try:
+            new.cell_contents = _kept(old.cell_contents, made)
+        except ValueError:  # a cell not filled yet: left empty
+            pass
+    fresh.__kwdefaults__ = value.__kwdefaults__
+    fresh.__dict__.update(value.__dict__)
+    return functools.update_wrapper(fresh, value, assigned=("__qualname__", "__doc__"))
+
+
+def _kept(value: Any, made: dict[int, Any]) -> Any:
+    """A closure's or tuple's item made new where it can be, else itself."""
+    if isinstance(value, float | tuple | functools.partial | types.FunctionType | types.MethodType):
+        new = _fresh(value, made)
+        return value if new is None else new
+    return value
 
 
 def new_value(value: Any, choices: Sequence[Any] = ()) -> Any:
