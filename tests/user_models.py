@@ -15,7 +15,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import nnx
+from flax import nnx, struct
 
 import jitbench
 
@@ -199,6 +199,71 @@ def training() -> jitbench.Target:
     model = nnx.Linear(SIZE, 4, rngs=nnx.Rngs(0))
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
     return jitbench.Target(model, (optimizer, vector()), call=train_step)
+
+
+class Trainer:
+    """optax's update step as a method of the object holding the optimizer, self static."""
+
+    def __init__(self, rate: float = 0.1) -> None:
+        import optax
+
+        self.tx = optax.adam(rate)
+
+    @partial(jax.jit, static_argnums=0)
+    def update(self, params, state, x):
+        grads = jax.grad(lambda p: jnp.sum((p * x - 1.0) ** 2))(params)
+        updates, state = self.tx.update(grads, state, params)
+        return params + updates, state
+
+
+def trainer() -> jitbench.Target:
+    obj = Trainer()
+    return jitbench.Target(obj, (_x(), obj.tx.init(_x()), vector()), call="update")
+
+
+class Net:
+    """A model whose bound method a state holds, as a flax TrainState holds ``module.apply``."""
+
+    def __init__(self) -> None:
+        self.scale = 2.0
+
+    def apply(self, params, x):
+        return params * x * self.scale
+
+
+class NetState(struct.PyTreeNode):
+    params: jax.Array
+    apply_fn: typing.Callable = struct.field(pytree_node=False)
+
+
+@jax.jit
+def predict(state, x):
+    return state.apply_fn(state.params, x)
+
+
+def net_state() -> NetState:
+    return NetState(_x(), Net().apply)
+
+
+class _Tag:
+    """A tag compared by identity, as lineax tags its operators."""
+
+
+SYMMETRIC = _Tag()
+
+
+class Tagged(eqx.Module):
+    w: jax.Array
+    tags: frozenset = eqx.field(static=True)
+
+    def __call__(self, x):
+        if SYMMETRIC not in self.tags:
+            raise ValueError("an untagged operator")
+        return self.w * x
+
+
+def tagged() -> Tagged:
+    return Tagged(_x(), frozenset({SYMMETRIC}))
 
 
 # --- Layers in nnx's containers, frozen classes of attrs, a derived field ------------------------

@@ -10,6 +10,7 @@ import functools
 import gc
 import sys
 import time
+import types
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +72,8 @@ class _Alive:
                 elif id(node) not in self.roots:
                     self.inner.setdefault(id(node), (ref, first))
             stack += [(child, depth + 1) for _, _, child in fieldlib.children(node) or ()]
+            if isinstance(node, types.MethodType):  # a bound method keeps its object (apply_fn)
+                stack.append((node.__self__, depth + 1))
 
     def alive(self) -> tuple[int | None, int, int]:
         """Objects that grow with every instance (None: none could be tracked), the arrays it

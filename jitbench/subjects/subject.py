@@ -291,8 +291,8 @@ class Walked(Subject):
 
 
 def _deepcopy(value: Any) -> Any:
-    """``copy.deepcopy`` sharing functions, jitted functions and classes (a copied one would be
-    a new static) and JAX arrays (immutable: a copy would only cost memory)."""
+    """``copy.deepcopy`` sharing functions, jitted functions, classes and frozensets (a copied
+    one would be a new static) and JAX arrays (immutable: a copy would only cost memory)."""
     memo: dict[int, Any] = {}
     stack, seen = [value], set()
     while stack:
@@ -300,7 +300,10 @@ def _deepcopy(value: Any) -> Any:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        shared = kinds.is_function(node) or kinds.is_jitted(node) or isinstance(node, type)
+        # A frozenset too: its items are keys (lineax's tags are compared by identity).
+        shared = (
+            kinds.is_function(node) or kinds.is_jitted(node) or isinstance(node, type | frozenset)
+        )
         if shared or (kinds.is_array(node) and not isinstance(node, np.ndarray)):
             memo[id(node)] = node
         else:

@@ -108,11 +108,13 @@ def is_jitted(value: Any) -> bool:
 
 
 def is_library_internal(value: Any) -> bool:
-    """An object of JAX's or a library's own that is no model part (nnx's GraphDef, State)."""
+    """An object of JAX's or a library's own that is no model part (nnx's GraphDef, State);
+    a flax.struct dataclass (a TrainState) and a linen module are users' objects."""
     package = type(value).__module__.split(".")[0]
     if package not in LIBRARY_PACKAGES or package in ("builtins", "functools"):
         return False
-    return not (_is_model_part(value) or is_array(value))
+    linen = _has_base(value, "flax.linen", "Module")
+    return not (_is_model_part(value) or is_array(value) or is_flax_struct(value) or linen)
 
 
 def release_equinox_modules(objects: list[Any]) -> None:
