@@ -111,6 +111,7 @@ def _key(obj):   # every field: arrays by shape, dtype and bytes, static data as
 """,
     build.value_hash,
     build.value_hash_applies,
+    filters=True,  # every leaf is hashed, numbers too
 )
 
 JIT_TAKING_OBJECT = Way(
@@ -193,6 +194,7 @@ def {name}(params, static{comma_args}):
 {name}(params, static{comma_args})
 """,
         build.partition_once,
+        filters=True,  # a number is no array: eqx.partition puts it in the hashed part
     ),
     VALUE_HASH,
 )
