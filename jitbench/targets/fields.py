@@ -279,7 +279,9 @@ def choose(
         for f in fields:
             hit = f.path.startswith(pattern) or fnmatch.fnmatchcase(f.path, pattern)
             (chosen if hit or (regex and regex.search(f.path)) else left).append(f)
-        return chosen, [Skipped(f.path, f"not matched by the fields pattern {pattern!r}") for f in left]
+        return chosen, [
+            Skipped(f.path, f"not matched by the fields pattern {pattern!r}") for f in left
+        ]
     public = any(not f.private for f in fields)
     chosen, skipped = [], []
     firsts: dict[str, str] = {}
