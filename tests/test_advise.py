@@ -312,3 +312,23 @@ def test_the_value_hash_code_keys_on_what_no_leaf_holds():
     exec(code, space)  # defines the jitted call and calls it once
     obj.inner = dataclasses.replace(obj.inner, mul=obj.inner.mul * 3)
     np.testing.assert_allclose(space["calc"](obj, y), obj.calc(y))
+
+
+def test_the_value_hash_code_reads_a_slotted_class():
+    """A class with ``__slots__`` alone has no ``vars()``: the key names its attributes."""
+    import numpy as np
+    import user_models
+
+    from jitbench.subjects.ways import VALUE_HASH, names_of
+
+    target = load_target("user_models:slotted", inputs=VECTOR)
+    obj, y = user_models.slotted(), user_models.vector()
+    code = VALUE_HASH.code(names_of(target, unjitted(target)))
+    space = {"jax": jax, "partial": functools.partial, "Slotted": user_models.Slotted}
+    space.update(obj=obj, y=y)
+    exec(code, space)
+    try:
+        obj.mul = False
+        np.testing.assert_allclose(space["call"](obj, y), y)
+    finally:  # the class is the tests' own: its hash and equality back as they were
+        del user_models.Slotted.__hash__, user_models.Slotted.__eq__

@@ -31,6 +31,7 @@ class Names:
     var: str  # the object's name in the snippet: model, obj
     children: tuple[str, ...] = ()
     aux: tuple[str, ...] = ()
+    state: str = "vars(obj)"  # the object's attributes as a dict (slots named one by one)
 
 
 def names_of(target: Target, raw: Callable[..., Any]) -> Names:
@@ -49,8 +50,13 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
         fn = getattr(raw, "__name__", "step")
         name = f"{fn}_jit"
     module = kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj)
-    children, aux = build.split_attributes(obj) if build.attributes(obj) is not None else ((), ())
-    return Names(cls, fn, name, ", ".join(args), "model" if module else "obj", children, aux)
+    attributes = build.attributes(obj)
+    children, aux = build.split_attributes(obj) if attributes is not None else ((), ())
+    state = "vars(obj)"
+    if not hasattr(obj, "__dict__"):  # __slots__ alone: vars() has nothing to read
+        state = "{" + ", ".join(f"{n!r}: obj.{n}" for n, _ in attributes or ()) + "}"
+    var = "model" if module else "obj"
+    return Names(cls, fn, name, ", ".join(args), var, children, aux, state)
 
 
 # --- The ways --------------------------------------------------------------------------------
@@ -97,9 +103,9 @@ VALUE_HASH = Way(
     "the object is hashed at every call (its arrays' bytes copied to the host), and every "
     "object jit compiled for stays alive in its cache: memory grows with every new value",
     """
-def _key(obj):   # every field: arrays by shape, dtype and bytes, static data as written out
-    leaves, structure = jax.tree_util.tree_flatten(vars(obj))   # (a PyTreeDef's hash omits it)
-    return str(structure), tuple(
+def _key(obj):   # every field: arrays by shape, dtype and bytes, static data written out
+    leaves, structure = jax.tree_util.tree_flatten({state})
+    return str(structure), tuple(   # str: a PyTreeDef's hash omits static data
         (leaf.shape, str(leaf.dtype), leaf.tobytes()) if hasattr(leaf, "tobytes") else leaf
         for leaf in leaves
     )
