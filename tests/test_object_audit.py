@@ -167,6 +167,17 @@ def test_a_model_a_state_holds_by_its_bound_method_leaks():
     assert result.hazards() == {"leak": 2, "recompile": 1}  # the equal instance
 
 
+def test_instances_no_weak_reference_reaches_are_counted_by_class():
+    """The seed's class with ``__slots__`` alone leaks as many instances as the seed's; one
+    calling a module-level jitted function, none."""
+    helper = _target_audit("user_models:slotted")
+    assert helper.leaked_instances == 0 and helper.matches == "helper_function"
+    slotted = _target_audit("user_models:slotted_custom", inputs=None)
+    seed = _target_audit("user_models:custom_class_target", inputs=None)
+    assert slotted.leaked_instances == seed.leaked_instances > 0
+    assert slotted.hazards() == seed.hazards()
+
+
 def test_the_oracles_copy_keeps_identity_tags():
     """The copy the call without jit runs on shares a frozenset: its items are keys."""
     result = _target_audit("user_models:tagged", "user_models:forward")
@@ -200,15 +211,6 @@ def test_a_call_that_raises_under_jit_only_is_an_error():
     assert result.verdict[0].startswith(
         "`x` given an array of a new shape with dataclasses.replace makes the jitted call raise, "
         "the call without jit does not: ConcretizationTypeError"
-    )
-
-
-def test_an_object_without_weak_references_has_its_leaks_unchecked():
-    result = _target_audit("user_models:slotted")
-    assert result.leaked_instances is None and result.to_dict()["leaked_instances"] is None
-    assert result.matches == "helper_function"
-    assert result.verdict[-2] == (
-        "leaks checked through the arrays only: the objects cannot be weakly referenced"
     )
 
 

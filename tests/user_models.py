@@ -375,6 +375,26 @@ def _times(mul, x, y):
     return x * y if mul else y
 
 
+class SlottedCustom:
+    """The seed's class with ``__slots__`` alone: no weak reference reaches its instances."""
+
+    __slots__ = ("mul", "x")
+
+    def __init__(self, x, mul):
+        self.x = x
+        self.mul = mul
+
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, y):
+        if self.mul:
+            return self.x * y
+        return y
+
+
+def slotted_custom() -> jitbench.Target:
+    return jitbench.Target(SlottedCustom(_x(), True), (vector(),), call="calc")
+
+
 class Slotted:
     __slots__ = ("mul", "x")
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import gc
@@ -47,6 +48,8 @@ class _Alive:
         self.inner: dict[int, tuple[weakref.ref[Any], bool]] = {}  # ..., of the first instance
         self.arrays: dict[int, weakref.ref[Any]] = {}
         self.first: weakref.ref[Any] | None = None
+        # Classes of instances no weak reference reaches (__slots__ alone): counted by type.
+        self.unreferenced: set[type] = set()
 
     def _ref(self, node: Any) -> weakref.ref[Any] | None:
         try:
@@ -65,6 +68,8 @@ class _Alive:
             new = id(node) not in self.before
             if new and kinds.is_array(node) and (ref := self._ref(node)) is not None:
                 self.arrays.setdefault(id(node), ref)
+            elif new and depth == 0 and _is_instance(node) and self._ref(node) is None:
+                self.unreferenced.add(type(node))
             elif new and _is_instance(node) and (ref := self._ref(node)) is not None:
                 if depth == 0:
                     self.roots.setdefault(id(node), ref)
@@ -78,6 +83,7 @@ class _Alive:
     def alive(self) -> tuple[int | None, int, int]:
         """Objects that grow with every instance (None: none could be tracked), the arrays it
         built, and the first instance's inner objects that outlive it, alive now."""
+        existed = collections.Counter(type(o) for o in self.kept if type(o) in self.unreferenced)
         self.kept = []
         built = [r() for r in [*self.roots.values(), *(ref for ref, _ in self.inner.values())]]
         kinds.release_equinox_modules([obj for obj in built if obj is not None])
@@ -89,7 +95,9 @@ class _Alive:
         first_dead = self.first is None or self.first() is None
         held = sum(ref() is not None for ref, first in self.inner.values() if first and first_dead)
         arrays = sum(ref() is not None for ref in self.arrays.values())
-        tracked = self.roots or self.inner
+        now = collections.Counter(o.__class__ for o in gc.get_objects())
+        roots += sum(max(now[kind] - existed[kind], 0) for kind in self.unreferenced)
+        tracked = self.roots or self.inner or self.unreferenced
         return (roots + later if tracked else None), arrays, held
 
 
