@@ -138,17 +138,18 @@ def hazards(result: AuditResult) -> list[str]:
                      "program for every new value")  # fmt: skip
     leaked, arrays = result.leaked_instances, result.leaked_arrays
     if leaked or (leaked is None and arrays):  # arrays alone: the objects cannot be weakref'd
-        held = " and ".join(
-            f"{n} {what}" for n, what in ((leaked, "objects"), (arrays, "arrays")) if n
-        )
-        lines.append(f"{held} the scenario built stay alive after it dropped them: jit's cache "
+        counts = [(n, what) for n, what in ((leaked, "object"), (arrays, "array")) if n]
+        held = " and ".join(_count(n, what) for n, what in counts)
+        stay = "stays" if [n for n, _ in counts] == [1] else "stay"
+        lines.append(f"{held} the scenario built {stay} alive after it dropped them: jit's cache "
                      "(or a library) holds them, and memory grows with every instance or "
                      "static value it keys on")  # fmt: skip
+    inside = f"{_count(result.first_held, 'object')} inside the first instance"
     if result.first_held:
-        lines.append(f"{result.first_held} objects inside the first instance stay alive: the "
-                     "key of its compiled program holds them; equal instances reuse it, so they "
-                     "do not grow")  # fmt: skip
-    if not [line for line in lines if not line.startswith(f"{result.first_held} objects inside")]:
+        stay = "stays" if result.first_held == 1 else "stay"
+        lines.append(f"{inside} {stay} alive, held by the key of its compiled program: equal "
+                     "instances reuse that key, so this does not grow")  # fmt: skip
+    if not [line for line in lines if not line.startswith(inside)]:
         lines.append(
             "no hazard: every change was seen, every result matched the call without jit"
             + (", nothing leaked" if leaked == 0 else "")
@@ -174,3 +175,7 @@ def judge(
     lines.append(f"no built-in strategy behaves the same; the nearest, {name} "
                  f"({strategy.summary}), differs on: {', '.join(apart)}")  # fmt: skip
     return tuple(lines), ""
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
