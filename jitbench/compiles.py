@@ -144,6 +144,22 @@ def block(value: Any) -> Any:
     return jax.block_until_ready(value)
 
 
+# JAX logs a host callback's exception with its traceback before it raises it (equinox's
+# runtime checks raise through one); the scenario records the error itself.
+CALLBACK_LOGGER = "jax._src.callback"
+
+
+@contextlib.contextmanager
+def quiet_callback_errors() -> Iterator[None]:
+    """Silence JAX's log of a failing host callback in the block (the exception still rises)."""
+    logger = logging.getLogger(CALLBACK_LOGGER)
+    saved, logger.disabled = logger.disabled, True
+    try:
+        yield
+    finally:
+        logger.disabled = saved
+
+
 # JAX logs each tracing-cache miss to one of these, at WARNING, when
 # jax_explain_cache_misses is on: jax._src.pjit up to 0.8, partial_eval since 0.9.
 EXPLAIN_LOGGERS = ("jax._src.pjit", "jax._src.interpreters.partial_eval")

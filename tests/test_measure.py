@@ -19,6 +19,7 @@ from jitbench.compiles import (
     clear_caches,
     count_compiles,
     explain_misses,
+    quiet_callback_errors,
     use_persistent_cache,
 )
 
@@ -207,6 +208,28 @@ def test_explain_misses_captures_and_restores(capfd, caplog):
         assert not [r for r in caplog.records if r.name in EXPLAIN_LOGGERS]
     finally:
         logger.setLevel(logging.NOTSET)
+
+
+def test_a_failing_callback_raises_without_jax_s_logged_traceback(caplog):
+    """equinox's runtime checks raise through a host callback; JAX logs its traceback first."""
+
+    def check(x):
+        raise ValueError("a runtime check failed")
+
+    @jax.jit
+    def checked(x):
+        return jax.pure_callback(check, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+    def logged() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.name == measure.CALLBACK_LOGGER]
+
+    with pytest.raises(Exception, match="a runtime check failed"), quiet_callback_errors():
+        checked(_ones(3)).block_until_ready()
+    assert logged() == []
+    assert not logging.getLogger(measure.CALLBACK_LOGGER).disabled
+    with pytest.raises(Exception, match="a runtime check failed"):  # what it silences
+        checked(_ones(3)).block_until_ready()
+    assert logged() == ["jax.pure_callback failed"]
 
 
 def test_explain_misses_restores_after_an_exception():

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jitbench.compiles import block, clear_caches
+from jitbench.compiles import block, clear_caches, quiet_callback_errors
 from jitbench.errors import JitbenchError
 from jitbench.targets import values
 
@@ -140,12 +140,14 @@ def attempt(play: Play) -> tuple[Any, str, float]:
     one line ("" where it did not), and its seconds."""
     from jitbench.subjects.subject import error_text
 
-    start = time.perf_counter()
-    try:
-        result, error = block(play.call()), ""
-    except Exception as exc:
-        result, error = None, error_text(exc)
-    return result, error, time.perf_counter() - start
+    with quiet_callback_errors():
+        start = time.perf_counter()
+        try:
+            result, error = block(play.call()), ""
+        except Exception as exc:
+            result, error = None, error_text(exc)
+        seconds = time.perf_counter() - start
+    return result, error, seconds
 
 
 def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], Any]:
