@@ -14,7 +14,7 @@ import jitbench
 from jitbench.advise import BY_COUNTS, BY_TIME, advise_object
 from jitbench.cli import main
 from jitbench.subjects.way_builders import unjitted
-from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, ways_for
+from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, names_of, ways_for
 from jitbench.targets import load_target
 
 SEED = "user_models:custom_class_target"
@@ -332,3 +332,16 @@ def test_the_value_hash_code_reads_a_slotted_class():
         np.testing.assert_allclose(space["call"](user_models.Slotted(obj.x, False), y), y)
     finally:  # the class is the tests' own: its hash and equality back as they were
         del user_models.Slotted.__hash__, user_models.Slotted.__eq__
+
+
+def test_a_jitted_function_the_object_calls_stays_on_the_rebuilt_object():
+    """Left out is only a jit of the object's own method, which the way replaces."""
+    import numpy as np
+
+    target = load_target("user_models:delegating_target")
+    expected = target.obj.calc(*target.inputs)
+    for way in ways_for("plain class")[1:]:
+        subject = WaySubject(target, way)
+        np.testing.assert_allclose(subject.call(subject.new())(), expected, err_msg=way.name)
+    bound = load_target("user_models:bound_jit_target")
+    assert names_of(bound, unjitted(bound)).aux == ("mul",)

@@ -440,3 +440,22 @@ class BoundJit:
 
 def bound_jit_target() -> jitbench.Target:
     return jitbench.Target(BoundJit(_x(), True), (vector(),), call="calc")
+
+
+class Delegating:
+    """An object holding a jitted function it calls, as one holds ``jax.jit(module.apply)``."""
+
+    def __init__(self, x):
+        self.x = x
+        self._times = jax.jit(_times_raw)
+
+    def calc(self, y):
+        return self._times(self.x, y)
+
+
+def _times_raw(x, y):
+    return x * y
+
+
+def delegating_target() -> jitbench.Target:
+    return jitbench.Target(Delegating(_x()), (vector(),), call="calc")

@@ -88,10 +88,17 @@ def _holds_array(value: Any) -> bool:
 
 def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The attributes holding arrays (traced: a pytree's children) and the rest (static); a
-    jitted function the object holds (the user's own jit, which the way replaces) left out."""
-    found = [(n, v) for n, v in attributes(obj) or [] if not kinds.is_jitted(v)]
+    jit of the object's own method (``self.calc = jax.jit(self.calc)``: the user's own jit,
+    which the way replaces) left out. Another jitted function it holds and calls (a linen
+    module's ``jax.jit(module.apply)``) is static."""
+    found = [(n, v) for n, v in attributes(obj) or [] if not _own_jit(obj, v)]
     children = tuple(n for n, v in found if _holds_array(v))
     return children, tuple(n for n, _ in found if n not in children)
+
+
+def _own_jit(obj: Any, value: Any) -> bool:
+    wrapped = getattr(value, "__wrapped__", None)
+    return kinds.is_jitted(value) and getattr(wrapped, "__self__", None) is obj
 
 
 def _unhashable(obj: Any, names: tuple[str, ...]) -> str | None:
