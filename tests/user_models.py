@@ -384,11 +384,7 @@ class SlottedCustom:
         self.x = x
         self.mul = mul
 
-    @partial(jax.jit, static_argnums=0)
-    def calc(self, y):
-        if self.mul:
-            return self.x * y
-        return y
+    calc = partial(jax.jit, static_argnums=0)(CustomClass.calc.__wrapped__)
 
 
 def slotted_custom() -> jitbench.Target:

@@ -95,8 +95,9 @@ class _Alive:
         first_dead = self.first is None or self.first() is None
         held = sum(ref() is not None for ref, first in self.inner.values() if first and first_dead)
         arrays = sum(ref() is not None for ref in self.arrays.values())
-        now = collections.Counter(o.__class__ for o in gc.get_objects())
-        roots += sum(max(now[kind] - existed[kind], 0) for kind in self.unreferenced)
+        if self.unreferenced:  # a walk over every object: only where one is needed
+            now = collections.Counter(type(o) for o in gc.get_objects())
+            roots += sum(max(now[kind] - existed[kind], 0) for kind in self.unreferenced)
         tracked = self.roots or self.inner or self.unreferenced
         return (roots + later if tracked else None), arrays, held
 

@@ -204,14 +204,10 @@ class _TakingObject:
         return self.jitted, (obj,)
 
 
-def _taking_object(jitted: Callable[..., Any]) -> Callable[[Any], Bound]:
-    return _TakingObject(jitted)
-
-
 def jit_taking_object(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     import jax
 
-    return _taking_object(jax.jit(raw))
+    return _TakingObject(jax.jit(raw))
 
 
 def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
@@ -293,7 +289,7 @@ def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]
 def filter_jit(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     import equinox as eqx
 
-    return _taking_object(eqx.filter_jit(raw))
+    return _TakingObject(eqx.filter_jit(raw))
 
 
 def partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
@@ -312,7 +308,7 @@ def nnx_jit(graph: bool | None) -> Callable[[Any, Callable[..., Any]], Callable[
     def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
         from flax import nnx
 
-        return _taking_object(nnx.jit(raw) if graph is None else nnx.jit(raw, graph=graph))
+        return _TakingObject(nnx.jit(raw) if graph is None else nnx.jit(raw, graph=graph))
 
     return build
 

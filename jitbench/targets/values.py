@@ -73,10 +73,8 @@ def _fresh(value: Any, made: dict[int, Any]) -> Any:
 
 def _kept(value: Any, made: dict[int, Any]) -> Any:
     """A closure's or tuple's item made new where it can be, else itself."""
-    if isinstance(value, float | tuple | functools.partial | types.FunctionType | types.MethodType):
-        new = _fresh(value, made)
-        return value if new is None else new
-    return value
+    new = _fresh(value, made)
+    return value if new is None else new
 
 
 def new_value(value: Any, choices: Sequence[Any] = ()) -> Any:
