@@ -455,3 +455,82 @@ def _times_raw(x, y):
 
 def delegating_target() -> jitbench.Target:
     return jitbench.Target(Delegating(_x()), (vector(),), call="calc")
+
+
+class _Marked:
+    """A call that also returns whether it ran traced, as a debug counter would: jit and the
+    call without jit differ on that output from the first call on, and on nothing else."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def calc(self, y):
+        return self.w * y, jnp.float32(isinstance(y, jax.core.Tracer))
+
+
+class MarkedModule(eqx.Module):
+    w: jax.Array
+
+    @eqx.filter_jit
+    def __call__(self, y):
+        return _Marked.calc(self, y)
+
+
+def marked_module() -> MarkedModule:
+    return MarkedModule(_x())
+
+
+class MarkedBound(_Marked):
+    """The seed's bound-method jit: stale on its first output whatever the second does."""
+
+    def __init__(self, w):
+        super().__init__(w)
+        self.jitted = jax.jit(self.calc)
+
+
+def marked_bound() -> jitbench.Target:
+    return jitbench.Target(MarkedBound(_x()), (vector(),), call="jitted")
+
+
+def marked_only() -> jitbench.Target:
+    obj = MarkedModule(_x())
+    return jitbench.Target(obj, (vector(),), call=lambda obj, y: obj(y)[1])
+
+
+def bn_state():
+    """flax's TrainState of a linen MLP with BatchNorm, trained with Adam, as flax's docs do."""
+    import optax
+    from flax import linen as nn
+    from flax.training import train_state
+
+    class Model(nn.Module):
+        @nn.compact
+        def __call__(self, x, train: bool = True):
+            x = nn.relu(nn.BatchNorm(use_running_average=not train)(nn.Dense(SIZE)(x)))
+            return nn.Dense(4)(x)
+
+    class State(train_state.TrainState):
+        batch_stats: typing.Any
+
+    model = Model()
+    v = model.init(jax.random.PRNGKey(0), jnp.ones((8, SIZE)), train=False)
+    return State.create(apply_fn=model.apply, params=v["params"], batch_stats=v["batch_stats"],
+                        tx=optax.adam(1e-3))  # fmt: skip
+
+
+def bn_batch():
+    return jnp.linspace(-1, 1, 8 * SIZE).reshape(8, SIZE), jnp.arange(8) % 4
+
+
+@jax.jit
+def bn_train_step(state, x, labels):
+    import optax
+
+    def loss_fn(params):
+        variables = {"params": params, "batch_stats": state.batch_stats}
+        logits, updates = state.apply_fn(variables, x, train=True, mutable=["batch_stats"])
+        return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean(), updates
+
+    (loss, updates), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+    state = state.apply_gradients(grads=grads)
+    return state.replace(batch_stats=updates["batch_stats"]), loss

@@ -152,7 +152,9 @@ class _Progress:
                   f"({name}{where}), {seconds:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
 
 
-def _steps(subject: Subject, played: list[fieldlib.Field], alive: _Alive, probe: Any) -> list[Step]:
+def _steps(
+    subject: Subject, played: list[fieldlib.Field], alive: _Alive, probe: Any
+) -> tuple[list[Step], dict[str, float]]:
     # A function of its own so that every local reference to an instance is gone when
     # it returns; only what JAX (or a cycle) holds stays alive.
     play = Play(subject, played)
@@ -168,21 +170,22 @@ def _steps(subject: Subject, played: list[fieldlib.Field], alive: _Alive, probe:
         return steps[-1].outcome
 
     replay(play, visit)
-    return steps
+    return steps, play.noise.leaves or {}
 
 
 def run(
     subject: Subject, played: list[fieldlib.Field], probe: Any = None
-) -> tuple[tuple[Step, ...], tuple[int | None, int, int]]:
-    """Play the scenario on ``subject`` from cold caches: its steps, and what it built still
-    alive once it is dropped and the collector ran (see :meth:`_Alive.alive`)."""
+) -> tuple[tuple[Step, ...], tuple[int | None, int, int], dict[str, float]]:
+    """Play the scenario on ``subject`` from cold caches: its steps, what it built still
+    alive once it is dropped and the collector ran (see :meth:`_Alive.alive`), and the
+    result's leaves left out of the comparisons (:class:`~jitbench.subjects.scenario.Noise`)."""
     alive = _Alive()
     clear_caches()
-    steps = _steps(subject, played, alive, probe)
+    steps, noise = _steps(subject, played, alive, probe)
     gc.collect()
     leaked = alive.alive()
     clear_caches()
-    return tuple(steps), leaked
+    return tuple(steps), leaked, noise
 
 
 def audit_subject(
@@ -197,7 +200,8 @@ def audit_subject(
 
     ``fields``: a glob or regular expression over field paths (``layers[0].*``); by
     default every static field and the first ``arrays`` array fields play. A first call
-    that does not return the oracle's result is a JitbenchError.
+    that differs from the oracle on every leaf of its result is a JitbenchError; on some
+    only, those are left out (``skipped``: see :class:`~jitbench.subjects.scenario.Noise`).
     """
     probe = subject.new()
     walked, skipped = subject.fields(probe)
@@ -212,14 +216,17 @@ def audit_subject(
         from jitbench.strategies.codegen import PROBES
 
         counter = PROBES[subject.strategy.make_class(subject.shape, probe=True)]
-    steps, (leaked, arrays_alive, held) = run(subject, played, counter)
+    steps, (leaked, arrays_alive, held), noise = run(subject, played, counter)
     first = steps[0]
     if first.outcome != "correct":
         what = "strategy" if isinstance(subject, Generated) else "target"
         raise JitbenchError(f"the first call of {what} {subject.name!r}: {_first_failure(first)}")
     result = AuditResult(
         subject.name, subject.device, subject.size, steps, leaked, arrays_alive, held,
-        skipped=tuple((s.path, s.reason) for s in [*skipped, *left]),
+        skipped=(
+            *((s.path, s.reason) for s in [*skipped, *left]),
+            *((where, _noisy(noise)) for where in noise),
+        ),
         builtin=isinstance(subject, Generated) and subject.name == subject.strategy.name,
     )  # fmt: skip
     if not verdict:
@@ -249,7 +256,14 @@ def _first_failure(step: Step) -> str:
         return f"the call without jit (the oracle) raises: {step.error}"
     if step.outcome == "error":
         return f"it raises under jit: {step.error}"
-    return "its result under jit differs from the call without jit"
+    return f"its result under jit differs from the call without jit {step.error}".rstrip()
+
+
+def _noisy(noise: dict[str, float]) -> str:
+    return (
+        "under jit and without it, differs at the first call, where nothing can be stale yet, "
+        f"by up to {max(noise.values()):.2g} (floating point): not compared"
+    )
 
 
 def audit(

@@ -13,6 +13,7 @@ import numpy as np
 
 from jitbench.compiles import block, clear_caches, quiet_callback_errors
 from jitbench.errors import JitbenchError
+from jitbench.subjects.subject import Noise, error_text
 from jitbench.targets import values
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class Play:
         self.rng = np.random.default_rng(1)
         # What the oracle needs of the object as it was before the last call (Subject.before).
         self.before: Any = None
+        self.noise = Noise()
 
     def call(self) -> Any:
         """The subject's call on the object as it is now."""
@@ -67,7 +69,7 @@ class Play:
 
     def judge(self, result: Any, error: str) -> tuple[Outcome, str]:
         """The outcome of this step's call (see :meth:`Subject.judge`)."""
-        return self.subject.judge(self.before, result, error)
+        return self.subject.judge(self.before, result, error, self.noise)
 
     def _set(self, field: Field, value: Any) -> None:
         self.obj = self.subject.set(self.obj, field, value)
@@ -138,8 +140,6 @@ def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
 def attempt(play: Play) -> tuple[Any, str, float]:
     """The step's call made and waited for: its result (None where it raised), the error in
     one line ("" where it did not), and its seconds."""
-    from jitbench.subjects.subject import error_text
-
     with quiet_callback_errors():
         start = time.perf_counter()
         try:

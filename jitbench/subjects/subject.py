@@ -36,6 +36,15 @@ RTOL = ATOL = 1e-4
 Outcome = Literal["correct", "stale", "error", "n/a"]
 
 
+@dataclasses.dataclass
+class Noise:
+    """A scenario's result leaves where jit and the call without jit differ at its first call
+    (nothing is stale yet: floating point), each with its largest difference; left out of
+    every later comparison. None until the first call is judged."""
+
+    leaves: dict[str, float] | None = None
+
+
 def error_text(exc: BaseException) -> str:
     """An exception as one line: its type and its message (if any), whitespace folded, cut
     at 300."""
@@ -105,9 +114,9 @@ class Subject:
         call that changes nothing of it."""
         return obj
 
-    def judge(self, before: Any, result: Any, error: str) -> tuple[Outcome, str]:
+    def judge(self, before: Any, result: Any, error: str, noise: Noise) -> tuple[Outcome, str]:
         """The outcome of a call that returned ``result`` or raised ``error``, on the object
-        that :meth:`before` kept."""
+        that :meth:`before` kept; ``noise``: the run's leaves left out (:class:`Noise`)."""
         raise NotImplementedError
 
 
@@ -170,7 +179,7 @@ class Generated(Subject):
         other = self.instance(seed=2, statics=flag)[0]
         return other, f"the constructor, given new arrays and every flag {flag}"
 
-    def judge(self, obj: Any, result: Any, error: str) -> tuple[Outcome, str]:
+    def judge(self, obj: Any, result: Any, error: str, noise: Noise) -> tuple[Outcome, str]:
         from jitbench.strategies.codegen import arrays_of, statics_of
         from jitbench.strategies.computation import reference_calc
 
@@ -275,9 +284,10 @@ class Walked(Subject):
         """The call's result, made under ``jax.disable_jit()`` by :meth:`judge`."""
         return dataclasses.replace(self.target, obj=obj, inputs=inputs, kwargs=kwargs).function()()
 
-    def judge(self, before: Any, result: Any, error: str) -> tuple[Outcome, str]:
+    def judge(self, before: Any, result: Any, error: str, noise: Noise) -> tuple[Outcome, str]:
         """Against the call without jit on the state the call started from; where that
-        raises, n/a with its error."""
+        raises, n/a with its error. The first call sets ``noise``: the leaves it differs on
+        where others agree (differing on every leaf, it is stale)."""
         import jax
 
         try:
@@ -287,7 +297,16 @@ class Walked(Subject):
             return "n/a", error_text(exc)
         if error:
             return "error", error
-        return ("correct" if same_result(result, expected) else "stale"), ""
+        off = leaves_off(result, expected)
+        if isinstance(off, str):
+            return "stale", off
+        if noise.leaves is None:  # the first call, where nothing can be stale yet
+            everywhere = len(off) == len(jax.tree_util.tree_leaves(expected))
+            noise.leaves = {} if everywhere else off
+            if off and everywhere:  # in words: the first three
+                shown = ", ".join(f"{k} by up to {v:.3g}" for k, v in list(off.items())[:3])
+                return "stale", f"on every leaf: {shown}{', ...' if len(off) > 3 else ''}"
+        return ("stale" if off.keys() - noise.leaves.keys() else "correct"), ""
 
 
 def _deepcopy(value: Any) -> Any:
@@ -323,23 +342,26 @@ def tolerance(dtype: Any) -> float:
     return float(np.sqrt(jnp.finfo(dtype).eps))
 
 
-def same_result(got: Any, expected: Any) -> bool:
-    """Whether two results (pytrees) agree leaf by leaf: structure, shapes and values."""
+def leaves_off(got: Any, expected: Any) -> dict[str, float] | str:
+    """Where two results (pytrees) disagree: each leaf's path with its largest difference
+    (``{}``: they agree), or their structure or a leaf's shape, in words."""
     import jax
 
     got_leaves, got_tree = jax.tree_util.tree_flatten(got)
-    want_leaves, want_tree = jax.tree_util.tree_flatten(expected)
+    want, want_tree = jax.tree_util.tree_flatten_with_path(expected)
     if got_tree != want_tree:
-        return False
-    for a, b in zip(got_leaves, want_leaves, strict=True):
-        a, b = np.asarray(a), np.asarray(b)
+        return f"in structure: {got_tree}, not {want_tree}"
+    off = {}
+    for a, (path, b) in zip(got_leaves, want, strict=True):
+        a, b, where = np.asarray(a), np.asarray(b), "result" + jax.tree_util.keystr(path)
         if a.shape != b.shape:
-            return False
+            return f"in the shape of {where}: {a.shape}, not {b.shape}"
         tol = max(tolerance(a.dtype), tolerance(b.dtype))
         wide = np.float64 if tol else None
-        if not np.allclose(a.astype(wide), b.astype(wide), rtol=tol, atol=tol, equal_nan=True):
-            return False
-    return True
+        a, b = a.astype(wide), b.astype(wide)
+        if not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True):
+            off[where] = float(np.nanmax(np.abs(a.astype(np.float64) - b), initial=0.0))
+    return off
 
 
 def _device_and_size(obj: Any, found: list[fieldlib.Field]) -> tuple[str, int]:
