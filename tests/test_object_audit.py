@@ -84,6 +84,19 @@ def test_seed_class_with_identity_hash_is_stale_and_leaks_like_static_self_id_ha
 VALUE_HASH_STALE = [((0, 9), (0, 11), 4), ((0, 11), None, 0)]
 
 
+def test_a_method_that_jits_nothing_behaves_like_eager_not_a_jitted_strategy():
+    # A pytree dataclass with its float a leaf plays no flag: only the misses JAX does not
+    # explain (its own operations, one by one) tell it from pytree_dataclass.
+    result = _target_audit("user_models:unjitted", "calc")
+    assert result.matches == "eager"
+    assert result.verdict[0].startswith("the call is not jitted: JAX compiles each operation")
+    assert not result.step("first_call").explanations and result.step("first_call").compiles > 1
+    assert (
+        _target_audit("user_models:net_state", "user_models:predict").verdict[0]
+        != (result.verdict[0])
+    )
+
+
 def test_seed_class_with_value_hash_matches_static_self_value_hash():
     result = _target_audit("user_models:value_hash_target", inputs=None)
     assert result.matches == "static_self_value_hash"

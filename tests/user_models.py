@@ -534,3 +534,17 @@ def bn_train_step(state, x, labels):
     (loss, updates), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
     state = state.apply_gradients(grads=grads)
     return state.replace(batch_stats=updates["batch_stats"]), loss
+
+
+class Unjitted(struct.PyTreeNode):
+    """A flax.struct dataclass whose method is not jitted: each operation runs on its own."""
+
+    w: jax.Array
+    scale: float
+
+    def calc(self, y):
+        return self.w * y * self.scale
+
+
+def unjitted() -> Unjitted:
+    return Unjitted(_x(), 2.0)

@@ -164,9 +164,15 @@ def hazards(result: AuditResult) -> list[str]:
 def judge(
     result: AuditResult, kind: str, builtins: dict[str, AuditResult]
 ) -> tuple[tuple[str, ...], str]:
-    """The hazards in words, and the built-in strategy that behaves the same ("" for none)."""
+    """The hazards in words, and the built-in strategy that behaves the same ("" for none);
+    a call that jits nothing is compared with ``eager`` alone."""
+    lines = []
+    if op_by_op(result) and "eager" in builtins:
+        builtins = {"eager": builtins["eager"]}
+        lines.append("the call is not jitted: JAX compiles each operation on its own, once per "
+                     "shape, and dispatches them one by one at every call")  # fmt: skip
     name, apart = closest(result, kind, builtins)
-    lines = hazards(result)
+    lines += hazards(result)
     strategy = get_strategy(name)
     if not apart:
         lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "
@@ -175,6 +181,14 @@ def judge(
     lines.append(f"no built-in strategy behaves the same; the nearest, {name} "
                  f"({strategy.summary}), differs on: {', '.join(apart)}")  # fmt: skip
     return tuple(lines), ""
+
+
+def op_by_op(result: AuditResult) -> bool:
+    """Whether the call jits nothing: its first call compiled, and JAX explained none of
+    those misses (it explains functions defined outside JAX only, and an operation
+    dispatched on its own is JAX's)."""
+    first = result.steps[0]
+    return first.compiles > 0 and not first.explanations
 
 
 def _count(n: int, noun: str) -> str:
