@@ -97,6 +97,19 @@ def test_a_method_that_jits_nothing_behaves_like_eager_not_a_jitted_strategy():
     )
 
 
+def test_a_linen_module_as_a_static_argument_is_changed_with_clone_and_hashed_by_value():
+    result = _target_audit("user_models:linen_mlp", inputs=None)
+    assert {(s.field, s.how) for s in result.steps[2:6]} == {
+        ("use_bias", ".clone"), ("scale", ".clone")
+    }  # fmt: skip
+    assert result.verdict[-1].startswith(
+        "behaves like the built-in strategy static_self_value_hash"
+    )
+    # Without arrays to change, the other instance takes values no step has set.
+    other = result.step("other_instance")
+    assert (other.how, other.compiles) == ("the factory's, new values in use_bias, scale", 1)
+
+
 def test_seed_class_with_value_hash_matches_static_self_value_hash():
     result = _target_audit("user_models:value_hash_target", inputs=None)
     assert result.matches == "static_self_value_hash"

@@ -15,7 +15,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import nnx, struct
+from flax import linen, nnx, struct
 
 import jitbench
 
@@ -548,3 +548,30 @@ class Unjitted(struct.PyTreeNode):
 
 def unjitted() -> Unjitted:
     return Unjitted(_x(), 2.0)
+
+
+class LinenMLP(linen.Module):
+    """A linen module handed to jit as a static argument, its params an argument (linen's
+    docs); its users change a field with ``.clone``."""
+
+    features: typing.Sequence[int] = (8, 2)
+    use_bias: bool = True
+    scale: float = 1.0
+
+    @linen.compact
+    def __call__(self, x):
+        for i, features in enumerate(self.features):
+            x = linen.Dense(features, use_bias=self.use_bias)(x)
+            x = linen.relu(x) if i < len(self.features) - 1 else x
+        return x * self.scale
+
+
+@partial(jax.jit, static_argnums=0)
+def apply_static(model, params, x):
+    return model.apply(params, x)
+
+
+def linen_mlp() -> jitbench.Target:
+    x = _x()[:4].reshape(1, 4)
+    params = LinenMLP().init(jax.random.PRNGKey(0), x)
+    return jitbench.Target(LinenMLP(), (params, x), call=apply_static, factory=LinenMLP)

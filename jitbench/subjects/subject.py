@@ -258,14 +258,14 @@ class Walked(Subject):
     def other(
         self, obj: Any, played: list[fieldlib.Field], rng: np.random.Generator
     ) -> tuple[Any, str]:
-        """The factory's new object with new values in its played array fields (without any,
-        the first played field changed); its statics as the factory makes them."""
+        """The factory's new object with new values in its played array fields; without any,
+        every played field given a value the scenario has not set (a bool: its other one)."""
         other = self.new()
         arrays = [f for f in played if f.kind == "array"]
-        changed = arrays or played[:1]
+        changed = arrays or played
         for field in changed:
             like = edit.get_field(other, field)
-            new = values.new_array(like, rng) if arrays else values.new_value(like, field.choices)
+            new = values.new_array(like, rng) if arrays else values.unseen(like, field.choices)
             other = edit.set_field(other, field, new)
         paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
         return other, f"{self.origin}, new values in {paths or 'nothing'}"

@@ -23,6 +23,7 @@ HOW = {
     "Variable.set_value": "in its nnx Variable",
     "dataclasses.replace": "with dataclasses.replace",
     ".replace": "with .replace",
+    ".clone": "with .clone",
     "._replace": "with ._replace",
     "eqx.tree_at": "with eqx.tree_at",
     "attrs.evolve": "with attrs.evolve",

@@ -55,6 +55,8 @@ def _put(node: Any, key: Key, value: Any) -> Any:
             return new
     if kinds.has_replace(node):
         return node.replace(**{name: value})
+    if kinds.is_linen_module(node):
+        return node.clone(**{name: value})
     if kinds.is_frozen_dataclass(node):
         return dataclasses.replace(node, **{name: value})
     if kinds.is_frozen_attrs(node):

@@ -170,6 +170,8 @@ def how(owner: Any, leaf: Any, key: Key) -> str:
         return EQX_STATIC if static else "eqx.tree_at"
     if kinds.has_replace(owner):
         return ".replace"
+    if kinds.is_linen_module(owner):
+        return ".clone"
     if kinds.is_frozen_dataclass(owner):
         return "dataclasses.replace"
     if kinds.is_frozen_attrs(owner):
@@ -179,7 +181,7 @@ def how(owner: Any, leaf: Any, key: Key) -> str:
 
 # The changes that build a new instance through ``__init__``: a field it does not take is
 # computed from the others (``field(init=False)``) and cannot be given.
-REBUILT = (".replace", "dataclasses.replace", "attrs.evolve")
+REBUILT = (".replace", ".clone", "dataclasses.replace", "attrs.evolve")
 
 
 def _derived(owner: Any, key: Key) -> bool:

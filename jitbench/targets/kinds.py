@@ -20,6 +20,10 @@ def _has_base(value: Any, package: str, name: str) -> bool:
     return any(c.__module__.startswith(package) and c.__name__ == name for c in type(value).__mro__)
 
 
+def is_linen_module(value: Any) -> bool:
+    return _has_base(value, "flax.linen", "Module")
+
+
 def is_variable(value: Any) -> bool:
     return _has_base(value, "flax.nnx", "Variable")
 
@@ -113,8 +117,8 @@ def is_library_internal(value: Any) -> bool:
     package = type(value).__module__.split(".")[0]
     if package not in LIBRARY_PACKAGES or package in ("builtins", "functools"):
         return False
-    linen = _has_base(value, "flax.linen", "Module")
-    return not (_is_model_part(value) or is_array(value) or is_flax_struct(value) or linen)
+    user = is_flax_struct(value) or is_linen_module(value)
+    return not (_is_model_part(value) or is_array(value) or user)
 
 
 def release_equinox_modules(objects: list[Any]) -> None:

@@ -94,6 +94,14 @@ def new_value(value: Any, choices: Sequence[Any] = ()) -> Any:
     return None
 
 
+def unseen(value: Any, choices: Sequence[Any] = ()) -> Any:
+    """A value other than ``value`` and :func:`new_value`'s, where one is known (a bool's
+    other value is all there is)."""
+    once = new_value(value, choices)
+    twice = new_value(once, choices)
+    return once if twice is None or twice == value else twice
+
+
 def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None = None) -> Any:
     """An array of new values shaped ``shape`` (default: ``like``'s) in ``like``'s range (its
     sign and bounds kept; a constant array varies around its value), of its dtype, weak type
