@@ -394,3 +394,23 @@ def test_plugin_that_raises_is_one_line_and_exit_2(tmp_path, source, error):
         out.stderr
         == f"jitbench: error: cannot import JITBENCH_PLUGINS module 'jb_broken': {error}\n"
     )
+
+
+def test_the_same_miss_of_a_function_defined_anew_at_every_call_is_told_once_with_a_count():
+    import jax
+    import jax.numpy as jnp
+
+    from jitbench.cli.render import explanation
+    from jitbench.compiles import explain_misses
+    from jitbench.subjects.result import Step
+
+    def solve(x):  # as diffrax's solvers jit lambdas they define anew at every call
+        return jax.jit(lambda y: y + 1)(x)
+
+    with explain_misses() as messages:
+        for _ in range(3):
+            solve(jnp.ones(3))
+    text = explanation(Step("first_call", 3, 3, "correct", explanations=tuple(messages)))
+    assert len(messages) == 3 and text.count("TRACING CACHE MISS") == 1
+    assert "never seen function" in text and text.endswith("\n  (2 more misses like it)")
+    assert "but seen another function" not in text  # JAX's remark on the second and third

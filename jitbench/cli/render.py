@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -42,10 +43,22 @@ def audit_csv(results: Sequence[Any]) -> None:
             writer.writerow([*row, s.outcome, s.error, "\n\n".join(s.explanations)])
 
 
+# What tells two misses of one function apart: its id, and JAX's remark from the second on.
+_SAME_MISS = re.compile(r" id=\d+|\n *but seen another function defined on the same line;.*", re.S)
+
+
 def explanation(step: Any) -> str:
-    """JAX's words for the step's tracing-cache misses, or why there are none."""
+    """JAX's words for the step's tracing-cache misses, the same miss of a function defined
+    at one place told once with a count (a diffrax solve traces its inner lambdas anew in
+    every call: 250 misses of 30), or why there are none."""
     if step.explanations:
-        return "\n".join(step.explanations)
+        groups: dict[str, list[Any]] = {}
+        for text in step.explanations:
+            groups.setdefault(_SAME_MISS.sub("", text), [text, 0])[1] += 1
+        return "\n".join(
+            text + (f"\n  ({n - 1} more {'miss' if n == 2 else 'misses'} like it)" if n > 1 else "")
+            for text, n in groups.values()
+        )
     return (
         "JAX gave no explanation: it explains misses of functions defined outside JAX only "
         "(op-by-op dispatch traces JAX's own primitives), and not a trace that its tracing "
