@@ -272,3 +272,14 @@ def test_new_arrays_keep_range_dtype_placement_and_weak_type():
     weak = jnp.asarray(1.5)
     assert weak.weak_type and values.new_array(weak, np.random.default_rng(0)).weak_type
     assert values.new_shape(x) == (2, 64)
+
+
+def test_new_values_of_inf_and_nan_are_finite():
+    # An optimizer's best fitness before any is found (evosax's state: inf, its best solution
+    # nan): a user sets a number.
+    assert [values.new_number(v) for v in (np.inf, -np.inf, np.nan)] == [1.0, -1.0, 1.0]
+    assert type(values.new_number(np.float32(np.inf))) is np.float32
+    rng = np.random.default_rng(0)
+    new = np.asarray(values.new_array(jnp.asarray([np.inf, 1.0, np.nan, 3.0]), rng))
+    assert np.isfinite(new).all() and new.min() >= 1.0 and new.max() <= 3.0  # the finite range
+    assert np.isfinite(np.asarray(values.new_array(jnp.full(3, np.nan), rng))).all()

@@ -110,6 +110,14 @@ def test_a_linen_module_as_a_static_argument_is_changed_with_clone_and_hashed_by
     assert (other.how, other.compiles) == ("the factory's, new values in use_bias, scale", 1)
 
 
+def test_a_state_holding_inf_and_nan_is_audited():
+    result = _target_audit("user_models:search", "user_models:tell")
+    assert result.stale_results == result.errors == 0
+    assert [s.field for s in result.steps if s.name == "same_shape_array"] == [
+        "mean", "best_fitness", "best"
+    ]  # fmt: skip
+
+
 def test_seed_class_with_value_hash_matches_static_self_value_hash():
     result = _target_audit("user_models:value_hash_target", inputs=None)
     assert result.matches == "static_self_value_hash"

@@ -575,3 +575,23 @@ def linen_mlp() -> jitbench.Target:
     x = _x()[:4].reshape(1, 4)
     params = LinenMLP().init(jax.random.PRNGKey(0), x)
     return jitbench.Target(LinenMLP(), (params, x), call=apply_static, factory=LinenMLP)
+
+
+class Search(struct.PyTreeNode):
+    """An evolution strategy's state as evosax keeps it: no best found yet (inf, nan)."""
+
+    mean: jax.Array
+    best_fitness: jax.Array
+    best: jax.Array
+
+
+@jax.jit
+def tell(state, x):
+    fitness = jnp.sum((state.mean - x) ** 2)
+    better = fitness < state.best_fitness
+    best = jnp.where(better, state.mean, state.best)
+    return state.replace(best_fitness=jnp.minimum(fitness, state.best_fitness), best=best)
+
+
+def search() -> Search:
+    return Search(_x(), jnp.asarray(jnp.inf), jnp.full(SIZE, jnp.nan))

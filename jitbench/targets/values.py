@@ -17,11 +17,11 @@ from jitbench.targets import kinds
 
 def new_number(value: bool | int | float) -> bool | int | float:
     """A bool flipped; a number scaled within its sign and magnitude (|x| < 1 halved, else
-    doubled; 0 becomes 1), its type kept."""
+    doubled; 0 becomes 1; inf and nan, a best fitness not found yet, +-1), its type kept."""
     if isinstance(value, bool):
         return not value
-    if value == 0:
-        return type(value)(1)
+    if value == 0 or not np.isfinite(value):
+        return type(value)(-1 if value < 0 else 1)
     if isinstance(value, int):
         return value * 2
     return value / 2 if abs(value) < 1 else value * 2
@@ -108,7 +108,8 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
     and placement (a jax array goes where ``like`` is; a NumPy one stays NumPy)."""
     shape = tuple(like.shape) if shape is None else tuple(shape)
     host = np.asarray(like)
-    low, high = (float(host.min()), float(host.max())) if host.size else (0.0, 1.0)
+    finite = host[np.isfinite(host)] if host.dtype.kind in "fc" else host  # inf: none found yet
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     if low == high:  # a constant: values around it, of its sign
         low, high = (low / 2, low * 2) if low > 0 else (low * 2, low / 2) if low < 0 else (-1, 1)
     if host.dtype.kind in "iub":
