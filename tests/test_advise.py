@@ -315,6 +315,28 @@ def test_the_value_hash_code_keys_on_what_no_leaf_holds():
     np.testing.assert_allclose(space["calc"](other, y), other.calc(y))
 
 
+def test_the_value_hash_code_hashes_a_typed_key_by_its_key_data():
+    """NumPy cannot read a typed PRNG key's bytes: the printed key reads its key data."""
+    import numpy as np
+    import user_models
+
+    from jitbench.subjects.ways import VALUE_HASH, names_of
+
+    target = load_target("user_models:noisy", call="user_models:sample", inputs=VECTOR)
+    code = VALUE_HASH.code(names_of(target, unjitted(target)))
+    assert "jax.random.key_data(leaf)" in code
+    obj, y = user_models.noisy(), user_models.vector()
+    space = {"jax": jax, "partial": functools.partial, "Noisy": user_models.Noisy}
+    space.update(obj=obj, y=y, sample=unjitted(target))
+    exec(code, space)
+    try:
+        other = user_models.Noisy(jax.random.key(1))
+        got, want = space["sample_jit"](other, y)[1], user_models.sample(other, y)[1]
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    finally:  # the class is the tests' own: its hash and equality back as they were
+        del user_models.Noisy.__hash__, user_models.Noisy.__eq__
+
+
 def test_the_value_hash_code_reads_a_slotted_class():
     """A class with ``__slots__`` alone has no ``vars()``: the key names its attributes."""
     import numpy as np

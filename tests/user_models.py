@@ -595,3 +595,21 @@ def tell(state, x):
 
 def search() -> Search:
     return Search(_x(), jnp.asarray(jnp.inf), jnp.full(SIZE, jnp.nan))
+
+
+class Noisy(struct.PyTreeNode):
+    """A model holding a typed PRNG key (``jax.random.key``, as JAX recommends) for its noise."""
+
+    key: jax.Array
+    scale: float = 0.1
+
+
+@jax.jit
+def sample(model, y):
+    """Noise drawn, and the model with its key moved on, as a sampler's loop feeds it back."""
+    key, sub = jax.random.split(model.key)
+    return model.replace(key=key), y + model.scale * jax.random.normal(sub, y.shape)
+
+
+def noisy() -> Noisy:
+    return Noisy(jax.random.key(0))

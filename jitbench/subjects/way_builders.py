@@ -189,8 +189,11 @@ class _ValueKey:
 
 
 def _host(value: Any) -> Any:
+    import jax
     import numpy as np
 
+    if kinds.is_key(value):  # NumPy cannot read a typed PRNG key: its key data
+        value = jax.random.key_data(value)
     return np.ascontiguousarray(np.asarray(value))
 
 

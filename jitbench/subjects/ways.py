@@ -32,10 +32,14 @@ class Names:
     children: tuple[str, ...] = ()
     aux: tuple[str, ...] = ()
     state: str = "vars(obj)"  # the object's attributes as a dict (slots named one by one)
+    data: str = "leaf"  # what an array's hashed bytes are read from (a typed key: its data)
+    prelude: str = ""  # a helper the snippet needs first
 
 
 def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     """The names the snippets use, from the object's class and the raw call's signature."""
+    import jax
+
     obj = target.obj
     cls = type(obj).__name__
     try:
@@ -56,7 +60,19 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     if not hasattr(obj, "__dict__"):  # __slots__ alone: vars() has nothing to read
         state = "{" + ", ".join(f"{n!r}: obj.{n}" for n, _ in attributes or ()) + "}"
     var = "model" if module else "obj"
-    return Names(cls, fn, name, ", ".join(args), var, children, aux, state)
+    names = Names(cls, fn, name, ", ".join(args), var, children, aux, state)
+    if any(kinds.is_key(leaf) for leaf in jax.tree_util.tree_leaves(attributes or [])):
+        return dataclasses.replace(names, data="_data(leaf)", prelude=_KEY_DATA)
+    return names
+
+
+# A typed PRNG key has no bytes of its own (NumPy cannot read it): its key data's are hashed.
+_KEY_DATA = """
+def _data(leaf):   # a typed PRNG key (jax.random.key): its key data
+    typed = hasattr(leaf, "dtype") and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+    return jax.random.key_data(leaf) if typed else leaf
+
+"""
 
 
 # --- The ways --------------------------------------------------------------------------------
@@ -102,11 +118,11 @@ VALUE_HASH = Way(
     "static self, value hash",
     "the object is hashed at every call (its arrays' bytes copied to the host), and every "
     "object jit compiled for stays alive in its cache: memory grows with every new value",
-    """
+    """{prelude}
 def _key(obj):   # every field: arrays by shape, dtype and bytes, static data written out
     leaves, structure = jax.tree_util.tree_flatten({state})
     return str(structure), tuple(   # str: a PyTreeDef's hash omits static data
-        (leaf.shape, str(leaf.dtype), leaf.tobytes()) if hasattr(leaf, "tobytes") else leaf
+        (leaf.shape, str(leaf.dtype), {data}.tobytes()) if hasattr({data}, "tobytes") else leaf
         for leaf in leaves
     )
 

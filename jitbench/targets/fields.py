@@ -196,7 +196,7 @@ def _derived(owner: Any, key: Key) -> bool:
 def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
     """The field's kind, or why it has none a user changes."""
     if kinds.is_array(value):
-        numeric = value.dtype.kind in "iufc" or "float" in str(value.dtype)
+        numeric = kinds.is_key(value) or value.dtype.kind in "iufc" or "float" in str(value.dtype)
         return ("array", None) if numeric else (None, f"an array of {value.dtype}: no new values")
     if kinds.is_number(value) and role == "number":
         return "number", None

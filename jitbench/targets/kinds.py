@@ -90,6 +90,11 @@ def is_array(value: Any) -> bool:
     )
 
 
+def is_key(value: Any) -> bool:
+    """A typed PRNG key array (``jax.random.key``): dtype ``key<impl>``, its data uint32."""
+    return is_array(value) and str(value.dtype).startswith("key<")
+
+
 def is_number(value: Any) -> bool:
     """A Python bool, int or float (what a pytree may hold as a leaf that jit traces)."""
     return isinstance(value, bool | int | float) and not isinstance(value, np.generic)

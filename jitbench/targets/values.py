@@ -105,8 +105,15 @@ def unseen(value: Any, choices: Sequence[Any] = ()) -> Any:
 def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None = None) -> Any:
     """An array of new values shaped ``shape`` (default: ``like``'s) in ``like``'s range (its
     sign and bounds kept; a constant array varies around its value), of its dtype, weak type
-    and placement (a jax array goes where ``like`` is; a NumPy one stays NumPy)."""
+    and placement (a jax array goes where ``like`` is; a NumPy one stays NumPy); a typed PRNG
+    key, new key data (what a split gives)."""
     shape = tuple(like.shape) if shape is None else tuple(shape)
+    if kinds.is_key(like):
+        import jax
+
+        data = jax.random.key_data(like)
+        new = new_array(data, rng, (*shape, *data.shape[like.ndim :]))
+        return jax.random.wrap_key_data(new, impl=jax.random.key_impl(like))
     host = np.asarray(like)
     finite = host[np.isfinite(host)] if host.dtype.kind in "fc" else host  # inf: none found yet
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
