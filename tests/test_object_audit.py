@@ -125,6 +125,18 @@ def test_a_typed_prng_key_is_played_given_new_key_data_and_compared_by_it():
     assert (step.traces, step.compiles, step.outcome) == (0, 0, "correct")
 
 
+def test_a_dict_inside_a_namedtuple_state_is_rebuilt_not_changed_in_place():
+    import user_models
+
+    before = dict(user_models.POSITION)
+    result = _target_audit("user_models:sampler_state", "user_models:density")
+    assert user_models.POSITION == before  # the user's own dict, which the state holds
+    assert {s.how for s in result.steps if s.field.startswith("position")} == {
+        "a new container", "a new container (position['loc'] back to its shape)"
+    }  # fmt: skip
+    assert result.leaked_arrays == 0 and result.stale_results == 0
+
+
 def test_seed_class_with_value_hash_matches_static_self_value_hash():
     result = _target_audit("user_models:value_hash_target", inputs=None)
     assert result.matches == "static_self_value_hash"

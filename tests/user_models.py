@@ -613,3 +613,22 @@ def sample(model, y):
 
 def noisy() -> Noisy:
     return Noisy(jax.random.key(0))
+
+
+# A sampler's state as blackjax and numpyro keep it: a NamedTuple whose position dict is the
+# one the user's module holds.
+POSITION = {"loc": jnp.asarray(0.5), "scale": jnp.asarray(0.1)}
+
+
+class SamplerState(typing.NamedTuple):
+    position: dict
+    logdensity: jax.Array
+
+
+@jax.jit
+def density(state, x):
+    return -jnp.sum(((x - state.position["loc"]) / state.position["scale"]) ** 2)
+
+
+def sampler_state() -> SamplerState:
+    return SamplerState(POSITION, jnp.asarray(0.0))

@@ -5,12 +5,13 @@ one the same object (see README.md).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping, MutableMapping, MutableSequence
 from typing import Any
 
 from jitbench.targets import kinds
-from jitbench.targets.fields import Field, Key
+from jitbench.targets.fields import IN_PLACE, Field, Key, how
 
 
 def _get(node: Any, key: Key) -> Any:
@@ -70,7 +71,9 @@ def _put(node: Any, key: Key, value: Any) -> Any:
 def set_field(obj: Any, field: Field, value: Any) -> Any:
     """Set the field to ``value`` as the object's users do; returns the (possibly new) root."""
 
-    def set_in(node: Any, keys: tuple[Key, ...]) -> Any:
+    def set_in(node: Any, keys: tuple[Key, ...], rebuilt: bool) -> Any:
+        if rebuilt and isinstance(node, MutableSequence | MutableMapping):
+            node = copy.copy(node)  # inside a rebuilt object: the user's own stays as it was
         child = _get(node, keys[0])
         if len(keys) == 1:
             if kinds.is_variable(child):
@@ -80,7 +83,8 @@ def set_field(obj: Any, field: Field, value: Any) -> Any:
                     child.value = value
                 return node
             return _put(node, keys[0], value)
-        new_child = set_in(child, keys[1:])
+        below = rebuilt or how(node, child, keys[0]) not in IN_PLACE
+        new_child = set_in(child, keys[1:], below)
         return node if new_child is child else _put(node, keys[0], new_child)
 
-    return set_in(obj, field.keys)
+    return set_in(obj, field.keys, False)

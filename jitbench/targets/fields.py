@@ -154,14 +154,15 @@ def _skip_reason(value: Any) -> str | None:
     return None
 
 
-def how(owner: Any, leaf: Any, key: Key) -> str:
-    """How a user of ``owner``'s kind sets its field ``key``."""
+def how(owner: Any, leaf: Any, key: Key, rebuilt: bool = False) -> str:
+    """How a user of ``owner``'s kind sets its field ``key``; ``rebuilt``: inside an object
+    rebuilt for a change (a NamedTuple state), where a dict or list is rebuilt too."""
     if kinds.is_variable(leaf):
         return "Variable.set_value"
     if kinds.is_named_tuple(owner):
         return "._replace"
     if key[0] == "item":
-        mutable = isinstance(owner, MutableSequence | MutableMapping)
+        mutable = isinstance(owner, MutableSequence | MutableMapping) and not rebuilt
         return "item assignment" if mutable else "a new container"
     if kinds.is_eqx_module(owner):
         static = any(
@@ -179,6 +180,8 @@ def how(owner: Any, leaf: Any, key: Key) -> str:
     return "setattr"
 
 
+# The changes made in place; any other builds a new object.
+IN_PLACE = ("setattr", "item assignment", "Variable.set_value")
 # The changes that build a new instance through ``__init__``: a field it does not take is
 # computed from the others (``field(init=False)``) and cannot be given.
 REBUILT = (".replace", ".clone", "dataclasses.replace", "attrs.evolve")
@@ -218,7 +221,9 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
     seen: set[int] = set()
     leaves: dict[int, str] = {}  # id of a Variable or array -> the path it was found at
 
-    def visit(node: Any, keys: tuple[Key, ...], path: str, private: bool, within: str) -> None:
+    def visit(
+        node: Any, keys: tuple[Key, ...], path: str, private: bool, within: str, rebuilt: bool
+    ) -> None:
         if id(node) in seen or len(keys) > MAX_DEPTH:
             return
         seen.add(id(node))
@@ -228,7 +233,8 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
             where = (path + suffix).lstrip(".")
             hidden = private or (key[0] == "attr" and str(key[1]).startswith("_"))
             reason = _skip_reason(child)
-            if not reason and _derived(node, key) and how(node, child, key) in REBUILT:
+            changed = how(node, child, key, rebuilt)
+            if not reason and _derived(node, key) and changed in REBUILT:
                 reason = "computed from the other fields (init=False): a new instance recomputes it"
             if reason:
                 skipped.append(Skipped(where, reason))
@@ -248,15 +254,14 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
                 )
                 kind = None
             if kind is not None:
-                fields.append(Field(where, (*keys, key), kind, how(node, child, key),
-                                    role, hidden, choices))  # fmt: skip
+                fields.append(Field(where, (*keys, key), kind, changed, role, hidden, choices))
             elif why is None and children(child) is not None:
-                visit(child, (*keys, key), where, hidden, role)
+                visit(child, (*keys, key), where, hidden, role, rebuilt or changed not in IN_PLACE)
             else:
                 reason = why or f"a {type(child).__name__}: neither array nor value"
                 skipped.append(Skipped(where, reason))
 
-    visit(obj, (), "", False, "")
+    visit(obj, (), "", False, "", False)
     return fields, skipped
 
 
