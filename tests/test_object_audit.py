@@ -137,6 +137,14 @@ def test_a_dict_inside_a_namedtuple_state_is_rebuilt_not_changed_in_place():
     assert result.leaked_arrays == 0 and result.stale_results == 0
 
 
+def test_a_static_field_holding_the_same_object_as_a_leaf_is_static():
+    # Flattened without keys, a child is found by identity: the static True is the leaf's.
+    result = _target_audit("user_models:gate", "user_models:gated")
+    roles = {s.field: s.role for s in result.steps if s.field}
+    assert roles == {"strict": "static", "open_": "traced number", "x": "traced"}
+    assert result.matches == "pytree_dataclass" and not any(s.recompiled for s in result.steps)
+
+
 def test_seed_class_with_value_hash_matches_static_self_value_hash():
     result = _target_audit("user_models:value_hash_target", inputs=None)
     assert result.matches == "static_self_value_hash"

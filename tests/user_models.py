@@ -632,3 +632,31 @@ def density(state, x):
 
 def sampler_state() -> SamplerState:
     return SamplerState(POSITION, jnp.asarray(0.0))
+
+
+@jax.tree_util.register_pytree_node_class
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """Flattened without keys, as jax_dataclasses and numpyro register their classes: a static
+    ``strict`` and a traced ``open_``, both True (the one ``True`` object)."""
+
+    x: jax.Array
+    open_: bool = True
+    strict: bool = True
+
+    def tree_flatten(self):
+        return (self.x, self.open_), (self.strict,)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *aux)
+
+
+@jax.jit
+def gated(gate, y):
+    out = jnp.where(gate.open_, gate.x * y, y)
+    return jnp.clip(out, -1.0, 1.0) if gate.strict else out
+
+
+def gate() -> Gate:
+    return Gate(_x())

@@ -5,6 +5,7 @@ README.md.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import fnmatch
@@ -112,18 +113,40 @@ def _traced(node: Any) -> tuple[set[Key], list[Any]] | None:
     return keyed, unkeyed
 
 
-def _role(children: tuple[set[Key], list[Any]] | None, key: Key, child: Any, filtered: bool) -> str:
+def _role(
+    children: tuple[set[Key], list[Any]] | None, node: Any, key: Key, child: Any, filtered: bool
+) -> str:
     if children is None:
         return "plain"
     keyed, unkeyed = children
     # An item that jit keys as an attribute (nnx.Dict's) is the same child.
-    leaf = key in keyed or ("attr", str(key[1])) in keyed or any(c is child for c in unkeyed)
+    leaf = key in keyed or ("attr", str(key[1])) in keyed
+    if not leaf and any(c is child for c in unkeyed):
+        leaf = _unkeyed_child(node, key)
     if not leaf:
         return "aux"
     if kinds.is_array(child) or kinds.is_variable(child):
         return "traced"
     # jit traces a number leaf; a leaf jit cannot trace (a function) only a filter hashes.
     return "number" if kinds.is_number(child) and not filtered else "hashed"
+
+
+def _unkeyed_child(node: Any, key: Key) -> bool:
+    """Whether the attribute ``key`` is a child of a node that flattens without keys (a
+    jax_dataclasses or numpyro class), told by flattening a copy holding a new object there:
+    by identity, a static ``True`` or a folded ``1.0`` is the leaf that holds the same one."""
+    import jax
+
+    if key[0] != "attr":
+        return True
+    marker = object()
+    try:
+        probe = copy.copy(node)
+        object.__setattr__(probe, key[1], marker)
+        found = jax.tree_util.tree_leaves(probe, is_leaf=lambda x: x is not probe)
+    except Exception:  # a class that cannot be copied so: identity decides
+        return True
+    return any(leaf is marker for leaf in found)
 
 
 def _choices(node: Any, key: Key, value: Any) -> tuple[Any, ...]:
@@ -244,7 +267,9 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
                 continue
             leaves[id(child)] = where
             value = kinds.variable_value(child) if kinds.is_variable(child) else child
-            role = "traced" if kinds.is_variable(child) else _role(traced, key, child, filtered)
+            role = (
+                "traced" if kinds.is_variable(child) else _role(traced, node, key, child, filtered)
+            )
             role = "aux" if within == "aux" else role
             kind, why = _kind(value, role)
             choices = _choices(node, key, value)
