@@ -1,9 +1,17 @@
-"""Errors that the command line turns into one line and exit status 2, and rows without a figure."""
+"""Errors that the command line turns into one line and exit status 2, any exception as one
+line, and rows without a figure."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, NoReturn
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception as one line: its type and its message (if any), whitespace folded, cut
+    at 300."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
 class JitbenchError(Exception):

@@ -145,6 +145,21 @@ def test_a_static_field_holding_the_same_object_as_a_leaf_is_static():
     assert result.matches == "pytree_dataclass" and not any(s.recompiled for s in result.steps)
 
 
+def test_a_change_that_leaves_the_result_as_it_was_is_not_judged():
+    result = _target_audit("user_models:bounded", "calc")
+    step = result.step("new_static")
+    assert (step.field, step.cell, result.step("seen_static").cell) == ("limit", "0/0 ?", "0/0 ?")
+    assert result.verdict[0] == (
+        "`limit` set to a new value in place: the result without jit is what it was, so whether "
+        "jit sees it is not known; jit did not trace again, so a value that changes the result "
+        "would be stale"
+    )
+    obj, y = user_models.bounded(), user_models.vector()
+    obj.calc(y)
+    obj.limit = 0.01  # one that changes it: stale, as the verdict warns
+    assert not np.allclose(obj.calc(y), user_models.Bounded.calc.__wrapped__(obj, y))
+
+
 def test_seed_class_with_value_hash_matches_static_self_value_hash():
     result = _target_audit("user_models:value_hash_target", inputs=None)
     assert result.matches == "static_self_value_hash"

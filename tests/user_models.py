@@ -660,3 +660,19 @@ def gated(gate, y):
 
 def gate() -> Gate:
     return Gate(_x())
+
+
+class Bounded:
+    """The seed's class with a bound no value played reaches: a new bound changes nothing,
+    with jit or without, though jit never sees it."""
+
+    def __init__(self, x, limit=100.0):
+        self.x, self.limit = x, limit
+
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, y):
+        return jnp.clip(self.x * y, -self.limit, self.limit)
+
+
+def bounded() -> Bounded:
+    return Bounded(_x())

@@ -96,7 +96,10 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     print(f"cache audit of {title}")
     arrays = f", first array field of {result.size} elements" if result.size else ""
     print(f"on {result.device}{arrays}")
-    print(f"{CELLS}, 'n/a' a call that raises without jit too\n")
+    print(
+        f"{CELLS}, 'n/a' a call that raises without jit too, '?' a change that leaves the result "
+        "without jit as it was (jit reused a program: seen or not, it returns the same)\n"
+    )
     rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in result.steps]
     table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
     leaked = result.leaked_instances
@@ -162,7 +165,8 @@ def timings(result: Any, form: str, repeat: int) -> None:
 
 def _mark(outcome: str) -> str:
     """The result column of a timed step: blank for a correct one."""
-    return {"": "", "correct": "", "stale": "STALE", "error": "raised", "n/a": "n/a"}[outcome]
+    marks = {"": "", "correct": "", "stale": "STALE", "error": "raised", "n/a": "n/a"}
+    return marks.get(outcome, "not judged")
 
 
 ADVICE_COLUMNS = ("way", "hazards", "compiles", "cold first call", "cached call", "dispatch",

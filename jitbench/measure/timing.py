@@ -11,7 +11,7 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
-from jitbench.compiles import clear_caches
+from jitbench.compiles import clear_caches, count_compiles
 from jitbench.errors import JitbenchError
 from jitbench.measure.case import Prepared, cold_call
 from jitbench.subjects.scenario import Play, attempt, replay
@@ -103,8 +103,9 @@ def _after_changes(
 
         def visit(name: str, play: Play = play, done: list[float] = done) -> str:
             play.keep()
-            result, error, seconds = attempt(play)  # the call alone is timed, not its oracle
-            outcome, error = play.judge(result, error)
+            with count_compiles() as stats:  # its listeners run at every compile, counted or not
+                result, error, seconds = attempt(play)  # the call alone is timed, not its oracle
+            outcome, error = play.judge(result, error, stats.traces > 0)
             done.append(seconds)
             if len(steps) < len(done):
                 steps.append((name, *play.changed[-1], outcome, error))
@@ -137,7 +138,7 @@ def time_subject(
     ``fields``/``arrays`` choose the changes as :func:`jitbench.audit_object` does.
     A first call that raises is a JitbenchError naming the subject.
     """
-    from jitbench.subjects.subject import error_text
+    from jitbench.errors import error_text
 
     try:
         prepared = Prepared(subject)

@@ -125,7 +125,7 @@ def _step(play: Play, name: str, probe: Any) -> Step:
         if not retried:  # the explainer's failure, not the call's
             stats, messages = again, [f"JAX's cache-miss explainer raised {error}"]
         error = retried
-    outcome, error = play.judge(result, error)
+    outcome, error = play.judge(result, error, stats.traces > 0)
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
     role = play.roles.get(field, "")
@@ -170,7 +170,7 @@ def _steps(
         return steps[-1].outcome
 
     replay(play, visit)
-    return steps, play.noise.leaves or {}
+    return steps, play.judging.noise or {}
 
 
 def run(
@@ -178,7 +178,7 @@ def run(
 ) -> tuple[tuple[Step, ...], tuple[int | None, int, int], dict[str, float]]:
     """Play the scenario on ``subject`` from cold caches: its steps, what it built still
     alive once it is dropped and the collector ran (see :meth:`_Alive.alive`), and the
-    result's leaves left out of the comparisons (:class:`~jitbench.subjects.scenario.Noise`)."""
+    result's leaves left out of the comparisons (:class:`~jitbench.subjects.subject.Judging`)."""
     alive = _Alive()
     clear_caches()
     steps, noise = _steps(subject, played, alive, probe)
@@ -201,7 +201,7 @@ def audit_subject(
     ``fields``: a glob or regular expression over field paths (``layers[0].*``); by
     default every static field and the first ``arrays`` array fields play. A first call
     that differs from the oracle on every leaf of its result is a JitbenchError; on some
-    only, those are left out (``skipped``: see :class:`~jitbench.subjects.scenario.Noise`).
+    only, those are left out (``skipped``: see :class:`~jitbench.subjects.subject.Judging`).
     """
     probe = subject.new()
     walked, skipped = subject.fields(probe)

@@ -8,7 +8,7 @@ from typing import Any
 from jitbench.hazards import SEEN_STEPS, TOTALS
 from jitbench.subjects.subject import Outcome
 
-MARKS = {"correct": "", "stale": "!", "error": " E", "n/a": " n/a"}
+MARKS = {"correct": "", "stale": "!", "error": " E", "n/a": " n/a", "unjudged": " ?"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,13 +34,15 @@ class Step:
 
     @property
     def recompiled(self) -> bool:
-        """Correct, and compiled where nothing new was seen (``hazards.SEEN_STEPS``)."""
-        return self.compiles > 0 and self.correct and self.name in SEEN_STEPS
+        """Not stale nor raising, and compiled where nothing new was seen
+        (``hazards.SEEN_STEPS``)."""
+        judged = self.outcome in ("correct", "unjudged")
+        return self.compiles > 0 and judged and self.name in SEEN_STEPS
 
     @property
     def cell(self) -> str:
         """``traces/compiles``, with ``!`` for a stale result, ``E`` for an error, ``n/a`` for a
-        step whose call raises without jit too."""
+        step whose call raises without jit too, ``?`` for a change it does not notice either."""
         return f"{self.traces}/{self.compiles}{MARKS[self.outcome]}"
 
 

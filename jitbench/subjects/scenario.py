@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jitbench.compiles import block, clear_caches, quiet_callback_errors
-from jitbench.errors import JitbenchError
-from jitbench.subjects.subject import Noise, error_text
+from jitbench.errors import JitbenchError, error_text
+from jitbench.subjects.subject import Judging
 from jitbench.targets import values
 
 if TYPE_CHECKING:
@@ -56,7 +56,8 @@ class Play:
         self.rng = np.random.default_rng(1)
         # What the oracle needs of the object as it was before the last call (Subject.before).
         self.before: Any = None
-        self.noise = Noise()
+        self.judging = Judging()
+        self.step, self.outcome = "", ""  # the step being played, the last one's outcome
 
     def call(self) -> Any:
         """The subject's call on the object as it is now."""
@@ -67,9 +68,15 @@ class Play:
         of an nnx module copies its arrays, a compile each)."""
         self.before = self.subject.before(self.obj)
 
-    def judge(self, result: Any, error: str) -> tuple[Outcome, str]:
-        """The outcome of this step's call (see :meth:`Subject.judge`)."""
-        return self.subject.judge(self.before, result, error, self.noise)
+    def judge(self, result: Any, error: str, traced: bool) -> tuple[Outcome, str]:
+        """The outcome of this step's call, which jit ``traced`` or not (see
+        :meth:`Subject.judge`)."""
+        reused = bool(self.changed[-1][0]) and not traced
+        if self.step == "seen_static":  # the program of its old value: seen where the new was
+            reused = reused and self.outcome == "unjudged"
+        self.judging.reused = reused
+        self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
+        return self.outcome, error
 
     def _set(self, field: Field, value: Any) -> None:
         self.obj = self.subject.set(self.obj, field, value)
@@ -130,9 +137,9 @@ def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
     or None to stop there."""
     plan = play.plan()
     try:
-        name = next(plan)
-        while (outcome := visit(name)) is not None:
-            name = plan.send(outcome)
+        play.step = next(plan)
+        while (outcome := visit(play.step)) is not None:
+            play.step = plan.send(outcome)
     except StopIteration:
         pass
 
@@ -167,7 +174,7 @@ def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[
         if reached:
             return None
         play.keep()
-        return play.judge(*attempt(play)[:2])[0]
+        return play.judge(*attempt(play)[:2], traced=True)[0]  # only to go on
 
     replay(play, visit)
     if not reached:

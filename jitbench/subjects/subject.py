@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from jitbench.compiles import block
-from jitbench.errors import JitbenchError
+from jitbench.errors import JitbenchError, error_text
 from jitbench.options import DEFAULT_SIZE
 from jitbench.targets import Target, check_call, edit, kinds, values
 from jitbench.targets import fields as fieldlib
@@ -32,24 +32,20 @@ RTOL = ATOL = 1e-4
 
 
 # A step's outcome: its result matches the oracle's, does not (stale), its call raised under
-# jit (error), or the oracle itself raised (n/a: a user's own call that cannot take a change).
-Outcome = Literal["correct", "stale", "error", "n/a"]
+# jit (error), the oracle itself raised (n/a: a user's own call that cannot take a change), or
+# its change left the oracle's result as it was (unjudged: seen or not, jit returns the same).
+Outcome = Literal["correct", "stale", "error", "n/a", "unjudged"]
 
 
 @dataclasses.dataclass
-class Noise:
-    """A scenario's result leaves where jit and the call without jit differ at its first call
-    (nothing is stale yet: floating point), each with its largest difference; left out of
-    every later comparison. None until the first call is judged."""
+class Judging:
+    """The oracle's memory over one run (README.md): the leaves its first call differs on, by
+    how much (None: not judged yet); its last result; whether the step changed a field and
+    jit reused a program for it (traced nothing)."""
 
-    leaves: dict[str, float] | None = None
-
-
-def error_text(exc: BaseException) -> str:
-    """An exception as one line: its type and its message (if any), whitespace folded, cut
-    at 300."""
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+    noise: dict[str, float] | None = None
+    last: Any = None
+    reused: bool = False
 
 
 def call_args(target: Target) -> list[str]:
@@ -114,9 +110,9 @@ class Subject:
         call that changes nothing of it."""
         return obj
 
-    def judge(self, before: Any, result: Any, error: str, noise: Noise) -> tuple[Outcome, str]:
-        """The outcome of a call that returned ``result`` or raised ``error``, on the object
-        that :meth:`before` kept; ``noise``: the run's leaves left out (:class:`Noise`)."""
+    def judge(self, before: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
+        """The outcome of a call that returned ``result`` or raised ``error``, on what
+        :meth:`before` kept, over the run so far (:class:`Judging`)."""
         raise NotImplementedError
 
 
@@ -179,7 +175,7 @@ class Generated(Subject):
         other = self.instance(seed=2, statics=flag)[0]
         return other, f"the constructor, given new arrays and every flag {flag}"
 
-    def judge(self, obj: Any, result: Any, error: str, noise: Noise) -> tuple[Outcome, str]:
+    def judge(self, obj: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
         from jitbench.strategies.codegen import arrays_of, statics_of
         from jitbench.strategies.computation import reference_calc
 
@@ -284,10 +280,9 @@ class Walked(Subject):
         """The call's result, made under ``jax.disable_jit()`` by :meth:`judge`."""
         return dataclasses.replace(self.target, obj=obj, inputs=inputs, kwargs=kwargs).function()()
 
-    def judge(self, before: Any, result: Any, error: str, noise: Noise) -> tuple[Outcome, str]:
-        """Against the call without jit on the state the call started from; where that
-        raises, n/a with its error. The first call sets ``noise``: the leaves it differs on
-        where others agree (differing on every leaf, it is stale)."""
+    def judge(self, before: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
+        """Against the call without jit on the state the call started from (it raises: n/a);
+        the first call sets the noise; a change it returns the same for is unjudged."""
         import jax
 
         try:
@@ -298,15 +293,19 @@ class Walked(Subject):
         if error:
             return "error", error
         off = leaves_off(result, expected)
+        last, judging.last = judging.last, expected
         if isinstance(off, str):
             return "stale", off
-        if noise.leaves is None:  # the first call, where nothing can be stale yet
+        if judging.noise is None:  # the first call, where nothing can be stale yet
             everywhere = len(off) == len(jax.tree_util.tree_leaves(expected))
-            noise.leaves = {} if everywhere else off
+            judging.noise = {} if everywhere else off
             if off and everywhere:  # in words: the first three
                 shown = ", ".join(f"{k} by up to {v:.3g}" for k, v in list(off.items())[:3])
                 return "stale", f"on every leaf: {shown}{', ...' if len(off) > 3 else ''}"
-        return ("stale" if off.keys() - noise.leaves.keys() else "correct"), ""
+        if off.keys() - judging.noise.keys():
+            return "stale", ""
+        unchanged = judging.reused and last is not None and leaves_off(expected, last) == {}
+        return ("unjudged" if unchanged else "correct"), ""
 
 
 def _deepcopy(value: Any) -> Any:
@@ -358,8 +357,7 @@ def leaves_off(got: Any, expected: Any) -> dict[str, float] | str:
         if a.shape != b.shape:
             return f"in the shape of {where}: {a.shape}, not {b.shape}"
         tol = max(tolerance(a.dtype), tolerance(b.dtype))
-        wide = np.float64 if tol else None
-        a, b = a.astype(wide), b.astype(wide)
+        a, b = (a.astype(np.float64), b.astype(np.float64)) if tol else (a, b)
         if not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True):
             off[where] = float(np.nanmax(np.abs(a.astype(np.float64) - b), initial=0.0))
     return off

@@ -14,6 +14,9 @@ from jitbench.subjects.result import AuditResult, Step
 from jitbench.subjects.scenario import CHANGES, STEPS
 from jitbench.targets.fields import EQX_STATIC
 
+# The outcomes that tell nothing of jit: the call raises without jit too, or a change does
+# not alter its result without jit either.
+UNKNOWN = ("n/a", "unjudged")
 # The steps whose (compiled?, outcome) a signature compares.
 SIGNED = ("repeat_call", *CHANGES)
 _WORST = {"stale": 3, "error": 2, "correct": 1}
@@ -44,7 +47,7 @@ def signature(result: AuditResult) -> Signature:
     """Per kind of change (compiled?, outcome) of its worst step, and whether any leaked."""
     found: Signature = {}
     for kind in SIGNED:
-        steps = [s for s in result.steps if s.name == kind and s.outcome != "n/a"]
+        steps = [s for s in result.steps if s.name == kind and s.outcome not in UNKNOWN]
         worst = max(steps, key=lambda s: (_WORST[s.outcome], s.compiles > 0), default=None)
         found[kind] = None if worst is None else (worst.compiles > 0, worst.outcome)
     leaked = result.leaked_instances
@@ -123,6 +126,12 @@ def hazards(result: AuditResult) -> list[str]:
         elif step.outcome == "error":
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
                          f"{step.error}")  # fmt: skip
+        if step.outcome == "unjudged" and step.name in ("new_static", "same_shape_array"):
+            unseen = step.traces == 0 and step.name == "new_static"
+            lines.append(f"{subject}: the result without jit is what it was, so whether jit "
+                         "sees it is not known" + (
+                             "; jit did not trace again, so a value that changes the result "
+                             "would be stale" if unseen else ""))  # fmt: skip
         if step.recompiled and step.name == "repeat_call":
             lines.append("the same call again, nothing changed, compiles again: at every call")
         if step.recompiled and step.name in ("seen_static", "equal_instance"):

@@ -111,9 +111,10 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
     if kinds.is_key(like):
         import jax
 
-        data = jax.random.key_data(like)
-        new = new_array(data, rng, (*shape, *data.shape[like.ndim :]))
-        return jax.random.wrap_key_data(new, impl=jax.random.key_impl(like))
+        data = jax.random.key_data(like)  # any uint32 words are a key: key(0)'s are zeros
+        new = rng.integers(0, 2**32, (*shape, *data.shape[like.ndim :]), dtype=np.uint32)
+        placed = jax.device_put(new, next(iter(data.devices()))) if data.committed else new
+        return jax.random.wrap_key_data(placed, impl=jax.random.key_impl(like))
     host = np.asarray(like)
     finite = host[np.isfinite(host)] if host.dtype.kind in "fc" else host  # inf: none found yet
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
