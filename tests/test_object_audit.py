@@ -234,6 +234,9 @@ def test_a_new_optimizer_held_by_a_static_self_is_stale():
     stale = [(s.name, s.field) for s in result.steps if s.outcome == "stale"]
     assert stale == [("new_static", "tx.update")]
     assert result.matches == "static_self_id_hash"
+    # Inside a self jit keys by identity, the optimizer's functions are attributes it never
+    # looks at, though the optimizer is a pytree of its own.
+    assert {s.role for s in result.steps if s.field.startswith("tx.")} == {"attribute"}
 
 
 def test_a_model_a_state_holds_by_its_bound_method_leaks():

@@ -270,7 +270,7 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
             role = (
                 "traced" if kinds.is_variable(child) else _role(traced, node, key, child, filtered)
             )
-            role = "aux" if within == "aux" else role
+            role = within if within in ("aux", "plain") else role  # as the node is to jit
             kind, why = _kind(value, role)
             choices = _choices(node, key, value)
             if kind == "static" and values.new_value(value, choices) is None:
