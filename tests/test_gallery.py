@@ -59,7 +59,8 @@ def test_a_train_state_compiles_again_for_every_new_instance():
     # optax.adam(...) makes new closures at every TrainState.create: a new cache key.
     result = _audit("train_state_")
     assert result.step("equal_instance").cell == "1/1"
-    assert ("same_shape_array", "step", "0/0") in _cells(result)  # a traced Python int
+    # A traced Python int the step returns nothing of (Adam counts its own steps).
+    assert ("same_shape_array", "step", "0/0 ?") in _cells(result)
     statics = [(s.field, s.cell) for s in result.steps if s.name == "new_static"]
     assert statics == [("apply_fn", "1/1"), ("tx.init", "1/1"), ("tx.update", "1/1")]
     assert any("compiles again: nothing compiled before" in line for line in result.verdict)
