@@ -352,8 +352,7 @@ def leaves_off(got: Any, expected: Any) -> dict[str, float] | str:
         return f"in structure: {got_tree}, not {want_tree}"
     off = {}
     for a, (path, b) in zip(got_leaves, want, strict=True):
-        a, b = (jax.random.key_data(v) if kinds.is_key(v) else v for v in (a, b))
-        a, b, where = np.asarray(a), np.asarray(b), "result" + jax.tree_util.keystr(path)
+        a, b, where = kinds.on_host(a), kinds.on_host(b), "result" + jax.tree_util.keystr(path)
         if a.shape != b.shape:
             return f"in the shape of {where}: {a.shape}, not {b.shape}"
         tol = max(tolerance(a.dtype), tolerance(b.dtype))

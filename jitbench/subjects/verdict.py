@@ -127,11 +127,11 @@ def hazards(result: AuditResult) -> list[str]:
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
                          f"{step.error}")  # fmt: skip
         if step.outcome == "unjudged" and step.name in ("new_static", "same_shape_array"):
-            unseen = step.traces == 0 and step.name == "new_static"
+            # unjudged: jit reused a program; a new flag's not traced is not in its key
             lines.append(f"{subject}: the result without jit is what it was, so whether jit "
                          "sees it is not known" + (
                              "; jit did not trace again, so a value that changes the result "
-                             "would be stale" if unseen else ""))  # fmt: skip
+                             "would be stale" if step.name == "new_static" else ""))  # fmt: skip
         if step.recompiled and step.name == "repeat_call":
             lines.append("the same call again, nothing changed, compiles again: at every call")
         if step.recompiled and step.name in ("seen_static", "equal_instance"):

@@ -177,7 +177,7 @@ class _ValueKey:
         for field in self.fields:
             value = edit.get_field(self.obj, field)
             if kinds.is_array(value):
-                value = (value.shape, str(value.dtype), bytes(memoryview(_host(value))))
+                value = (value.shape, str(value.dtype), kinds.on_host(value).tobytes())
             values.append(value)
         return type(self.obj), tuple(values)
 
@@ -186,15 +186,6 @@ class _ValueKey:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _ValueKey) and self.key() == other.key()
-
-
-def _host(value: Any) -> Any:
-    import jax
-    import numpy as np
-
-    if kinds.is_key(value):  # NumPy cannot read a typed PRNG key: its key data
-        value = jax.random.key_data(value)
-    return np.ascontiguousarray(np.asarray(value))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -95,6 +95,15 @@ def is_key(value: Any) -> bool:
     return is_array(value) and str(value.dtype).startswith("key<")
 
 
+def on_host(value: Any) -> np.ndarray:
+    """An array as NumPy reads it; a typed PRNG key, which NumPy cannot read, as its key data."""
+    if is_key(value):
+        import jax
+
+        value = jax.random.key_data(value)
+    return np.asarray(value)
+
+
 def is_number(value: Any) -> bool:
     """A Python bool, int or float (what a pytree may hold as a leaf that jit traces)."""
     return isinstance(value, bool | int | float) and not isinstance(value, np.generic)
