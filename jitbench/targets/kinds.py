@@ -80,6 +80,12 @@ def is_rng_state(value: Any) -> bool:
     )  # fmt: skip
 
 
+def is_committed(array: Any) -> bool:
+    """Whether a jax array was placed on a device by hand (``jax.device_put``): jit keys a
+    committed argument apart. JAX 0.4.30 has only the private ``_committed``."""
+    return bool(getattr(array, "committed", getattr(array, "_committed", False)))
+
+
 def is_array(value: Any) -> bool:
     """A jax or NumPy array (what jit traces by shape and dtype)."""
     if isinstance(value, np.ndarray):

@@ -113,7 +113,8 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
 
         data = jax.random.key_data(like)  # any uint32 words are a key: key(0)'s are zeros
         new = rng.integers(0, 2**32, (*shape, *data.shape[like.ndim :]), dtype=np.uint32)
-        placed = jax.device_put(new, next(iter(data.devices()))) if data.committed else new
+        device = next(iter(data.devices()))
+        placed = jax.device_put(new, device) if kinds.is_committed(data) else new
         return jax.random.wrap_key_data(placed, impl=jax.random.key_impl(like))
     host = np.asarray(like)
     finite = host[np.isfinite(host)] if host.dtype.kind in "fc" else host  # inf: none found yet
@@ -131,7 +132,7 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
 
     if like.weak_type:  # a weak-typed array (jnp.asarray(1.0)): replaced by one as weak
         return lax.full_like(like, 0, shape=shape).at[...].set(values)
-    if not like.committed:  # placed as jnp.asarray places it: a committed copy keys jit apart
+    if not kinds.is_committed(like):  # as jnp.asarray places it: a committed copy keys apart
         return jax.numpy.asarray(values)
     sharding = like.sharding
     if shape != tuple(like.shape) and isinstance(sharding, jax.sharding.NamedSharding):
