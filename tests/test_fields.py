@@ -283,3 +283,17 @@ def test_new_values_of_inf_and_nan_are_finite():
     new = np.asarray(values.new_array(jnp.asarray([np.inf, 1.0, np.nan, 3.0]), rng))
     assert np.isfinite(new).all() and new.min() >= 1.0 and new.max() <= 3.0  # the finite range
     assert np.isfinite(np.asarray(values.new_array(jnp.full(3, np.nan), rng))).all()
+
+
+def test_new_values_of_a_grid_keep_its_order():
+    # An interpolator's knots (interpax's Interpolator1D.x): unsorted ones make every result
+    # NaN, after which no other change shows.
+    rng = np.random.default_rng(0)
+    rising = np.asarray(values.new_array(jnp.linspace(0.0, 6.0, 20), rng))
+    assert (np.diff(rising) > 0).all() and not np.allclose(rising, np.linspace(0.0, 6.0, 20))
+    falling = np.asarray(values.new_array(jnp.linspace(1.0, 0.0, 8).reshape(1, 8), rng))
+    assert (np.diff(falling, axis=-1) < 0).all()
+    wide = np.asarray(values.new_array(jnp.arange(5.0), rng, (2, 5)))
+    assert (np.diff(wide, axis=-1) > 0).all()
+    unordered = np.asarray(values.new_array(user_models.vector(), rng))
+    assert not (np.diff(unordered) > 0).all()

@@ -125,6 +125,13 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
         values = rng.integers(int(low), int(high) + 1, shape).astype(host.dtype)
     else:
         values = rng.uniform(low, high, shape).astype(host.dtype)
+    if host.ndim and host.shape[-1] > 1 and values.ndim and host.dtype.kind in "iuf":
+        # A grid (knots, save times, bin edges) stays ordered: an unsorted one makes NaN of
+        # every result, after which no change shows (interpax's Interpolator1D.x).
+        steps = np.diff(host, axis=-1)
+        if (steps > 0).all() or (steps < 0).all():
+            values = np.sort(values, axis=-1)
+            values = values if (steps > 0).all() else values[..., ::-1]
     if isinstance(like, np.ndarray):
         return values
     import jax
