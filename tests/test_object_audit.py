@@ -246,6 +246,15 @@ def test_a_model_a_state_holds_by_its_bound_method_leaks():
     assert result.hazards() == {"leak": 2, "recompile": 1}  # the equal instance
 
 
+def test_arrays_a_static_arguments_closures_hold_leak():
+    """A NamedTuple of closures (blackjax's samplers) as a static argument: jit's cache keeps
+    every new one, and the array each closure holds, alive."""
+    result = _target_audit("user_models:algorithm", "user_models:run_algorithm")
+    assert result.leaked_instances is None  # a NamedTuple takes no weak reference
+    assert result.leaked_arrays == 3  # each instance's, held by its closure
+    assert result.hazards()["leak"] == 3
+
+
 def test_instances_no_weak_reference_reaches_are_counted_by_class():
     """The seed's class with ``__slots__`` alone leaks as many instances as the seed's; one
     calling a module-level jitted function, none."""

@@ -676,3 +676,27 @@ class Bounded:
 
 def bounded() -> Bounded:
     return Bounded(_x())
+
+
+class Algorithm(typing.NamedTuple):
+    """A bundle of closures, as blackjax builds its samplers (``blackjax.nuts(...)``)."""
+
+    init: typing.Callable
+    step: typing.Callable
+
+
+def _make_algorithm(scale: jax.Array) -> Algorithm:
+    def step(x, y):
+        return x * scale * y
+
+    return Algorithm(lambda x: x, step)
+
+
+@partial(jax.jit, static_argnums=0)
+def run_algorithm(algorithm, y):
+    return algorithm.step(y, y)
+
+
+def algorithm() -> Algorithm:
+    return _make_algorithm(_x(3))
+

@@ -76,9 +76,7 @@ class _Alive:
                     self.first = self.first or ref
                 elif id(node) not in self.roots:
                     self.inner.setdefault(id(node), (ref, first))
-            stack += [(child, depth + 1) for _, _, child in fieldlib.children(node) or ()]
-            if isinstance(node, types.MethodType):  # a bound method keeps its object (apply_fn)
-                stack.append((node.__self__, depth + 1))
+            stack += [(child, depth + 1) for child in _held(node)]
 
     def alive(self) -> tuple[int | None, int, int]:
         """Objects that grow with every instance (None: none could be tracked), the arrays it
@@ -100,6 +98,28 @@ class _Alive:
             roots += sum(max(now[kind] - existed[kind], 0) for kind in self.unreferenced)
         tracked = self.roots or self.inner or self.unreferenced
         return (roots + later if tracked else None), arrays, held
+
+
+def _held(node: Any) -> list[Any]:
+    """What ``node`` keeps alive: its fields, and what a function holds (a bound method's
+    object, a closure's cells, a partial's arguments: blackjax's algorithms are closures)."""
+    if isinstance(node, types.MethodType):
+        return [node.__self__]
+    if isinstance(node, functools.partial):
+        return [node.func, *node.args, *node.keywords.values()]
+    if isinstance(node, types.FunctionType):
+        return [*_cells(node), *(node.__defaults__ or ())]
+    return [child for _, _, child in fieldlib.children(node) or ()]
+
+
+def _cells(function: types.FunctionType) -> list[Any]:
+    found = []
+    for cell in function.__closure__ or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # a cell not yet filled
+            pass
+    return found
 
 
 def _is_instance(node: Any) -> bool:
