@@ -255,6 +255,15 @@ def test_arrays_a_static_arguments_closures_hold_leak():
     assert result.hazards()["leak"] == 3
 
 
+def test_a_nested_objects_leaves_flattened_as_the_parents_own_are_traced():
+    """A distribution flattened as distrax's are: its base's array is a child of its own,
+    without a key, so the base is no auxiliary data and its array is traced."""
+    result = _target_audit("user_models:shifted", "user_models:log_density")
+    roles = {s.field: s.role for s in result.steps if s.field}
+    assert roles == {"_base._loc": "traced", "_base._scale": "static", "_shift": "static"}
+    assert result.hazards() == {} and result.matches == "pytree_class"
+
+
 def test_instances_no_weak_reference_reaches_are_counted_by_class():
     """The seed's class with ``__slots__`` alone leaks as many instances as the seed's; one
     calling a module-level jitted function, none."""

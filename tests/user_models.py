@@ -700,3 +700,44 @@ def run_algorithm(algorithm, y):
 def algorithm() -> Algorithm:
     return _make_algorithm(_x(3))
 
+
+class _Jittable:
+    """Flattened as distrax flattens its distributions (``distrax.Jittable``): the leaves of
+    ``__dict__``, a nested distribution's among them, are its children, without keys; a
+    leaf that is no array is auxiliary data."""
+
+    def tree_flatten(self):
+        leaves, treedef = jax.tree_util.tree_flatten(self.__dict__)
+        switch = [isinstance(leaf, jax.Array) for leaf in leaves]
+        children = [leaf if s else None for leaf, s in zip(leaves, switch, strict=True)]
+        metadata = [None if s else leaf for leaf, s in zip(leaves, switch, strict=True)]
+        return children, (metadata, switch, treedef)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        metadata, switch, treedef = aux
+        leaves = [c if s else m for c, m, s in zip(children, metadata, switch, strict=True)]
+        obj = object.__new__(cls)
+        obj.__dict__ = jax.tree_util.tree_unflatten(treedef, leaves)
+        return obj
+
+
+@jax.tree_util.register_pytree_node_class
+class Normal(_Jittable):
+    def __init__(self, loc, scale: float):
+        self._loc, self._scale = jnp.asarray(loc), scale
+
+
+@jax.tree_util.register_pytree_node_class
+class Shifted(_Jittable):
+    def __init__(self, base: Normal, shift: float):
+        self._base, self._shift = base, shift
+
+
+@jax.jit
+def log_density(dist, y):
+    return -jnp.sum(((y - dist._shift - dist._base._loc) / dist._base._scale) ** 2)
+
+
+def shifted() -> Shifted:
+    return Shifted(Normal(_x(), 2.0), 1.0)

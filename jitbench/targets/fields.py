@@ -121,7 +121,7 @@ def _role(
     keyed, unkeyed = children
     # An item that jit keys as an attribute (nnx.Dict's) is the same child.
     leaf = key in keyed or ("attr", str(key[1])) in keyed
-    if not leaf and any(c is child for c in unkeyed):
+    if not leaf and unkeyed and _among(child, unkeyed):
         leaf = _unkeyed_child(node, key)
     if not leaf:
         return "aux"
@@ -131,22 +131,42 @@ def _role(
     return "number" if kinds.is_number(child) and not filtered else "hashed"
 
 
+def _among(child: Any, unkeyed: list[Any]) -> bool:
+    """Whether ``child``, or an array leaf of it, is one of ``unkeyed``: a node that flattens
+    its fields' leaves as its own children (distrax's ``Transformed`` its distribution's)."""
+    import jax
+
+    ids = {id(c) for c in unkeyed}
+    if id(child) in ids:
+        return True
+    try:
+        inner = jax.tree_util.tree_leaves(child)
+    except Exception:  # a value that cannot flatten holds no leaf of the node's
+        return False
+    return any(id(leaf) in ids for leaf in inner if kinds.is_array(leaf))
+
+
 def _unkeyed_child(node: Any, key: Key) -> bool:
     """Whether the attribute ``key`` is a child of a node that flattens without keys (a
-    jax_dataclasses or numpyro class), told by flattening a copy holding a new object there:
-    by identity, a static ``True`` or a folded ``1.0`` is the leaf that holds the same one."""
+    jax_dataclasses, numpyro or distrax class), told by flattening a copy holding a new
+    object there: by identity, a static ``True`` or a folded ``1.0`` is the leaf that holds
+    the same one. An array, or a pytree's arrays, are copied (a class that routes its
+    leaves by type keeps the copy where it keeps the array); anything else is a marker."""
     import jax
 
     if key[0] != "attr":
         return True
-    marker = object()
     try:
         probe = copy.copy(node)
+        value = getattr(node, key[1])
+        copies = jax.tree_util.tree_map(lambda x: x.copy() if kinds.is_array(x) else x, value)
+        fresh = {id(x) for x in jax.tree_util.tree_leaves(copies) if kinds.is_array(x)}
+        marker = copies if fresh else object()
         object.__setattr__(probe, key[1], marker)
         found = jax.tree_util.tree_leaves(probe, is_leaf=lambda x: x is not probe)
     except Exception:  # a class that cannot be copied so: identity decides
         return True
-    return any(leaf is marker for leaf in found)
+    return any(leaf is marker or id(leaf) in fresh for leaf in found)
 
 
 def _choices(node: Any, key: Key, value: Any) -> tuple[Any, ...]:
