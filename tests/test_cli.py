@@ -126,7 +126,7 @@ def test_audit_table(capsys):
         header,
         rule,
         _table_row(rule, "bound_method_jit", bound, (3, traces_of(bound), 3, 0, 0, 0)),
-        _table_row(rule, "aot_compiled", aot, (3, traces_of(aot), 1, 1, 0, 0)),
+        _table_row(rule, "aot_compiled", aot, (2, traces_of(aot), 1, 1, 0, 0)),
         "",
         f"aot_compiled new_shape_array: {for_release(AOT_ERRORS)}",
     ]
@@ -191,12 +191,12 @@ def test_audit_csv(capsys):
         ["aot_compiled", "cpu", "64", "seen_static", "0", "0", "correct", ""],
         ["aot_compiled", "cpu", "64", "same_shape_array", "0", "0", "correct", ""],
         ["aot_compiled", "cpu", "64", "new_shape_array", "0", "0", "error", aot_error],
-        ["aot_compiled", "cpu", "64", "equal_instance", equal, "1", "correct", ""],
+        ["aot_compiled", "cpu", "64", "equal_instance", equal, "0", "correct", ""],
         ["aot_compiled", "cpu", "64", "other_instance", other, "1", "correct", ""],
     ]
     explained = [row[3] for row in rows[1:] if row[8].startswith("TRACING CACHE MISS")]
-    assert explained == ["first_call", "equal_instance", "other_instance"]
-    assert [row[8] for row in rows[1:] if row[3] not in explained] == [""] * 5
+    assert explained == ["first_call", "other_instance"]
+    assert [row[8] for row in rows[1:] if row[3] not in explained] == [""] * 6
 
 
 def test_audit_explain_gives_a_reason_for_every_trace(capsys):

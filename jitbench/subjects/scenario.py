@@ -121,7 +121,7 @@ class Play:
             last = yield "new_shape_array"
             restore = (field, same)
         how = self.subject.equal_how
-        if restore is not None and last == "n/a":
+        if restore is not None and last in ("n/a", "error"):
             self._set(*restore)
             how += f" ({restore[0].path} back to its shape: the call cannot take it)"
         self.obj = self.subject.equal(self.obj)
