@@ -14,7 +14,7 @@ from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 import jitbench
 from jitbench.devices import resolve
 from jitbench.subjects.audit import audit_object
-from jitbench.subjects.scenario import SCENARIO
+from jitbench.subjects.scenario import SCENARIO, WHILE_TRACING
 from jitbench.subjects.subject import Generated, leaves_off, tolerance
 from jitbench.subjects.verdict import hazards
 from jitbench.targets import Target, load_target
@@ -311,6 +311,20 @@ def test_a_call_that_raises_under_jit_only_is_an_error():
     assert result.verdict[0].startswith(
         "`x` given an array of a new shape with dataclasses.replace makes the jitted call raise, "
         "the call without jit does not: ConcretizationTypeError"
+    )
+
+
+def test_a_new_shape_only_an_untaken_branch_refuses_is_not_applicable():
+    """jit traces both branches of a lax.cond and raises on the one the new shape breaks,
+    which the call without jit never runs: jit saw the change, so no hazard of its cache."""
+    result = _target_audit("user_models:switched", "user_models:switch")
+    new_shapes = [s for s in result.steps if s.name == "new_shape_array"]
+    assert [(s.field, s.cell) for s in new_shapes] == [("x", "1/0 n/a"), ("bias", "1/0 n/a")]
+    assert all(s.error.startswith(WHILE_TRACING + "TypeError: ") for s in new_shapes)
+    assert result.hazards() == {} and result.matches == "pytree_dataclass"
+    assert result.verdict[-2].startswith(
+        "not applicable: an array field replaced by one of a new shape (`x`, `bias`): the call "
+        "raises only under jit, while tracing what the call without jit skips: TypeError: "
     )
 
 

@@ -741,3 +741,22 @@ def log_density(dist, y):
 
 def shifted() -> Shifted:
     return Shifted(Normal(_x(), 2.0), 1.0)
+
+
+@partial(jax.tree_util.register_dataclass, data_fields=["x", "bias"], meta_fields=[])
+@dataclasses.dataclass(frozen=True)
+class Switched:
+    """A state whose call takes one branch of a ``lax.cond`` (as a game's step does, pgx's and
+    jumanji's): without jit only that branch runs; jit traces both, which must agree."""
+
+    x: jax.Array
+    bias: jax.Array
+
+
+@jax.jit
+def switch(state, y):
+    return jax.lax.cond(jnp.all(y > 100.0), lambda: state.bias * y, lambda: state.x * y)
+
+
+def switched() -> Switched:
+    return Switched(_x(), _x(1))

@@ -97,8 +97,9 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     arrays = f", first array field of {result.size} elements" if result.size else ""
     print(f"on {result.device}{arrays}")
     print(
-        f"{CELLS}, 'n/a' a call that raises without jit too, '?' a change that leaves the result "
-        "without jit as it was (jit reused a program: seen or not, it returns the same)\n"
+        f"{CELLS}, 'n/a' a call that raises without jit too (or where jit traces code it "
+        "skips), '?' a change that leaves the result without jit as it was (jit reused a "
+        "program: seen or not, it returns the same)\n"
     )
     rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in result.steps]
     table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])

@@ -11,7 +11,7 @@ from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.subjects.result import AuditResult, Step
-from jitbench.subjects.scenario import CHANGES, STEPS
+from jitbench.subjects.scenario import CHANGES, STEPS, WHILE_TRACING
 from jitbench.targets.fields import EQX_STATIC
 
 # The outcomes that tell nothing of jit: the call raises without jit too, or a change does
@@ -109,8 +109,10 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
         named = [f"`{s.field}`" for s in group if s.field]
         more = f" and {len(named) - 3} more" if len(named) > 3 else ""
         where = f" ({', '.join(named[:3])}{more})" if named else ""
-        error = group[0].error if len(group[0].error) <= 160 else group[0].error[:157] + "..."
-        yield f"not applicable: {STEPS[name]}{where}: the call raises without jit too: {error}"
+        error = group[0].error.removeprefix(WHILE_TRACING)
+        why = WHILE_TRACING if error != group[0].error else "without jit too: "
+        error = error if len(error) <= 160 else error[:157] + "..."
+        yield f"not applicable: {STEPS[name]}{where}: the call raises {why}{error}"
 
 
 def hazards(result: AuditResult) -> list[str]:
