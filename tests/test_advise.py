@@ -272,6 +272,7 @@ def test_a_bound_method_jitted_in_init_is_left_out_of_every_way():
         ("user_models:mlp", "user_models:forward", "user_models:vector"),
         ("user_models:linear", None, "user_models:vector"),
         ("user_models:scaled", None, "user_models:vector"),
+        ("user_models:bound_jit_target", None, None),
     ],
 )
 def test_every_snippet_is_python_naming_the_user_s_call(spec, call, inputs):
@@ -287,6 +288,9 @@ def test_every_snippet_is_python_naming_the_user_s_call(spec, call, inputs):
         assert names.fn in code, way.name
     if call is not None:  # a function's jitted twin has a name of its own: no recursion
         assert names.name == "forward_jit"
+    # nnx.Linear.__call__, and a method jitted in __init__, have no decorator to remove.
+    decorated = spec not in ("user_models:linear", "user_models:bound_jit_target")
+    assert names.unjitted.startswith("the jit decorator removed from") == decorated
 
 
 def test_the_value_hash_code_keys_on_what_no_leaf_holds():

@@ -34,6 +34,7 @@ class Names:
     state: str = "vars(obj)"  # the object's attributes as a dict (slots named one by one)
     data: str = "leaf"  # what an array's hashed bytes are read from (a typed key: its data)
     prelude: str = ""  # a helper the snippet needs first
+    unjitted: str = ""  # the comment on where the raw function comes from
 
 
 def names_of(target: Target, raw: Callable[..., Any]) -> Names:
@@ -60,7 +61,9 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     if not hasattr(obj, "__dict__"):  # __slots__ alone: vars() has nothing to read
         state = "{" + ", ".join(f"{n!r}: obj.{n}" for n, _ in attributes or ()) + "}"
     var = "model" if module else "obj"
-    names = Names(cls, fn, name, ", ".join(args), var, children, aux, state)
+    decorated = build.written(target) is not raw
+    unjitted = f"the jit decorator removed from {fn}" if decorated else f"{fn} as written"
+    names = Names(cls, fn, name, ", ".join(args), var, children, aux, state, unjitted=unjitted)
     if any(kinds.is_key(leaf) for leaf in jax.tree_util.tree_leaves(attributes or [])):
         return dataclasses.replace(names, data="_data(leaf)", prelude=_KEY_DATA)
     return names
@@ -128,7 +131,7 @@ def _key(obj):   # every field: arrays by shape, dtype and bytes, static data wr
 
 {cls}.__hash__ = lambda self: hash(_key(self))
 {cls}.__eq__ = lambda self, other: type(other) is type(self) and _key(self) == _key(other)
-{name} = partial(jax.jit, static_argnums=0)({fn})   # the jit decorator removed from {fn}
+{name} = partial(jax.jit, static_argnums=0)({fn})   # {unjitted}
 {name}({var}{comma_args})
 """,
     build.value_hash,
@@ -140,7 +143,7 @@ JIT_TAKING_OBJECT = Way(
     "jax.jit, object as argument",
     "every non-array field must be static (auxiliary data); a number leaf is traced",
     """
-{name} = jax.jit({fn})   # the jit decorator removed from {fn}
+{name} = jax.jit({fn})   # {unjitted}
 {name}({var}{comma_args})
 """,
     build.jit_taking_object,
@@ -160,7 +163,7 @@ def _unflatten(aux, children):
     return obj
 
 jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _unflatten)
-{name} = jax.jit({fn})   # the jit decorator removed from {fn}
+{name} = jax.jit({fn})   # {unjitted}
 {name}({var}{comma_args})
 """,
         build.jit_taking_object,
