@@ -760,3 +760,19 @@ def switch(state, y):
 
 def switched() -> Switched:
     return Switched(_x(), _x(1))
+
+
+class Weights(struct.PyTreeNode):
+    w: jax.Array
+
+
+def _descend(state, x):
+    return state.replace(w=state.w - 0.1 * x)
+
+
+# As training loops write it to reuse the state's memory: the state passed in is deleted.
+descend = jax.jit(_descend, donate_argnums=0)
+
+
+def weights() -> Weights:
+    return Weights(_x())

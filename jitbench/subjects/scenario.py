@@ -14,7 +14,7 @@ import numpy as np
 from jitbench.compiles import block, clear_caches, quiet_callback_errors
 from jitbench.errors import JitbenchError, error_text
 from jitbench.subjects.subject import Judging
-from jitbench.targets import values
+from jitbench.targets import kinds, values
 
 if TYPE_CHECKING:
     from jitbench.subjects.subject import Outcome, Subject
@@ -74,6 +74,8 @@ class Play:
     def judge(self, result: Any, error: str, traced: bool) -> tuple[Outcome, str]:
         """The outcome of this step's call, which jit ``traced`` or not (see
         :meth:`Subject.judge`)."""
+        if self.step == "first_call":
+            self._refuse_donation()
         reused = bool(self.changed[-1][0]) and not traced
         if self.step == "seen_static":  # the program of its old value: seen where the new was
             reused = reused and self.outcome == "unjudged"
@@ -83,6 +85,20 @@ class Play:
             # jit traced the values it was given, so it saw them: not a hazard of its cache
             self.outcome, error = "n/a", WHILE_TRACING + error
         return self.outcome, error
+
+    def _refuse_donation(self) -> None:
+        """JitbenchError where the first call deleted arrays of the object or its inputs: a
+        call that donates them (``donate_argnums``) cannot be made on them again."""
+        import jax
+
+        target = self.subject.target
+        leaves = jax.tree_util.tree_leaves((self.obj, target.inputs, target.kwargs))
+        if any(kinds.is_array(leaf) and getattr(leaf, "is_deleted", bool)() for leaf in leaves):
+            raise JitbenchError(
+                f"the call of {self.subject.name!r} donates its arguments (donate_argnums): "
+                "their arrays are deleted by the first call, and every step calls on them "
+                "again; audit it without donation, which changes no cache key"
+            )
 
     def _set(self, field: Field, value: Any) -> None:
         self.obj = self.subject.set(self.obj, field, value)
