@@ -328,15 +328,22 @@ def test_a_new_shape_only_an_untaken_branch_refuses_is_not_applicable():
     )
 
 
-def test_a_call_that_donates_the_object_is_refused_in_one_line():
-    # The first call deletes the state's arrays (CPU donates too); the steps after it, and
-    # the oracle, would read deleted arrays.
+@pytest.mark.parametrize(
+    "spec, call",
+    [
+        ("user_models:weights", "user_models:descend"),
+        ("user_models:linear", "user_models:donated_step"),
+    ],
+)
+def test_a_call_that_donates_the_object_is_refused_in_one_line(spec, call):
+    # The first call deletes the arrays it was passed (CPU donates too; nnx puts new ones in the
+    # model): the steps after it, and the oracle, would read deleted arrays.
     with pytest.raises(jitbench.JitbenchError) as info:
-        _target_audit("user_models:weights", "user_models:descend")
+        _target_audit(spec, call)
     assert str(info.value) == (
-        "the call of 'user_models:weights' donates its arguments (donate_argnums): their arrays "
-        "are deleted by the first call, and every step calls on them again; audit it without "
-        "donation, which changes no cache key"
+        f"the call of {spec!r} donates its arguments (donate_argnums): their arrays are deleted "
+        "by the first call, and every step calls on them again; audit it without donation, "
+        "which changes no cache key"
     )
 
 

@@ -776,3 +776,11 @@ descend = jax.jit(_descend, donate_argnums=0)
 
 def weights() -> Weights:
     return Weights(_x())
+
+
+@nnx.jit(donate_argnums=0)
+def donated_step(model, x):
+    """flax's training step, its model donated: nnx puts the new weights in its Variables."""
+    loss, grads = nnx.value_and_grad(_loss)(model, x)
+    nnx.update(model, jax.tree.map(lambda p, g: p - 0.1 * g, nnx.state(model, nnx.Param), grads))
+    return loss

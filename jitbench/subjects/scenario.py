@@ -61,6 +61,7 @@ class Play:
         self.before: Any = None
         self.judging = Judging()
         self.step, self.outcome = "", ""  # the step being played, the last one's outcome
+        self.passed: list[Any] = []  # the arrays the first call was passed
 
     def call(self) -> Any:
         """The subject's call on the object as it is now."""
@@ -70,6 +71,12 @@ class Play:
         """Keep what the oracle needs of the object before a call (outside any count: a copy
         of an nnx module copies its arrays, a compile each)."""
         self.before = self.subject.before(self.obj)
+        if self.step == "first_call":  # what it passes, to tell a call that donates it
+            import jax
+
+            target = self.subject.target
+            leaves = jax.tree_util.tree_leaves((self.obj, target.inputs, target.kwargs))
+            self.passed = [leaf for leaf in leaves if kinds.is_array(leaf)]
 
     def judge(self, result: Any, error: str, traced: bool) -> tuple[Outcome, str]:
         """The outcome of this step's call, which jit ``traced`` or not (see
@@ -87,13 +94,10 @@ class Play:
         return self.outcome, error
 
     def _refuse_donation(self) -> None:
-        """JitbenchError where the first call deleted arrays of the object or its inputs: a
-        call that donates them (``donate_argnums``) cannot be made on them again."""
-        import jax
-
-        target = self.subject.target
-        leaves = jax.tree_util.tree_leaves((self.obj, target.inputs, target.kwargs))
-        if any(kinds.is_array(leaf) and getattr(leaf, "is_deleted", bool)() for leaf in leaves):
+        """JitbenchError where the first call deleted arrays of the object or its inputs that
+        it was passed: a call that donates them (``donate_argnums``; nnx puts new ones in the
+        module's Variables) cannot be made on what the audit keeps and plays again."""
+        if any(getattr(leaf, "is_deleted", bool)() for leaf in self.passed):
             raise JitbenchError(
                 f"the call of {self.subject.name!r} donates its arguments (donate_argnums): "
                 "their arrays are deleted by the first call, and every step calls on them "
