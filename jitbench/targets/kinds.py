@@ -41,6 +41,11 @@ def is_nnx_module(value: Any) -> bool:
     return _has_base(value, "flax.nnx", "Module")
 
 
+def is_nnx_graph(value: Any) -> bool:
+    """An nnx module or another object nnx splits (an optimizer): flax's Pytree, Object before."""
+    return _has_base(value, "flax.nnx", "Pytree") or _has_base(value, "flax.nnx", "Object")
+
+
 def is_flax_struct(value: Any) -> bool:
     return bool(getattr(type(value), "_flax_dataclass", False))
 
