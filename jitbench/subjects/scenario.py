@@ -68,8 +68,8 @@ class Play:
         return self.subject.call(self.obj)()
 
     def keep(self) -> None:
-        """Keep what the oracle needs of the object before a call (outside any count: a copy
-        of an nnx module copies its arrays, a compile each)."""
+        """Keep what the oracle needs of the object before a call (outside any count: the
+        copy is built in Python)."""
         self.before = self.subject.before(self.obj)
         if self.step == "first_call":  # what it passes, to tell a call that donates it
             import jax
