@@ -347,6 +347,18 @@ def test_a_call_that_donates_the_object_is_refused_in_one_line(spec, call):
     )
 
 
+def test_an_audit_that_judged_no_change_matches_no_strategy():
+    # Compared on nothing, every built-in strategy would agree with it.
+    result = _target_audit("user_models:rotation", "user_models:rotate", verdict=True)
+    assert {s.outcome for s in result.steps[2:]} == {"n/a"}
+    assert result.matches == ""
+    assert result.verdict[0] == (
+        "no change could be judged: each raises without jit too, or leaves the result without "
+        "jit as it was, so no built-in is matched"
+    )
+    assert not any(line.startswith(("no hazard", "behaves like")) for line in result.verdict)
+
+
 def test_the_first_call_must_run_with_and_without_jit():
     with pytest.raises(jitbench.JitbenchError) as info:
         _target_audit("user_models:mlp", "user_models:forward", inputs="user_models:scalar")

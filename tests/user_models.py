@@ -784,3 +784,22 @@ def donated_step(model, x):
     loss, grads = nnx.value_and_grad(_loss)(model, x)
     nnx.update(model, jax.tree.map(lambda p, g: p - 0.1 * g, nnx.state(model, nnx.Param), grads))
     return loss
+
+
+class Rotation(eqx.Module):
+    """A matrix its call checks, as lineax checks a solve (``eqx.error_if``): any other values
+    raise, with jit or without, so no change the audit makes can be judged."""
+
+    m: jax.Array
+
+    def __call__(self, y):
+        return eqx.error_if(self.m, jnp.any(self.m != jnp.eye(2)), "not the identity") @ y[:2]
+
+
+@eqx.filter_jit
+def rotate(model, y):
+    return model(y)
+
+
+def rotation() -> Rotation:
+    return Rotation(jnp.eye(2))

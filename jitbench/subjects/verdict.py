@@ -55,6 +55,11 @@ def signature(result: AuditResult) -> Signature:
     return found
 
 
+def judged(result: AuditResult) -> bool:
+    """Whether any change had an outcome that tells something of jit (see UNKNOWN)."""
+    return any(s.outcome not in UNKNOWN for s in result.steps if s.name in CHANGES)
+
+
 def differences(a: Signature, b: Signature) -> list[str]:
     """The entries known on both sides that differ (an unknown entry differs from none)."""
     return [k for k, mine in a.items() if mine is not None and b.get(k) not in (None, mine)]
@@ -161,7 +166,10 @@ def hazards(result: AuditResult) -> list[str]:
         stay = "stays" if result.first_held == 1 else "stay"
         lines.append(f"{inside} {stay} alive, held by the key of its compiled program: equal "
                      "instances reuse that key, so this does not grow")  # fmt: skip
-    if not [line for line in lines if not line.startswith(inside)]:
+    if not judged(result):
+        lines.append("no change could be judged: each raises without jit too, or leaves the "
+                     "result without jit as it was, so no built-in is matched")  # fmt: skip
+    elif not [line for line in lines if not line.startswith(inside)]:
         lines.append(
             "no hazard: every change was seen, every result matched the call without jit"
             + (", nothing leaked" if leaked == 0 else "")
@@ -183,8 +191,10 @@ def judge(
         builtins = {"eager": builtins["eager"]}
         lines.append("the call is not jitted: JAX compiles each operation on its own, once per "
                      "shape, and dispatches them one by one at every call")  # fmt: skip
-    name, apart = closest(result, kind, builtins)
     lines += hazards(result)
+    if not judged(result):  # compared on nothing, every built-in would match: none does
+        return tuple(lines), ""
+    name, apart = closest(result, kind, builtins)
     strategy = get_strategy(name)
     if not apart:
         lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "
