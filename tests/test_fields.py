@@ -297,3 +297,17 @@ def test_new_values_of_a_grid_keep_its_order():
     assert (np.diff(wide, axis=-1) > 0).all()
     unordered = np.asarray(values.new_array(user_models.vector(), rng))
     assert not (np.diff(unordered) > 0).all()
+
+
+def test_new_values_of_a_covariance_keep_it_positive_definite():
+    # A solver's operator (lineax) or a covariance: values that are not positive definite
+    # make every result NaN or raise, and no change could be judged.
+    rng = np.random.default_rng(0)
+    cov = jnp.asarray([[3.0, 1.0], [1.0, 2.0]])
+    for shape in (None, (2, 2, 2)):
+        new = np.asarray(values.new_array(cov, rng, shape))
+        assert np.allclose(new, np.swapaxes(new, -1, -2)) and not np.allclose(new, cov)
+        assert (np.linalg.eigvalsh(new) > 0).all()
+    symmetric = jnp.asarray([[0.0, 2.0], [2.0, 0.0]])  # indefinite: symmetric is all it keeps
+    new = np.asarray(values.new_array(symmetric, rng))
+    assert np.allclose(new, new.T) and not np.allclose(new, symmetric)

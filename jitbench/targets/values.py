@@ -125,13 +125,7 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
         values = rng.integers(int(low), int(high) + 1, shape).astype(host.dtype)
     else:
         values = rng.uniform(low, high, shape).astype(host.dtype)
-    if host.ndim and host.shape[-1] > 1 and values.ndim and host.dtype.kind in "iuf":
-        # A grid (knots, save times, bin edges) stays ordered: an unsorted one makes NaN of
-        # every result, after which no change shows (interpax's Interpolator1D.x).
-        steps = np.diff(host, axis=-1)
-        if (steps > 0).all() or (steps < 0).all():
-            values = np.sort(values, axis=-1)
-            values = values if (steps > 0).all() else values[..., ::-1]
+    values = _valid(host, values)
     if isinstance(like, np.ndarray):
         return values
     import jax
@@ -147,6 +141,29 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
         spec = jax.sharding.PartitionSpec(None, *sharding.spec)
         sharding = jax.sharding.NamedSharding(sharding.mesh, spec)
     return jax.device_put(values, sharding)
+
+
+def _valid(host: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` kept as valid as ``host`` is, where an invalid array makes every result NaN
+    or raise (after which no change shows): a symmetric matrix stays symmetric, a positive
+    definite one positive definite (a covariance, lineax's operator), a grid ordered
+    (knots, save times, bin edges: interpax's Interpolator1D.x)."""
+    square = host.ndim >= 2 and host.shape[-1] == host.shape[-2] > 1
+    if square and host.dtype.kind == "f" and values.shape[-2:] == host.shape[-2:]:
+        if np.allclose(host, np.swapaxes(host, -1, -2)):
+            sym = (values + np.swapaxes(values, -1, -2)) / 2
+            least = np.linalg.eigvalsh(host.astype(np.float64)).min()
+            if least > 0:  # moved by at most half its least eigenvalue
+                noise = sym - sym.mean()
+                norm = np.linalg.norm(noise, ord=2, axis=(-2, -1), keepdims=True)
+                sym = host + 0.5 * least * noise / np.where(norm > 0, norm, 1.0)
+            return sym.astype(host.dtype)
+    if host.ndim and host.shape[-1] > 1 and values.ndim and host.dtype.kind in "iuf":
+        steps = np.diff(host, axis=-1)
+        if (steps > 0).all() or (steps < 0).all():
+            values = np.sort(values, axis=-1)
+            values = values if (steps > 0).all() else values[..., ::-1]
+    return values
 
 
 def new_shape(like: Any) -> tuple[int, ...]:
