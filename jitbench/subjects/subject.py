@@ -5,7 +5,6 @@ of a user's object (:class:`Walked`): how it is built, called and changed, and i
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import inspect
@@ -20,6 +19,7 @@ from jitbench.errors import JitbenchError, error_text
 from jitbench.options import DEFAULT_SIZE
 from jitbench.targets import Target, check_call, edit, kinds, values
 from jitbench.targets import fields as fieldlib
+from jitbench.targets.snapshot import snapshot
 
 if TYPE_CHECKING:
     from jitbench.devices import Placement
@@ -227,7 +227,7 @@ class Walked(Subject):
     def _copy(self, obj: Any) -> Any:
         """A deep copy sharing the object's functions (a copied one would be a new static)."""
         try:
-            return _deepcopy(obj)
+            return snapshot(obj)
         except Exception as exc:
             raise JitbenchError(
                 f"target {self.name!r} has no factory and cannot be copied "
@@ -272,7 +272,7 @@ class Walked(Subject):
         the call started from. Uncopied where they cannot be copied."""
         target = self.target
         try:
-            return _deepcopy((obj, target.inputs, target.kwargs))
+            return snapshot((obj, target.inputs, target.kwargs))
         except Exception:
             return obj, target.inputs, target.kwargs
 
@@ -306,46 +306,6 @@ class Walked(Subject):
             return "stale", ""
         unchanged = judging.reused and last is not None and leaves_off(expected, last) == {}
         return ("unjudged" if unchanged else "correct"), ""
-
-
-def _deepcopy(value: Any) -> Any:
-    """``copy.deepcopy`` sharing functions, jitted functions, classes and frozensets (a copied
-    one would be a new static) and JAX arrays (immutable: a copy would only cost memory)."""
-    memo: dict[int, Any] = {}
-    stack, seen = [value], set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        # A frozenset too: its items are keys (lineax's tags are compared by identity).
-        shared = (
-            kinds.is_function(node) or kinds.is_jitted(node) or isinstance(node, type | frozenset)
-        )
-        if shared or (kinds.is_array(node) and not isinstance(node, np.ndarray)):
-            memo[id(node)] = node
-        elif (graph := _nnx_copy(node)) is not None:
-            memo[id(node)] = graph
-        else:
-            stack += [child for _, _, child in fieldlib.children(node) or ()]
-    copied = copy.deepcopy(value, memo)
-    # Equinox keeps a module made without __init__ alive for good (kinds.py).
-    kinds.release_equinox_modules(list(memo.values()))
-    return copied
-
-
-def _nnx_copy(node: Any) -> Any:
-    """An nnx module's (or optimizer's) copy with new Variables holding the same arrays, None
-    for anything else: nnx's own deepcopy ignores the memo and copies every array, which
-    for a deep model is its size again at every step (a donating call, which would delete
-    shared arrays, is refused: scenario.Play)."""
-    if not kinds.is_nnx_graph(node):
-        return None
-    import jax
-    from flax import nnx
-
-    graphdef, state = nnx.split(node)
-    return nnx.merge(graphdef, jax.tree_util.tree_map(lambda leaf: leaf, state))
 
 
 def tolerance(dtype: Any) -> float:

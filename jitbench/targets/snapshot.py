@@ -1,0 +1,51 @@
+"""A copy of a user's object as it is now, for the oracle: what cannot change is shared."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from jitbench.targets import fields as fieldlib
+from jitbench.targets import kinds
+
+
+def snapshot(value: Any) -> Any:
+    """``copy.deepcopy`` sharing functions, jitted functions, classes and frozensets (a copied
+    one would be a new static) and JAX arrays (immutable: a copy would only cost memory)."""
+    memo: dict[int, Any] = {}
+    stack, seen = [value], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        # A frozenset too: its items are keys (lineax's tags are compared by identity).
+        shared = (
+            kinds.is_function(node) or kinds.is_jitted(node) or isinstance(node, type | frozenset)
+        )
+        if shared or (kinds.is_array(node) and not isinstance(node, np.ndarray)):
+            memo[id(node)] = node
+        elif (graph := _nnx_copy(node)) is not None:
+            memo[id(node)] = graph
+        else:
+            stack += [child for _, _, child in fieldlib.children(node) or ()]
+    copied = copy.deepcopy(value, memo)
+    # Equinox keeps a module made without __init__ alive for good (kinds.py).
+    kinds.release_equinox_modules(list(memo.values()))
+    return copied
+
+
+def _nnx_copy(node: Any) -> Any:
+    """An nnx module's (or optimizer's) copy with new Variables holding the same arrays, None
+    for anything else: nnx's own deepcopy ignores the memo and copies every array, which
+    for a deep model is its size again at every step (a donating call, which would delete
+    shared arrays, is refused: scenario.Play)."""
+    if not kinds.is_nnx_graph(node):
+        return None
+    import jax
+    from flax import nnx
+
+    graphdef, state = nnx.split(node)
+    return nnx.merge(graphdef, jax.tree_util.tree_map(lambda leaf: leaf, state))
