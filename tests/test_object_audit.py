@@ -282,6 +282,20 @@ def test_the_oracles_copy_keeps_identity_tags():
     assert result.stale_results == result.errors == result.not_applicable == 0
 
 
+def test_the_oracles_copy_of_an_nnx_model_shares_its_arrays():
+    """New Variables holding the same arrays: nnx's own deepcopy copies every array, a deep
+    model's size again at every step."""
+    from jitbench.targets.kinds import variable_value
+    from jitbench.targets.snapshot import snapshot
+
+    model = user_models.dropped()
+    copied = snapshot(model)
+    assert copied.linear.kernel is not model.linear.kernel
+    assert variable_value(copied.linear.kernel) is variable_value(model.linear.kernel)
+    model.linear.kernel.set_value(variable_value(model.linear.kernel) * 2)  # the copy keeps its own
+    assert variable_value(copied.linear.kernel) is not variable_value(model.linear.kernel)
+
+
 def test_layers_in_nnx_containers_are_played():
     result = _target_audit("user_models:stack", "user_models:apply")
     played = {s.field for s in result.steps}
