@@ -41,8 +41,13 @@ FOUND = {
     "leak": "instances (their arrays, where they cannot be weakly referenced) stay alive after "
     "the scenario dropped them (jit's cache holds them)",
     "recompile": "a compile where nothing new was seen: the same call again, a flag set back "
-    "to a value seen before, a new instance equal to one already called, or new values of "
-    "an array of the same shape (the call hashes them)",
+    "to a value seen before, a new instance equal to one already called, new values of "
+    "an array of the same shape (the call hashes them), or the object the call returned "
+    "called in turn, as a loop does (its types drift)",
 }
-# The steps where jit has seen all that the call needs: a compile there is a recompile.
-SEEN_STEPS = ("repeat_call", "seen_static", "equal_instance", "same_shape_array")
+# The steps where jit has seen all that the call needs, or a loop should: a compile there is
+# a recompile.
+SEEN_STEPS = (
+    "repeat_call", "seen_static", "equal_instance", "same_shape_array", "fed_back",
+    "fed_back_again",
+)  # fmt: skip

@@ -351,7 +351,7 @@ def test_releases_do_not_overlap_and_cover_this_jax():
 
 def test_scenario_is_the_pinned_order():
     assert scenario.SCENARIO == STEPS
-    assert list(scenario.STEPS) == list(STEPS)
+    assert list(scenario.STEPS) == [*STEPS, *scenario.FED_BACK]
 
 
 def cells_of(cells: str) -> list[str]:

@@ -14,7 +14,7 @@ from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 import jitbench
 from jitbench.devices import resolve
 from jitbench.subjects.audit import audit_object
-from jitbench.subjects.scenario import SCENARIO, WHILE_TRACING
+from jitbench.subjects.scenario import FED_BACK, SCENARIO, WHILE_TRACING, Play
 from jitbench.subjects.subject import Generated, leaves_off, tolerance
 from jitbench.subjects.verdict import hazards
 from jitbench.targets import Target, load_target
@@ -371,6 +371,47 @@ def test_an_audit_that_judged_no_change_matches_no_strategy():
         "jit as it was, so no built-in is matched"
     )
     assert not any(line.startswith(("no hazard", "behaves like")) for line in result.verdict)
+
+
+def _loop(result) -> list[str]:
+    return [s.cell for s in result.steps if s.name in FED_BACK]
+
+
+def test_a_state_fed_back_with_a_drifting_weak_type_compiles_once_more():
+    # A loop's second step: t was a Python float (weak), the step returns a float32 array.
+    result = _target_audit("user_models:trajectory", inputs=None)
+    assert _loop(result) == ["1/1", "0/0"] and result.hazards() == {"recompile": 1}
+    assert result.verdict[0] == (
+        "the object the call returns, called in turn as a loop does (state = step(state, x)), "
+        "compiles again once: what it returns differs from what it was first passed (JAX: at "
+        "state.t, now f32[]{weak_type=False} and before f32[]{weak_type=True}); build it with "
+        "typed values (jnp.float32(0.0), not 0.0)"
+    )
+    # No built-in's call returns its object: none recompiles in a loop.
+    assert result.matches == "" and result.verdict[-1].endswith(
+        "the nearest, flax_struct_dataclass (flax.struct.dataclass, flags as pytree_node=False, "
+        "jax.jit on the method), differs on: recompiles in a loop"
+    )
+    # Typed from the start, the loop reuses its program.
+    assert _loop(_target_audit("user_models:typed_trajectory", inputs=None)) == ["0/0", "0/0"]
+
+
+def test_a_state_that_grows_at_every_step_compiles_at_every_step():
+    result = _target_audit("user_models:history", inputs=None)
+    assert _loop(result) == ["1/1", "1/1"] and result.hazards() == {"recompile": 2}
+    assert "compiles again at every step" in result.verdict[0]
+
+
+def test_only_a_result_of_the_objects_type_and_structure_is_fed_back():
+    # A call returning an array plays no loop; optax's (updates, state) feeds back the state.
+    assert _loop(_target_audit("user_models:mlp", "user_models:forward")) == []
+    obj = (np.zeros(2), {"a": np.ones(1)})
+    play = Play.__new__(Play)
+    play.obj = obj
+    state = (np.ones(2), {"a": np.zeros(1)})
+    assert play.fed(({"w": np.ones(2)}, state)) is state
+    assert play.fed((state[1], obj)) is None  # the object itself is no new state
+    assert play.fed(np.ones(2)) is None
 
 
 def test_the_first_call_must_run_with_and_without_jit():

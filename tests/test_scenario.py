@@ -25,7 +25,7 @@ def test_the_tables():
         "other_instance",
     ]
     assert scenario.SCENARIO == ("first_call", "repeat_call", *scenario.CHANGES)
-    assert list(scenario.STEPS) == list(scenario.SCENARIO)
+    assert list(scenario.STEPS) == [*scenario.SCENARIO, *scenario.FED_BACK]
     assert scenario.TIMED_CHANGES == tuple(scenario.CHANGES)[:-1]
 
 

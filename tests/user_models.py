@@ -803,3 +803,34 @@ def rotate(model, y):
 
 def rotation() -> Rotation:
     return Rotation(jnp.eye(2))
+
+
+class Trajectory(struct.PyTreeNode):
+    """An ODE's state as its users start it: the time a Python float, so jit traces it with a
+    weak type; the state its step returns holds a float32 array there."""
+
+    y: jax.Array
+    t: float = 0.0
+
+
+@jax.jit
+def advance(state, dt):
+    return state.replace(y=state.y * 0.9, t=state.t + dt), jnp.sum(state.y)
+
+
+@jax.jit
+def record(state, dt):
+    """A step that appends to its state: a new shape at every step."""
+    return state.replace(y=jnp.append(state.y, dt))
+
+
+def trajectory() -> jitbench.Target:
+    return jitbench.Target(Trajectory(_x()), (jnp.float32(0.1),), call=advance)
+
+
+def typed_trajectory() -> jitbench.Target:
+    return jitbench.Target(Trajectory(_x(), jnp.float32(0.0)), (jnp.float32(0.1),), call=advance)
+
+
+def history() -> jitbench.Target:
+    return jitbench.Target(Trajectory(_x()), (jnp.float32(0.1),), call=record)

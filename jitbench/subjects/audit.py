@@ -167,8 +167,8 @@ class _Progress:
         self.done += 1
         seconds = time.perf_counter() - self.start
         if seconds >= PROGRESS_AFTER_S:
-            where = f" {field}" if field else ""
-            print(f"jitbench: audit of {self.name}: step {self.done} of {self.total} "
+            where, total = f" {field}" if field else "", max(self.done, self.total)
+            print(f"jitbench: audit of {self.name}: step {self.done} of {total} "
                   f"({name}{where}), {seconds:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
 
 
@@ -179,6 +179,7 @@ def _steps(
     # it returns; only what JAX (or a cycle) holds stays alive.
     play = Play(subject, played)
     kinds_ = [f.kind for f in played]
+    # a loop's two steps (FED_BACK) are known only at the end: the count grows then
     total = 4 + 2 * kinds_.count("static") + kinds_.count("number") + 2 * kinds_.count("array")
     progress = _Progress(subject.name, total)
     steps: list[Step] = []

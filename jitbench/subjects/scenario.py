@@ -31,8 +31,14 @@ STEPS = {
     "new_shape_array": "an array field replaced by one of a new shape",
     "equal_instance": "a new instance built from the same field values",
     "other_instance": "a new instance with other values",
+    "fed_back": "the object the call returned, called as a loop does (state = step(state, x))",
+    "fed_back_again": "the object that call returned, called in turn: the loop's next step",
 }
-SCENARIO = tuple(STEPS)
+# Played after the others where the call returns an object of the object's type: a loop
+# that feeds it back compiles again where its types (a weak type, a dtype, a shape) drift.
+FED_BACK = ("fed_back", "fed_back_again")
+# The steps every subject plays.
+SCENARIO = tuple(s for s in STEPS if s not in FED_BACK)
 CHANGES = SCENARIO[2:]
 # Past this many played fields, the programs a static field's pair of steps compiled are
 # released after it: memory stays bounded (README.md).
@@ -62,6 +68,7 @@ class Play:
         self.judging = Judging()
         self.step, self.outcome = "", ""  # the step being played, the last one's outcome
         self.passed: list[Any] = []  # the arrays the first call was passed
+        self.returned: Any = None  # what a loop calls next of the last result (see fed)
 
     def call(self) -> Any:
         """The subject's call on the object as it is now."""
@@ -103,6 +110,22 @@ class Play:
                 "their arrays are deleted by the first call, and every step calls on them "
                 "again; audit it without donation, which changes no cache key"
             )
+
+    def fed(self, result: Any) -> Any:
+        """What a loop calls next of ``result``: ``result`` itself, or its first item, of the
+        object's type (``state, loss = step(state, x)``); None where neither is. A built-in
+        container must also have the object's structure (optax's ``(updates, state)`` is not
+        its state)."""
+        import jax
+
+        cls, structure = type(self.obj), jax.tree_util.tree_structure
+        for found in (result, *(result if isinstance(result, tuple | list) else ())):
+            if type(found) is not cls or found is self.obj:
+                continue
+            if cls in (tuple, list, dict) and structure(found) != structure(self.obj):
+                continue
+            return found
+        return None
 
     def _set(self, field: Field, value: Any) -> None:
         self.obj = self.subject.set(self.obj, field, value)
@@ -156,6 +179,12 @@ class Play:
         self.obj, how = self.subject.other(self.obj, self.played, self.rng)
         self.changed.append(("", how))
         yield "other_instance"
+        for name in FED_BACK:  # a loop: state = step(state, x)
+            if self.returned is None:
+                return
+            self.obj, self.returned = self.returned, None
+            self.changed.append(("", "the object the call returned"))
+            yield name
 
 
 def _jit_limit(error: str) -> bool:
@@ -192,6 +221,7 @@ def attempt(play: Play) -> tuple[Any, str, float]:
         except Exception as exc:
             result, error = None, error_text(exc)
         seconds = time.perf_counter() - start
+    play.returned = play.fed(result)
     return result, error, seconds
 
 

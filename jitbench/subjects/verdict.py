@@ -11,7 +11,7 @@ from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.subjects.result import AuditResult, Step
-from jitbench.subjects.scenario import CHANGES, STEPS, WHILE_TRACING
+from jitbench.subjects.scenario import CHANGES, FED_BACK, STEPS, WHILE_TRACING
 from jitbench.targets.fields import EQX_STATIC
 
 # The outcomes that tell nothing of jit: the call raises without jit too, or a change does
@@ -41,6 +41,8 @@ WHAT = {
     "new_shape_array": "given an array of a new shape",
 }
 Signature = dict[str, tuple[bool, str] | bool | None]
+# The hazard of a state fed back (scenario.FED_BACK), which no built-in's call returns.
+LOOP = "recompiles in a loop"
 
 
 def signature(result: AuditResult) -> Signature:
@@ -66,9 +68,11 @@ def differences(a: Signature, b: Signature) -> list[str]:
 
 
 def hazard_set(result: AuditResult) -> set[str]:
-    """The hazards a dashboard tracks, in the report's words; leaks left to the signature,
-    which knows where they went unchecked."""
+    """The hazards a dashboard tracks, in the report's words, and a loop's recompile; leaks
+    left to the signature, which knows where they went unchecked."""
     found = {words for total, words in WORDS.items() if getattr(result, total)}
+    if any(s.recompiled for s in result.steps if s.name in FED_BACK):  # no built-in loops
+        found.add(LOOP)
     return found - {WORDS["leaked_instances"]}
 
 
@@ -99,10 +103,28 @@ def closest(
 
 
 def _subject(step: Step) -> str:
-    if step.name in ("equal_instance", "other_instance"):
+    if step.name in ("equal_instance", "other_instance", *FED_BACK):
         return STEPS[step.name]
     what = "given a new value" if step.role == "traced number" else WHAT[step.name]
     return f"`{step.field}` {what} {HOW.get(step.how, f'({step.how})')}"
+
+
+def _loop(result: AuditResult) -> list[str]:
+    """A line where the object the call returns compiles again when fed back, once or at
+    every step, with JAX's words for what differs."""
+    steps = [s for s in result.steps if s.name in FED_BACK and s.recompiled]
+    if not steps:
+        return []
+    every = steps[-1].name == FED_BACK[-1]
+    said = [line.strip().lstrip("* ") for s in steps for m in s.explanations
+            for line in m.splitlines() if line.strip().startswith("* ")]  # fmt: skip
+    why = f" (JAX: {said[-1].split('https://')[0]})" if said else ""
+    if "weak_type" in why:  # a Python number where the result holds an array (JAX's docs)
+        why += "; build it with typed values (jnp.float32(0.0), not 0.0)"
+    when = ("at every step: each object it returns differs from the one it was passed" if every
+            else "once: what it returns differs from what it was first passed")  # fmt: skip
+    return [f"the object the call returns, called in turn as a loop does "
+            f"(state = step(state, x)), compiles again {when}{why}"]  # fmt: skip
 
 
 def _not_applicable(steps: list[Step]) -> Iterator[str]:
@@ -125,8 +147,8 @@ def hazards(result: AuditResult) -> list[str]:
     without jit grouped by change and error."""
     lines = []
     for step in result.steps:
-        subject = _subject(step) if step.name in CHANGES else ""
-        if step.outcome == "stale" and step.name.endswith("_instance"):
+        subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
+        if step.outcome == "stale" and step.name.endswith(("_instance", "fed_back", "_again")):
             lines.append(f"{subject}: jit returns a result computed for other values")
         elif step.outcome == "stale":
             lines.append(f"{subject} is not seen: jit keeps returning results for the old values")
@@ -143,6 +165,7 @@ def hazards(result: AuditResult) -> list[str]:
             lines.append("the same call again, nothing changed, compiles again: at every call")
         if step.recompiled and step.name in ("seen_static", "equal_instance"):
             lines.append(f"{subject} compiles again: nothing compiled before is reused for it")
+    lines += _loop(result)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
     hashed = [
