@@ -553,3 +553,23 @@ def test_results_compare_within_the_dtype_s_tolerance():
     assert leaves_off({"a": jnp.asarray(x), "b": x}, {"a": x, "b": -x}) == {
         "result['b']": pytest.approx(4.0)
     }
+
+
+def test_an_object_built_at_a_freed_objects_address_is_tracked():
+    from jitbench.subjects.audit import _Alive
+
+    class Model:
+        pass
+
+    alive = _Alive()
+    for _ in range(100):  # CPython gives a freed object's memory to the next of its size
+        first = Model()
+        alive.track(first)
+        freed = id(first)
+        del first
+        kept = Model()
+        if id(kept) == freed:
+            break
+    assert id(kept) == freed
+    alive.track(kept)
+    assert alive.alive()[0] == 1

@@ -67,15 +67,16 @@ class _Alive:
             seen.add(id(node))
             new = id(node) not in self.before
             if new and kinds.is_array(node) and (ref := self._ref(node)) is not None:
-                self.arrays.setdefault(id(node), ref)
+                if not _known(self.arrays, node):
+                    self.arrays[id(node)] = ref
             elif new and depth == 0 and _is_instance(node) and self._ref(node) is None:
                 self.unreferenced.add(type(node))
             elif new and _is_instance(node) and (ref := self._ref(node)) is not None:
-                if depth == 0:
-                    self.roots.setdefault(id(node), ref)
+                if depth == 0 and not _known(self.roots, node):
+                    self.roots[id(node)] = ref
                     self.first = self.first or ref
-                elif id(node) not in self.roots:
-                    self.inner.setdefault(id(node), (ref, first))
+                elif depth > 0 and not _known(self.roots, node) and not _known(self.inner, node):
+                    self.inner[id(node)] = (ref, first)
             stack += [(child, depth + 1) for child in _held(node)]
 
     def alive(self) -> tuple[int | None, int, int]:
@@ -98,6 +99,14 @@ class _Alive:
             roots += sum(max(now[kind] - existed[kind], 0) for kind in self.unreferenced)
         tracked = self.roots or self.inner or self.unreferenced
         return (roots + later if tracked else None), arrays, held
+
+
+def _known(table: dict[int, Any], node: Any) -> bool:
+    """Whether ``table`` tracks ``node``: the entry under its id may be a freed object's,
+    whose id a new object reuses."""
+    entry = table.get(id(node))
+    ref = entry[0] if isinstance(entry, tuple) else entry
+    return ref is not None and ref() is node
 
 
 def _held(node: Any) -> list[Any]:
