@@ -5,13 +5,14 @@ README.md.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import enum
 import fnmatch
 import re
 import typing
-from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, Sequence
 from typing import Any, Literal
 
 from jitbench.targets import kinds, values
@@ -124,7 +125,7 @@ def _role(
     if not leaf and unkeyed and _among(child, unkeyed):
         leaf = _unkeyed_child(node, key)
     if not leaf:
-        return "aux"
+        return "plain" if _dropped(node, key) else "aux"
     if kinds.is_array(child) or kinds.is_variable(child):
         return "traced"
     # jit traces a number leaf; a leaf jit cannot trace (a function) only a filter hashes.
@@ -157,16 +158,45 @@ def _unkeyed_child(node: Any, key: Key) -> bool:
     if key[0] != "attr":
         return True
     try:
-        probe = copy.copy(node)
         value = getattr(node, key[1])
         copies = jax.tree_util.tree_map(lambda x: x.copy() if kinds.is_array(x) else x, value)
         fresh = {id(x) for x in jax.tree_util.tree_leaves(copies) if kinds.is_array(x)}
         marker = copies if fresh else object()
-        object.__setattr__(probe, key[1], marker)
-        found = jax.tree_util.tree_leaves(probe, is_leaf=lambda x: x is not probe)
+        with _holding(node, key[1], marker) as probe:
+            found = jax.tree_util.tree_leaves(probe, is_leaf=lambda x: x is not probe)
     except Exception:  # a class that cannot be copied so: identity decides
         return True
     return any(leaf is marker or id(leaf) in fresh for leaf in found)
+
+
+def _dropped(node: Any, key: Key) -> bool:
+    """Whether ``node`` flattens without the attribute ``key``, in its auxiliary data too
+    (numpyro's cached ``covariance_matrix``): jit never sees it. Told by a copy holding a new
+    object there, whose structure one level down is the node's."""
+    import jax
+
+    def level(x: Any) -> Any:
+        return jax.tree_util.tree_structure(x, is_leaf=lambda y: y is not x)
+
+    if key[0] != "attr":
+        return False
+    try:
+        with _holding(node, key[1], object()) as probe:
+            return level(probe) == level(node)
+    except Exception:  # aux data that cannot be compared (arrays) holds it
+        return False
+
+
+@contextlib.contextmanager
+def _holding(node: Any, name: str, value: Any) -> Iterator[Any]:
+    """A shallow copy of ``node`` holding ``value`` as its attribute ``name``, which equinox
+    forgets afterwards (a module copied without ``__init__`` would stay in its set)."""
+    probe = copy.copy(node)
+    try:
+        object.__setattr__(probe, name, value)
+        yield probe
+    finally:
+        kinds.release_equinox_modules([probe])
 
 
 def _choices(node: Any, key: Key, value: Any) -> tuple[Any, ...]:
