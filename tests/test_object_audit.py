@@ -402,6 +402,13 @@ def test_a_state_that_grows_at_every_step_compiles_at_every_step():
     assert "compiles again at every step" in result.verdict[0]
 
 
+def test_a_training_step_returning_the_model_is_judged_and_fed_back():
+    # The returned model holds its activation (a custom_jvp) as a leaf: compared by identity.
+    result = _target_audit("user_models:eqx_training", inputs=None, fields="layers[0].weight")
+    assert _loop(result) == ["0/0", "0/0"] and result.hazards() == {}
+    assert result.stale_results == result.errors == 0 and result.matches == "equinox_filter_jit"
+
+
 def test_only_a_result_of_the_objects_type_and_structure_is_fed_back():
     # A call returning an array plays no loop; optax's (updates, state) feeds back the state.
     assert _loop(_target_audit("user_models:mlp", "user_models:forward")) == []

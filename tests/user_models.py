@@ -15,6 +15,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 from flax import linen, nnx, struct
 
 import jitbench
@@ -834,3 +835,22 @@ def typed_trajectory() -> jitbench.Target:
 
 def history() -> jitbench.Target:
     return jitbench.Target(Trajectory(_x()), (jnp.float32(0.1),), call=record)
+
+
+# equinox's "Train an MLP": loss, model, opt_state = make_step(model, opt_state, x, y).
+ADAMW = optax.adamw(1e-3)
+
+
+@eqx.filter_jit
+def make_step(model, opt_state, x, y):
+    loss, grads = eqx.filter_value_and_grad(lambda m: jnp.mean((jax.vmap(m)(x) - y) ** 2))(model)
+    updates, opt_state = ADAMW.update(grads, opt_state, eqx.filter(model, eqx.is_array))
+    return loss, eqx.apply_updates(model, updates), opt_state
+
+
+def eqx_training() -> jitbench.Target:
+    """The step returns the updated model, its activation a ``jax.custom_jvp`` leaf."""
+    model = eqx.nn.MLP(2, 1, 8, 2, key=jax.random.PRNGKey(0))
+    x = jnp.linspace(-1, 1, 32).reshape(16, 2)
+    state = ADAMW.init(eqx.filter(model, eqx.is_array))
+    return jitbench.Target(model, (state, x, jnp.sin(x[:, :1])), call=make_step)
