@@ -436,6 +436,14 @@ def test_the_first_call_must_run_with_and_without_jit():
     )
 
 
+def test_a_first_call_only_jit_raises_on_says_so():
+    with pytest.raises(jitbench.JitbenchError) as info:
+        _target_audit("user_models:returns_function", inputs=None)
+    assert str(info.value).startswith(
+        "the first call of target 'user_models:returns_function': it raises under jit: TypeError: "
+    )
+
+
 def test_a_first_call_differing_on_some_leaves_leaves_them_out_and_judges_the_rest():
     # The second output is 1 under jit and 0 without it: no change can be judged on it.
     noted = (

@@ -854,3 +854,12 @@ def eqx_training() -> jitbench.Target:
     x = jnp.linspace(-1, 1, 32).reshape(16, 2)
     state = ADAMW.init(eqx.filter(model, eqx.is_array))
     return jitbench.Target(model, (state, x, jnp.sin(x[:, :1])), call=make_step)
+
+
+@jax.jit
+def with_function(state):
+    return state.y, jnp.sin  # jax.jit cannot return a function: it raises while tracing
+
+
+def returns_function() -> jitbench.Target:
+    return jitbench.Target(Trajectory(_x()), (), call=with_function)

@@ -20,7 +20,7 @@ from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
 from jitbench.subjects.result import AuditResult, Step
-from jitbench.subjects.scenario import Play, attempt, replay
+from jitbench.subjects.scenario import WHILE_TRACING, Play, attempt, replay
 from jitbench.subjects.subject import Generated, Outcome, Subject, subject_of
 from jitbench.targets import fields as fieldlib
 from jitbench.targets import kinds
@@ -282,10 +282,11 @@ def builtin_audits(spec: str) -> dict[str, AuditResult]:
 
 
 def _first_failure(step: Step) -> str:
-    if step.outcome == "n/a":
-        return f"the call without jit (the oracle) raises: {step.error}"
-    if step.outcome == "error":
-        return f"it raises under jit: {step.error}"
+    error = step.error.removeprefix(WHILE_TRACING)  # at the first call, jit's own error
+    if step.outcome == "n/a" and error == step.error:
+        return f"the call without jit (the oracle) raises: {error}"
+    if step.outcome in ("n/a", "error"):
+        return f"it raises under jit: {error}"
     return f"its result under jit differs from the call without jit {step.error}".rstrip()
 
 
