@@ -129,14 +129,6 @@ def test_python_numbers_are_traced_where_they_are_leaves():
     assert found == [("x", "array", "._replace"), ("scale", "number", "._replace")]
 
 
-def test_an_attribute_its_flatten_leaves_out_is_one_jit_never_sees():
-    import numpyro.distributions as ndist
-
-    # numpyro caches covariance_matrix on the object; its flatten keeps loc and scale_tril.
-    d = ndist.MultivariateNormal(jnp.zeros(3), covariance_matrix=jnp.eye(3))
-    assert _roles(d) == {"covariance_matrix": "plain", "scale_tril": "traced", "loc": "traced"}
-
-
 @dataclasses.dataclass
 class Registry(Mapping):
     """A mutable dataclass that is a Mapping, as ``@chex.dataclass`` makes one."""

@@ -141,3 +141,15 @@ def test_a_deep_mlp_audits_one_field_of_each_layer_group():
         p == "layers[1].weight" and r.startswith("the same field as layers[0].weight")
         for p, r in result.skipped
     )
+
+
+def test_an_attribute_numpyros_flatten_leaves_out_is_one_jit_never_sees():
+    import jax.numpy as jnp
+    import numpyro.distributions as ndist
+
+    from jitbench.targets import fields
+
+    # numpyro caches covariance_matrix on the object; its flatten keeps loc and scale_tril.
+    d = ndist.MultivariateNormal(jnp.zeros(3), covariance_matrix=jnp.eye(3))
+    roles = {f.path: f.role for f in fields.walk(d)[0]}
+    assert roles == {"covariance_matrix": "plain", "scale_tril": "traced", "loc": "traced"}
