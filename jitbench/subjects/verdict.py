@@ -115,7 +115,7 @@ def _loop(result: AuditResult) -> list[str]:
     steps = [s for s in result.steps if s.name in FED_BACK and s.recompiled]
     if not steps:
         return []
-    every = steps[-1].name == FED_BACK[-1]
+    every = len(steps) == len(FED_BACK)
     said = [line.strip().lstrip("* ") for s in steps for m in s.explanations
             for line in m.splitlines() if line.strip().startswith("* ")]  # fmt: skip
     why = f" (JAX: {said[-1].split('https://')[0]})" if said else ""
@@ -148,7 +148,7 @@ def hazards(result: AuditResult) -> list[str]:
     lines = []
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
-        if step.outcome == "stale" and step.name.endswith(("_instance", "fed_back", "_again")):
+        if step.outcome == "stale" and (step.name.endswith("_instance") or step.name in FED_BACK):
             lines.append(f"{subject}: jit returns a result computed for other values")
         elif step.outcome == "stale":
             lines.append(f"{subject} is not seen: jit keeps returning results for the old values")
