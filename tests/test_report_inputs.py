@@ -203,6 +203,21 @@ def test_audit_explanations_from_the_audit_json(runs, tmp_path):
     assert shown_words in hazards and "jitbench audit --format json >" not in hazards
 
 
+def test_a_targets_audit_json_is_explained_under_its_name(runs, tmp_path):
+    target = "user_models:custom_class"
+    argv = ["audit", target, "--call", "calc", "--inputs", "user_models:vector", "--format", "json"]
+    code, stdout, _ = _cli(*argv)
+    assert code == 0 and json.loads(stdout)[0]["target"] == target
+    audit = tmp_path / "audit.json"
+    audit.write_text(stdout)
+    out = tmp_path / "reports"
+    report.write_report(runs.results, out, audit_json=audit)
+    steps = pd.read_csv(out / "tables" / "audit-explanations.csv")
+    # The default hash is the object's id: an equal instance compiles again.
+    assert set(steps["strategy"]) == {target}
+    assert "equal_instance" in set(steps["step"])
+
+
 def test_bad_input_writes_nothing(runs, tmp_path, capsys):
     out = tmp_path / "reports"
     with pytest.raises(JitbenchError, match="machine 'nobox'"):

@@ -41,7 +41,7 @@ def load(path: str | Path) -> list[dict[str, Any]]:
         steps = result.get("steps") if isinstance(result, dict) else None
         if (
             not isinstance(steps, list)
-            or not isinstance(result.get("strategy"), str)
+            or not isinstance(_subject(result), str)
             or not all(isinstance(s, dict) and set(_STEP_TYPES) <= set(s) for s in steps)
         ):
             raise JitbenchError(f"{where} holds an entry that is not an audit result; {expected}")
@@ -54,6 +54,12 @@ def load(path: str | Path) -> list[dict[str, Any]]:
                     at = f"entry {n} step {m} field {field!r}"
                     raise _wrong(where, at, step[field], form, expected)
     return data
+
+
+def _subject(result: dict[str, Any]) -> Any:
+    """What was audited: a built-in strategy, or a target (shown as the report shows a
+    target's benchmark rows, under strategy)."""
+    return result.get("strategy", result.get("target"))
 
 
 def _is(value: Any, kind: str) -> bool:
@@ -82,7 +88,7 @@ def explanations(audit: list[dict[str, Any]]) -> pd.DataFrame:
                 {
                     "device": result.get("device", ""),
                     "size": result.get("size"),
-                    "strategy": result["strategy"],
+                    "strategy": _subject(result),
                     "step": step["name"],
                     "traces/compiles": f"{step['traces']}/{step['compiles']}",
                     "outcome": step["outcome"],
