@@ -588,3 +588,17 @@ def test_an_object_built_at_a_freed_objects_address_is_tracked():
     assert id(kept) == freed
     alive.track(kept)
     assert alive.alive()[0] == 1
+
+
+def test_a_change_the_objects_class_refuses_is_skipped_not_a_crash():
+    # e3nn-jax's IrrepsArray raised out of the audit: its irreps set to 2x0e no longer fit its
+    # array. A new size, and a new shape of x, are refused as Sized is built.
+    result = _target_audit("user_models:sized", "user_models:times_sized", fields="*")
+    assert [(s.name, s.field) for s in result.steps if s.field] == [("same_shape_array", "x")]
+    skipped = dict(result.skipped)
+    assert skipped["size"] == (
+        "64: a new value is refused: ValueError: x of shape (64,) does not hold 128 values"
+    )
+    assert skipped["x"].startswith("an array of a new shape is refused: ValueError: x of shape")
+    assert result.stale_results == result.errors == 0
+

@@ -863,3 +863,29 @@ def with_function(state):
 
 def returns_function() -> jitbench.Target:
     return jitbench.Target(Trajectory(_x()), (), call=with_function)
+
+
+# --- A class that checks its fields when built (e3nn-jax's IrrepsArray checks its irreps) -------
+
+
+@partial(jax.tree_util.register_dataclass, data_fields=["x"], meta_fields=["size"])
+@dataclasses.dataclass(frozen=True)
+class Sized:
+    """A new ``size`` alone, or ``x`` of a new shape alone, is refused when it is built."""
+
+    x: jax.Array
+    size: int
+
+    def __post_init__(self):
+        if getattr(self.x, "shape", (self.size,)) != (self.size,):
+            raise ValueError(f"x of shape {self.x.shape} does not hold {self.size} values")
+
+
+@jax.jit
+def times_sized(sized, y):
+    return sized.x * y
+
+
+def sized() -> jitbench.Target:
+    return jitbench.Target(Sized(_x(), SIZE), (vector(),), call=times_sized)
+

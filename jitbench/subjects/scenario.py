@@ -165,6 +165,9 @@ class Play:
             self._set(field, same)
             self.changed.append((field.path, how))
             yield "same_shape_array"
+            if field.fixed_shape:  # its class refuses a new shape (edit.refused)
+                restore = None
+                continue
             self._set(field, values.new_array(same, self.rng, values.new_shape(same)))
             self.changed.append((field.path, field.how))
             last = yield "new_shape_array"

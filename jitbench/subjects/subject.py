@@ -222,7 +222,8 @@ class Walked(Subject):
         if isinstance(call, str):
             call = inspect.getattr_static(type(target.obj), call, None)
         self.filtered = kinds.filters(call)
-        self.device, self.size = _device_and_size(target.obj, self.fields(target.obj)[0])
+        walked = fieldlib.walk(target.obj, self.filtered)[0]
+        self.device, self.size = _device_and_size(target.obj, walked)
 
     def _copy(self, obj: Any) -> Any:
         """A deep copy sharing the object's functions (a copied one would be a new static)."""
@@ -241,12 +242,14 @@ class Walked(Subject):
         return self._copy(self.pristine)
 
     def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
-        return fieldlib.walk(obj, self.filtered)
+        found, skipped = fieldlib.walk(obj, self.filtered)
+        kept, refused = edit.refused(obj, found)  # a change its class refuses plays no step
+        return kept, [*skipped, *refused]
 
     def equal(self, obj: Any) -> Any:
         """The factory's new object with ``obj``'s traced values (its statics the factory's)."""
         equal = self.new()
-        for field in self.fields(obj)[0]:
+        for field in fieldlib.walk(obj, self.filtered)[0]:
             if field.kind != "static":
                 equal = edit.set_field(equal, field, edit.get_field(obj, field))
         return equal

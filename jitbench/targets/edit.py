@@ -10,8 +10,11 @@ import dataclasses
 from collections.abc import Mapping, MutableMapping, MutableSequence
 from typing import Any
 
-from jitbench.targets import kinds
-from jitbench.targets.fields import IN_PLACE, Field, Key, how
+import numpy as np
+
+from jitbench.errors import error_text
+from jitbench.targets import kinds, values
+from jitbench.targets.fields import IN_PLACE, Field, Key, Skipped, how
 
 
 def _get(node: Any, key: Key) -> Any:
@@ -88,3 +91,46 @@ def set_field(obj: Any, field: Field, value: Any) -> Any:
         return node if new_child is child else _put(node, keys[0], new_child)
 
     return set_in(obj, field.keys, False)
+
+
+def _refusal(obj: Any, field: Field, value: Any) -> str:
+    """Why ``obj`` refuses ``value`` in ``field`` (its class's own check raises), or "" where
+    it takes it; a field changed in place is set back."""
+    before = get_field(obj, field)
+    try:
+        changed = set_field(obj, field, value)
+    except Exception as exc:
+        return error_text(exc)
+    if changed is obj:
+        set_field(obj, field, before)
+    return ""
+
+
+def refused(obj: Any, found: list[Field]) -> tuple[list[Field], list[Skipped]]:
+    """``found`` less the fields whose new value ``obj``'s class refuses (e3nn's IrrepsArray
+    checks its irreps against its array's shape when it is built), and why each is left out;
+    an array field whose new shape alone is refused stays, marked ``fixed_shape``."""
+    rng, kept, skipped = np.random.default_rng(0), [], []
+    for field in found:
+        now = get_field(obj, field)
+        if field.kind == "static":
+            new = values.new_value(now, field.choices)
+        elif field.kind == "number":
+            new = values.new_number(now)
+        else:
+            new = values.new_array(now, rng)
+        if why := _refusal(obj, field, new):
+            skipped.append(Skipped(field.path, f"{_short(now)}: a new value is refused: {why}"))
+            continue
+        if field.kind == "array":
+            new = values.new_array(now, rng, values.new_shape(now))
+            if why := _refusal(obj, field, new):
+                skipped.append(Skipped(field.path, f"an array of a new shape is refused: {why}"))
+                field = dataclasses.replace(field, fixed_shape=True)
+        kept.append(field)
+    return kept, skipped
+
+
+def _short(value: Any) -> str:
+    text = "an array" if kinds.is_array(value) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

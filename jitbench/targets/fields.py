@@ -48,6 +48,7 @@ class Field:
     role: str = ""
     private: bool = False
     choices: tuple[Any, ...] = ()
+    fixed_shape: bool = False  # its class refuses a new shape (edit.refused)
 
     @property
     def group(self) -> str:
