@@ -602,3 +602,10 @@ def test_a_change_the_objects_class_refuses_is_skipped_not_a_crash():
     assert skipped["x"].startswith("an array of a new shape is refused: ValueError: x of shape")
     assert result.stale_results == result.errors == 0
 
+
+def test_the_metadata_of_a_state_jit_returns_is_no_leak():
+    # The returned state's units are the compiled program's output structure, one per program:
+    # a loop of a thousand steps holds no more of them (e3nn-jax's IrrepsArray, its irreps).
+    result = _target_audit("user_models:measured", inputs=None)
+    assert _loop(result) == ["0/0", "0/0"]
+    assert result.leaked_instances == 0 and result.hazards() == {}

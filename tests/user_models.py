@@ -889,3 +889,34 @@ def times_sized(sized, y):
 def sized() -> jitbench.Target:
     return jitbench.Target(Sized(_x(), SIZE), (vector(),), call=times_sized)
 
+
+# --- A state whose auxiliary data is an object (e3nn-jax's IrrepsArray holds its Irreps) -------
+
+
+class Units:
+    """Metadata compared and hashed by value, as e3nn's Irreps are."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __eq__(self, other):
+        return isinstance(other, Units) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+@partial(jax.tree_util.register_dataclass, data_fields=["x"], meta_fields=["units"])
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    x: jax.Array
+    units: Units
+
+
+@jax.jit
+def rescale(state, y):
+    return Measured(state.x * y, Units("m"))  # its units: the compiled program's own
+
+
+def measured() -> jitbench.Target:
+    return jitbench.Target(Measured(_x(), Units("m")), (jnp.float32(0.5),), call=rescale)

@@ -20,7 +20,7 @@ from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
 from jitbench.subjects.result import AuditResult, Step
-from jitbench.subjects.scenario import WHILE_TRACING, Play, attempt, replay
+from jitbench.subjects.scenario import FED_BACK, WHILE_TRACING, Play, attempt, replay
 from jitbench.subjects.subject import Generated, Outcome, Subject, subject_of
 from jitbench.targets import fields as fieldlib
 from jitbench.targets import kinds
@@ -57,7 +57,10 @@ class _Alive:
         except TypeError:
             return None
 
-    def track(self, obj: Any) -> None:
+    def track(self, obj: Any, returned: bool = False) -> None:
+        """Track ``obj`` and what it holds; ``returned``: an object the jitted call returned,
+        whose auxiliary data (an e3nn IrrepsArray's irreps) is the compiled program's own output
+        structure, held by jit once per program, not built by the scenario."""
         first = not self.roots and not self.inner
         stack, seen = [(obj, 0)], set()
         while stack and len(seen) < TRACKED_NODES:
@@ -77,7 +80,8 @@ class _Alive:
                     self.first = self.first or ref
                 elif depth > 0 and not _known(self.roots, node) and not _known(self.inner, node):
                     self.inner[id(node)] = (ref, first)
-            stack += [(child, depth + 1) for child in _held(node)]
+            held = _built(node) if returned else _held(node)
+            stack += [(child, depth + 1) for child in held]
 
     def alive(self) -> tuple[int | None, int, int]:
         """Objects that grow with every instance (None: none could be tracked), the arrays it
@@ -119,6 +123,18 @@ def _held(node: Any) -> list[Any]:
     if isinstance(node, types.FunctionType):
         return [*_cells(node), *(node.__defaults__ or ())]
     return [child for _, _, child in fieldlib.children(node) or ()]
+
+
+def _built(node: Any) -> list[Any]:
+    """What jit builds anew of ``node`` when it returns it: its pytree children, not its
+    auxiliary data, which unflattening takes from the compiled program's output structure."""
+    import jax
+
+    try:
+        found = jax.tree_util.tree_leaves(node, is_leaf=lambda x: x is not node)
+    except Exception:
+        return []
+    return [] if len(found) == 1 and found[0] is node else found
 
 
 def _cells(function: types.FunctionType) -> list[Any]:
@@ -194,7 +210,7 @@ def _steps(
     steps: list[Step] = []
 
     def visit(name: str) -> Outcome:
-        alive.track(play.obj)
+        alive.track(play.obj, returned=name in FED_BACK)
         steps.append(_step(play, name, probe))
         progress.step(name, steps[-1].field)
         return steps[-1].outcome
