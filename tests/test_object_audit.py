@@ -383,9 +383,13 @@ def test_a_state_fed_back_with_a_drifting_weak_type_compiles_once_more():
     assert _loop(result) == ["1/1", "0/0"] and result.hazards() == {"recompile": 1}
     assert result.verdict[0] == (
         "the object the call returns, called in turn as a loop does (state = step(state, x)), "
-        "compiles again once: what it returns differs from what it was first passed (JAX: at "
-        "state.t, now f32[]{weak_type=False} and before f32[]{weak_type=True}); build it with "
-        "typed values (jnp.float32(0.0), not 0.0)"
+        "compiles again once: what it returns differs from what it was first passed (`t`: "
+        "float32[] weak-typed → float32[]); build it with typed values (jnp.float32(0.0), not "
+        "0.0)"
+    )
+    assert (
+        result.steps[-2].how
+        == "the object the call returned (`t`: float32[] weak-typed → float32[])"
     )
     # No built-in's call returns its object: none recompiles in a loop.
     assert result.matches == "" and result.verdict[-1].endswith(
@@ -394,6 +398,17 @@ def test_a_state_fed_back_with_a_drifting_weak_type_compiles_once_more():
     )
     # Typed from the start, the loop reuses its program.
     assert _loop(_target_audit("user_models:typed_trajectory", inputs=None)) == ["0/0", "0/0"]
+
+
+def test_a_drifting_weak_array_is_named_by_what_the_call_was_passed_not_jaxs_closest_key():
+    # t, a weak-typed 0-d array, is played at a new shape: JAX's closest key for the fed-back
+    # state is that step's (f32[2]), not what the loop was passed (gymnax's Pendulum state).
+    result = _target_audit("user_models:weak_array_trajectory", inputs=None, fields="*")
+    assert _loop(result) == ["1/1", "0/0"]
+    assert "JAX:" not in result.verdict[0] and result.verdict[0].endswith(
+        "(`t`: float32[] weak-typed → float32[]); build it with typed values (jnp.float32(0.0), "
+        "not 0.0)"
+    )
 
 
 def test_a_state_that_grows_at_every_step_compiles_at_every_step():

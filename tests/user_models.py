@@ -829,6 +829,11 @@ def trajectory() -> jitbench.Target:
     return jitbench.Target(Trajectory(_x()), (jnp.float32(0.1),), call=advance)
 
 
+def weak_array_trajectory() -> jitbench.Target:
+    """The time a weak-typed 0-d array (jnp.asarray of a Python float)."""
+    return jitbench.Target(Trajectory(_x(), jnp.asarray(0.0)), (jnp.float32(0.1),), call=advance)
+
+
 def typed_trajectory() -> jitbench.Target:
     return jitbench.Target(Trajectory(_x(), jnp.float32(0.0)), (jnp.float32(0.1),), call=advance)
 

@@ -37,6 +37,8 @@ STEPS = {
 # Played after the others where the call returns an object of the object's type: a loop
 # that feeds it back compiles again where its types (a weak type, a dtype, a shape) drift.
 FED_BACK = ("fed_back", "fed_back_again")
+# How a fed-back step changes the object, before what drifted (drift).
+RETURNED = "the object the call returned"
 # The steps every subject plays.
 SCENARIO = tuple(s for s in STEPS if s not in FED_BACK)
 CHANGES = SCENARIO[2:]
@@ -185,9 +187,33 @@ class Play:
         for name in FED_BACK:  # a loop: state = step(state, x)
             if self.returned is None:
                 return
-            self.obj, self.returned = self.returned, None
-            self.changed.append(("", "the object the call returned"))
+            passed, self.obj, self.returned = self.obj, self.returned, None
+            self.changed.append(("", RETURNED + drift(passed, self.obj)))
             yield name
+
+
+def drift(passed: Any, returned: Any) -> str:
+    """How the types jit keys on differ from ``passed`` to ``returned`` (" (`t`: float32[]
+    weak-typed → float32[])", at most two leaves), or "" where they do not. JAX's own words
+    name the closest key it holds, which may be another step's."""
+    import jax
+
+    def types(obj: Any) -> tuple[Any, dict[str, str]]:
+        leaves, tree = jax.tree_util.tree_flatten_with_path(obj)
+        numeric = {jax.tree_util.keystr(p): v for p, v in leaves if kinds.is_array(v) or
+                   kinds.is_number(v)}  # fmt: skip
+        shapes = jax.eval_shape(lambda values: values, numeric)
+        weak = {p: " weak-typed" if getattr(s, "weak_type", 0) else "" for p, s in shapes.items()}
+        return tree, {p: f"{s.dtype}{list(s.shape)}{weak[p]}" for p, s in shapes.items()}
+
+    try:
+        (tree, before), (tree_now, now) = types(passed), types(returned)
+    except Exception:  # a leaf eval_shape cannot take: nothing said, JAX's words remain
+        return ""
+    if tree != tree_now:
+        return " (its pytree structure differs)"
+    moved = [f"`{p.lstrip('.')}`: {before[p]} → {now[p]}" for p in before if before[p] != now[p]]
+    return f" ({'; '.join(moved[:2])})" if moved else ""
 
 
 def _jit_limit(error: str) -> bool:

@@ -11,7 +11,7 @@ from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.subjects.result import AuditResult, Step
-from jitbench.subjects.scenario import CHANGES, FED_BACK, STEPS, WHILE_TRACING
+from jitbench.subjects.scenario import CHANGES, FED_BACK, RETURNED, STEPS, WHILE_TRACING
 from jitbench.targets.fields import EQX_STATIC
 
 # The outcomes that tell nothing of jit: the call raises without jit too, or a change does
@@ -116,10 +116,13 @@ def _loop(result: AuditResult) -> list[str]:
     if not steps:
         return []
     every = len(steps) == len(FED_BACK)
+    # What differs from the object the call was passed (scenario.drift), else JAX's words,
+    # which name the closest key it holds, perhaps another step's.
     said = [line.strip().lstrip("* ") for s in steps for m in s.explanations
             for line in m.splitlines() if line.strip().startswith("* ")]  # fmt: skip
     why = f" (JAX: {said[-1].split('https://')[0]})" if said else ""
-    if "weak_type" in why:  # a Python number where the result holds an array (JAX's docs)
+    why = steps[0].how.removeprefix(RETURNED) or why
+    if "weak" in why:  # a Python number where the result holds an array (JAX's docs)
         why += "; build it with typed values (jnp.float32(0.0), not 0.0)"
     when = ("at every step: each object it returns differs from the one it was passed" if every
             else "once: what it returns differs from what it was first passed")  # fmt: skip
