@@ -925,3 +925,39 @@ def rescale(state, y):
 
 def measured() -> jitbench.Target:
     return jitbench.Target(Measured(_x(), Units("m")), (jnp.float32(0.5),), call=rescale)
+
+
+# --- equinox's state of a stateful layer (eqx.nn.make_with_state), audited itself ------------
+
+
+class Normed(eqx.Module):
+    """The equinox docs' stateful model, one BatchNorm over a batch."""
+
+    norm: eqx.nn.BatchNorm
+
+    def __init__(self):
+        self.norm = eqx.nn.BatchNorm(SIZE, axis_name="batch", mode="ema")
+
+    def __call__(self, x, state):
+        return self.norm(x, state)
+
+
+NORMED = eqx.nn.make_with_state(Normed)()[0]
+SEEN_STATES: list[eqx.nn.State] = []  # a log that keeps every state it is called with
+
+
+@eqx.filter_jit
+def normalize(state, xs):
+    batched = jax.vmap(NORMED, axis_name="batch", in_axes=(0, None), out_axes=(0, None))
+    ys, state = batched(xs, state)
+    return state, ys
+
+
+def normalize_logged(state, xs):
+    SEEN_STATES.append(state)
+    return normalize(state, xs)
+
+
+def logged_state() -> jitbench.Target:
+    state = eqx.nn.make_with_state(Normed)()[1]
+    return jitbench.Target(state, (jnp.stack([_x(1), _x(2)]),), call=normalize_logged)

@@ -65,8 +65,10 @@ class _Alive:
         stack, seen = [(obj, 0)], set()
         while stack and len(seen) < TRACKED_NODES:
             node, depth = stack.pop()
-            if id(node) in seen or depth > fieldlib.MAX_DEPTH or kinds.is_library_internal(node):
-                continue  # a library's own bookkeeping (nnx's metadata) is not the scenario's
+            if id(node) in seen or depth > fieldlib.MAX_DEPTH:
+                continue
+            if depth and kinds.is_library_internal(node):
+                continue  # a library's own bookkeeping (nnx's metadata), unless it is audited
             seen.add(id(node))
             new = id(node) not in self.before
             if new and kinds.is_array(node) and (ref := self._ref(node)) is not None:
