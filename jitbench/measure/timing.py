@@ -149,7 +149,8 @@ def time_subject(
     cached = _sample(prepared.call, repeat, number)
     dispatch = _sample(prepared.dispatch, repeat, number)
     prepared.call()
-    played, _ = fieldlib.choose(subject.fields(prepared.obj)[0], fields, arrays)
+    chosen, _ = fieldlib.choose(subject.fields(prepared.obj)[0], fields, arrays)
+    played, _ = subject.playable(prepared.obj, chosen)
     del prepared
     cold, cold_on = _cold(subject, cold_calls)
     after = _after_changes(subject, after_runs, played)

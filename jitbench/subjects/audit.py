@@ -257,6 +257,7 @@ def audit_subject(
     if fields is not None and not played:
         paths = ", ".join(f.path for f in walked) or "none"
         raise JitbenchError(f"the fields pattern {fields!r} matches no field; the fields: {paths}")
+    played, refused = subject.playable(probe, played)
     kind = kinds.object_kind(probe)
     del probe
     counter = None
@@ -272,7 +273,7 @@ def audit_subject(
     result = AuditResult(
         subject.name, subject.device, subject.size, steps, leaked, arrays_alive, held,
         skipped=(
-            *((s.path, s.reason) for s in [*skipped, *left]),
+            *((s.path, s.reason) for s in [*skipped, *refused, *left]),
             *((where, _noisy(noise)) for where in noise),
         ),
         builtin=isinstance(subject, Generated) and subject.name == subject.strategy.name,

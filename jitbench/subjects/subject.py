@@ -35,6 +35,8 @@ RTOL = ATOL = 1e-4
 # jit (error), the oracle itself raised (n/a: a user's own call that cannot take a change), or
 # its change left the oracle's result as it was (unjudged: seen or not, jit returns the same).
 Outcome = Literal["correct", "stale", "error", "n/a", "unjudged"]
+# The fields the scenario may change, and those it leaves out (why).
+Fields = tuple[list[fieldlib.Field], list[fieldlib.Skipped]]
 
 
 @dataclasses.dataclass
@@ -84,9 +86,13 @@ class Subject:
             return f"obj.{target.call}({', '.join(args)})", names
         return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}
 
-    def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
+    def fields(self, obj: Any) -> Fields:
         """The fields of ``obj`` the scenario may change, and what it leaves out (why)."""
         raise NotImplementedError
+
+    def playable(self, obj: Any, chosen: list[fieldlib.Field]) -> Fields:
+        """The ``chosen`` fields whose changes ``obj``'s class takes, and the others (why)."""
+        return chosen, []
 
     def get(self, obj: Any, field: fieldlib.Field) -> Any:
         return edit.get_field(obj, field)
@@ -147,7 +153,7 @@ class Generated(Subject):
     def new(self, seed: int = 0) -> Any:
         return self.instance(seed=seed)[0]
 
-    def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
+    def fields(self, obj: Any) -> Fields:
         how = self.strategy.update_style
         found = [fieldlib.Field(n, (("attr", n),), "static", how) for n in self.shape.static_fields]
         found += [fieldlib.Field(n, (("attr", n),), "array", how) for n in self.shape.array_fields]
@@ -222,8 +228,7 @@ class Walked(Subject):
         if isinstance(call, str):
             call = inspect.getattr_static(type(target.obj), call, None)
         self.filtered = kinds.filters(call)
-        walked = fieldlib.walk(target.obj, self.filtered)[0]
-        self.device, self.size = _device_and_size(target.obj, walked)
+        self.device, self.size = _device_and_size(target.obj, self.fields(target.obj)[0])
 
     def _copy(self, obj: Any) -> Any:
         """A deep copy sharing the object's functions (a copied one would be a new static)."""
@@ -241,15 +246,17 @@ class Walked(Subject):
             return self.target.new_instance()
         return self._copy(self.pristine)
 
-    def fields(self, obj: Any) -> tuple[list[fieldlib.Field], list[fieldlib.Skipped]]:
-        found, skipped = fieldlib.walk(obj, self.filtered)
-        kept, refused = edit.refused(obj, found)  # a change its class refuses plays no step
-        return kept, [*skipped, *refused]
+    def fields(self, obj: Any) -> Fields:
+        return fieldlib.walk(obj, self.filtered)
+
+    def playable(self, obj: Any, chosen: list[fieldlib.Field]) -> Fields:
+        # Tried on the chosen fields only: each try builds a new value (memory, on a deep model).
+        return edit.refused(obj, chosen)
 
     def equal(self, obj: Any) -> Any:
         """The factory's new object with ``obj``'s traced values (its statics the factory's)."""
         equal = self.new()
-        for field in fieldlib.walk(obj, self.filtered)[0]:
+        for field in self.fields(obj)[0]:
             if field.kind != "static":
                 equal = edit.set_field(equal, field, edit.get_field(obj, field))
         return equal

@@ -126,7 +126,8 @@ class AfterChange(OneCallTiming):
     def setup(self, *params: Any) -> None:
         *row, change = params
         subject = self.row(*row).load()
-        played, _ = subject.fields(subject.new())
+        obj = subject.new()
+        played, _ = subject.playable(obj, subject.fields(obj)[0])
         self.call = call_after(subject, change, played)
 
     def time_call_after_change(self, *params: Any) -> None:
