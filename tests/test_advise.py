@@ -371,3 +371,15 @@ def test_a_jitted_function_the_object_calls_stays_on_the_rebuilt_object():
         np.testing.assert_allclose(subject.call(subject.new())(), expected, err_msg=way.name)
     bound = load_target("user_models:bound_jit_target")
     assert names_of(bound, unjitted(bound)).aux == ("mul",)
+
+
+def test_a_way_whose_call_leaves_tracers_in_the_object_is_a_row_not_a_traceback():
+    """A call writing its state back into the object (penzai's ``pz.variable_jit``) leaves
+    tracers there under a jit of the object as a static argument: that way is not built, with
+    why, and the other ways are measured as usual."""
+    advice = _advice("user_models:writes_back")
+    value_hash = advice.row("static self, value hash")
+    assert not value_hash.built
+    assert "leaves tracers of jit's trace in the object" in value_hash.reason
+    assert "`w`" in value_hash.reason
+    assert advice.row(AS_WRITTEN).built and advice.row("pytree registration").built

@@ -458,6 +458,27 @@ def delegating_target() -> jitbench.Target:
     return jitbench.Target(Delegating(_x()), (vector(),), call="calc")
 
 
+class WritesBack:
+    """Writes the state its jitted step returns back into itself, as penzai's
+    ``pz.variable_jit`` writes its Variables: called inside an outer jit's trace (the object
+    a static argument), what it writes is a tracer of that trace."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def calc(self, y):
+        out, self.w = _advance(self.w, y)
+        return out
+
+
+_advance = jax.jit(lambda w, y: (w * y, w + 1.0))
+
+
+def writes_back() -> jitbench.Target:
+    return jitbench.Target(WritesBack(_x()), (vector(),), call="calc",
+                           factory=lambda: WritesBack(_x()))  # fmt: skip
+
+
 class _Marked:
     """A call that also returns whether it ran traced, as a debug counter would: jit and the
     call without jit differ on that output from the first call on, and on nothing else."""

@@ -92,6 +92,7 @@ class Play:
         :meth:`Subject.judge`)."""
         if self.step == "first_call":
             self._refuse_donation()
+            self._refuse_leaked_tracers()
         reused = bool(self.changed[-1][0]) and not traced
         if self.step == "seen_static":  # the program of its old value: seen where the new was
             reused = reused and self.outcome == "unjudged"
@@ -111,6 +112,27 @@ class Play:
                 f"the call of {self.subject.name!r} donates its arguments (donate_argnums): "
                 "their arrays are deleted by the first call, and every step calls on them "
                 "again; audit it without donation, which changes no cache key"
+            )
+
+    def _refuse_leaked_tracers(self) -> None:
+        """JitbenchError where the first call left tracers of jit's trace in the object: a call
+        that writes its state back into the object (penzai's ``pz.variable_jit`` its Variables)
+        under a jit holding the object as a static argument writes values of a finished trace,
+        which every later call (and the scenario's next change) reads."""
+        import jax
+
+        def traced(value: Any) -> bool:
+            return any(isinstance(v, jax.core.Tracer) for v in jax.tree_util.tree_leaves(value))
+
+        held = [f.path for f in self.played if traced(self.subject.get(self.obj, f))]
+        if held or traced(self.obj):
+            where = f" (`{'`, `'.join(held[:3])}`{' and more' if len(held) > 3 else ''})"
+            raise JitbenchError(
+                f"the call of {self.subject.name!r} leaves tracers of jit's trace in the "
+                f"object{where if held else ''}: something it calls writes into the object "
+                "while jit traces it (a state written back, as penzai's pz.variable_jit "
+                "writes its Variables), so every later call reads values of a finished trace; "
+                "the object cannot be a static argument of that jit"
             )
 
     def fed(self, result: Any) -> Any:
