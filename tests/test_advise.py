@@ -360,6 +360,34 @@ def test_the_value_hash_code_reads_a_slotted_class():
         del user_models.Slotted.__hash__, user_models.Slotted.__eq__
 
 
+def test_the_value_hash_code_runs_on_a_linen_module():
+    """A linen module's ``vars()`` holds its bookkeeping (an unhashable ``_state``, an ``_id``
+    of each instance's own): the printed key names its fields, and runs as printed."""
+    import numpy as np
+    import user_models
+
+    from jitbench.subjects.ways import VALUE_HASH, names_of
+
+    target = load_target("user_models:linen_mlp")
+    code = VALUE_HASH.code(names_of(target, unjitted(target)))
+    cls, (params, x) = user_models.LinenMLP, target.inputs
+    saved = {k: cls.__dict__[k] for k in ("__hash__", "__eq__") if k in cls.__dict__}
+    space = {"jax": jax, "partial": functools.partial, "LinenMLP": cls, "obj": target.obj}
+    space.update(params=params, x=x, apply_static=unjitted(target))
+    try:
+        exec(code, space)  # defines the jitted call and calls it once
+        jitted, other = space["apply_static_jit"], target.obj.clone(scale=3.0)
+        np.testing.assert_allclose(jitted(other, params, x), other.apply(params, x))
+        jitted(cls(), params, x)  # equal to the first: its program reused
+        assert jitted._cache_size() == 2
+    finally:  # the class is the tests' own: its hash and equality back as they were
+        for name in ("__hash__", "__eq__"):
+            if name in saved:
+                setattr(cls, name, saved[name])
+            else:
+                delattr(cls, name)
+
+
 def test_a_jitted_function_the_object_calls_stays_on_the_rebuilt_object():
     """Left out is only a jit of the object's own method, which the way replaces."""
     import numpy as np

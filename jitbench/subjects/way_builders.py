@@ -162,8 +162,8 @@ class PerObject:
 
 
 class _ValueKey:
-    """The object as a static argument hashed and compared by its values: every field the
-    walk finds, arrays by their shape, dtype and bytes (what a value ``__hash__`` reads)."""
+    """The object as a static argument hashed and compared by its values, as the way's code
+    hashes it (:func:`value_key`)."""
 
     __slots__ = ("fields", "obj")
 
@@ -171,21 +171,33 @@ class _ValueKey:
         self.obj, self.fields = obj, found
 
     def key(self) -> tuple[Any, ...]:
-        from jitbench.targets import edit
-
-        values = []
-        for field in self.fields:
-            value = edit.get_field(self.obj, field)
-            if kinds.is_array(value):
-                value = (value.shape, str(value.dtype), kinds.on_host(value).tobytes())
-            values.append(value)
-        return type(self.obj), tuple(values)
+        return value_key(self.obj, self.fields)
 
     def __hash__(self) -> int:
         return hash(self.key())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _ValueKey) and self.key() == other.key()
+
+
+def value_key(obj: Any, found: list[fieldlib.Field]) -> tuple[Any, ...]:
+    """What the value hash's code (``ways.VALUE_HASH``) keys on: the object's own attributes
+    (:func:`attributes`) flattened, the structure written out and arrays by their shape,
+    dtype and bytes; for an object without attributes, the fields the walk ``found``."""
+    import jax
+
+    from jitbench.targets import edit
+
+    def value(leaf: Any) -> Any:
+        if kinds.is_array(leaf):
+            return leaf.shape, str(leaf.dtype), kinds.on_host(leaf).tobytes()
+        return leaf
+
+    own = attributes(obj)
+    if own is None:
+        return type(obj), tuple(value(edit.get_field(obj, field)) for field in found)
+    leaves, structure = jax.tree_util.tree_flatten(dict(own))
+    return type(obj), str(structure), tuple(value(leaf) for leaf in leaves)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,15 +225,23 @@ def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
 
 
 def value_hash_applies(obj: Any) -> str | None:
-    from jitbench.targets import edit
+    import jax
 
-    for field in fieldlib.walk(obj)[0]:
-        value = edit.get_field(obj, field)
+    own = attributes(obj)
+    if own is None:
+        from jitbench.targets import edit
+
+        found = [(f.path, edit.get_field(obj, f)) for f in fieldlib.walk(obj)[0]]
+    else:
+        flat = jax.tree_util.tree_flatten_with_path(dict(own))[0]
+        # the attribute's name, then the path inside it: layers[0].weight
+        found = [(f"{p[0].key}{jax.tree_util.keystr(p[1:])}", leaf) for p, leaf in flat]
+    for path, value in found:
         if not kinds.is_array(value):
             try:
                 hash(value)
             except TypeError:
-                return f"its field {field.path!r} holds a {type(value).__name__}: unhashable"
+                return f"its field {path!r} holds a {type(value).__name__}: unhashable"
     return None
 
 

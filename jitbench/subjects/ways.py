@@ -58,8 +58,11 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     attributes = build.attributes(obj)
     children, aux = build.split_attributes(obj) if attributes is not None else ((), ())
     state = "vars(obj)"
-    if not hasattr(obj, "__dict__"):  # __slots__ alone: vars() has nothing to read
-        state = "{" + ", ".join(f"{n!r}: obj.{n}" for n, _ in attributes or ()) + "}"
+    own = [n for n, _ in attributes or ()]
+    # Its attributes named where vars() holds nothing (__slots__ alone) or more than them (a
+    # linen module's bookkeeping: an unhashable _state, an _id of each instance's own).
+    if not hasattr(obj, "__dict__") or (attributes is not None and set(vars(obj)) != set(own)):
+        state = "{" + ", ".join(f"{n!r}: obj.{n}" for n in own) + "}"
     var = "model" if module else "obj"
     decorated = build.written(target) is not raw
     unjitted = f"the jit decorator removed from {fn}" if decorated else f"{fn} as written"
