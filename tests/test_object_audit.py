@@ -97,6 +97,19 @@ def test_a_method_that_jits_nothing_behaves_like_eager_not_a_jitted_strategy():
     )
 
 
+def test_a_library_s_jitted_function_is_not_taken_for_op_by_op_dispatch():
+    """JAX explains no miss of a function in files flax excludes from tracebacks: flax's own
+    ``jax.jit(model.apply)`` compiles one program unexplained, as its linen docs call it (once)
+    and made at every call (a new program each time): neither is eager."""
+    once = _target_audit("user_models:linen_params", inputs=None)
+    assert not once.step("first_call").explanations and once.step("first_call").compiles == 1
+    assert not once.verdict[0].startswith("the call is not jitted")
+    assert once.matches != "eager"
+    per_call = _target_audit("user_models:linen_jit_per_call", inputs=None)
+    assert not per_call.verdict[0].startswith("the call is not jitted")
+    assert per_call.matches == "jit_per_call"
+
+
 def test_a_linen_module_as_a_static_argument_is_changed_with_clone_and_hashed_by_value():
     result = _target_audit("user_models:linen_mlp", inputs=None)
     assert {(s.field, s.how) for s in result.steps[2:6]} == {

@@ -599,6 +599,22 @@ def linen_mlp() -> jitbench.Target:
     return jitbench.Target(LinenMLP(), (params, x), call=apply_static, factory=LinenMLP)
 
 
+def linen_params() -> jitbench.Target:
+    """linen's docs: ``jax.jit(model.apply)`` made once, called on the params (the object)."""
+    x = _x()[:4].reshape(1, 4)
+    model = LinenMLP()
+    apply = jax.jit(model.apply)
+    return jitbench.Target(model.init(jax.random.PRNGKey(0), x), (x,), call=apply)
+
+
+def linen_jit_per_call() -> jitbench.Target:
+    """The model itself, ``jax.jit(model.apply)`` written at the call: a new jit every call."""
+    x = _x()[:4].reshape(1, 4)
+    params = LinenMLP().init(jax.random.PRNGKey(0), x)
+    call = lambda model, params, x: jax.jit(model.apply)(params, x)  # noqa: E731
+    return jitbench.Target(LinenMLP(), (params, x), call=call, factory=LinenMLP)
+
+
 class Search(struct.PyTreeNode):
     """An evolution strategy's state as evosax keeps it: no best found yet (inf, nan)."""
 

@@ -232,11 +232,14 @@ def judge(
 
 
 def op_by_op(result: AuditResult) -> bool:
-    """Whether the call jits nothing: its first call compiled, and JAX explained none of
-    those misses (it explains functions defined outside JAX only, and an operation
-    dispatched on its own is JAX's)."""
+    """Whether the call jits nothing: its first call compiled programs, more than one, and
+    JAX explained none of those misses (it explains functions defined outside JAX only, and
+    an operation dispatched on its own is JAX's), and the same call again compiled none (each
+    operation's program is cached by shape). One program is no evidence: a library's jitted
+    function compiles one unexplained too (JAX explains none in files a library excludes from
+    tracebacks: flax's ``jax.jit(model.apply)``), and so does a jit made at every call."""
     first = result.steps[0]
-    return first.compiles > 0 and not first.explanations
+    return first.compiles > 1 and not first.explanations and not result.repeat_call_compiles
 
 
 def _count(n: int, noun: str) -> str:
