@@ -204,3 +204,23 @@ def test_flax_benchmark_example_compiles_once_then_reuses(factory, monkeypatch):
         call()
         call()
     assert (first.compiles, again.compiles) == (1, 0)
+
+
+def test_time_says_why_a_step_is_not_judged(capsys):
+    """A change that leaves the result without jit as it was (the audit's '?') is not judged:
+    not a result that differs from the call's without jit, which is a stale one."""
+    from jitbench.cli import render
+    from jitbench.measure.timing import AfterChange, Spread, Timings
+
+    once = Spread(1e-5, 1e-5, 1e-5, 1, 1)
+    after = (AfterChange("same_shape_array", "max_speed", ".replace", once, "unjudged"),
+             AfterChange("new_static", "mul", "setattr", once, "stale"))  # fmt: skip
+    render.timings(Timings("t", "cpu", once, "x", once, once, after), "table", 1)
+    lines = capsys.readouterr().out.splitlines()
+    unjudged = next(line for line in lines if line.startswith("after same_shape_array max_speed:"))
+    assert unjudged.endswith(
+        "leaves the result without jit as it was, so whether jit sees it "
+        "is not known (jit reused a program: seen or not, it returns the same)"
+    )
+    stale = next(line for line in lines if line.startswith("after new_static mul:"))
+    assert stale == "after new_static mul: STALE: its result differs from the call's without jit"

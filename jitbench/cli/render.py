@@ -160,8 +160,15 @@ def timings(result: Any, form: str, repeat: int) -> None:
     table(shown, ["measure", "field", "change made with", "per call", "calls", "result"])
     for a in result.after_change:
         if a.outcome != "correct":
-            why = a.error or "its result differs from the call's without jit"
+            why = a.error or _WHY.get(a.outcome, "its result differs from the call's without jit")
             print(f"after {a.step} {a.field or ''}: {_mark(a.outcome)}: {why}".replace("  ", " "))
+
+
+# Why a timed step is not judged correct, where no error says it: stale has its own line.
+_WHY = {
+    "unjudged": "the change leaves the result without jit as it was, so whether jit sees it "
+    "is not known (jit reused a program: seen or not, it returns the same)",
+}
 
 
 def _mark(outcome: str) -> str:
