@@ -108,6 +108,10 @@ def test_a_library_s_jitted_function_is_not_taken_for_op_by_op_dispatch():
     per_call = _target_audit("user_models:linen_jit_per_call", inputs=None)
     assert not per_call.verdict[0].startswith("the call is not jitted")
     assert per_call.matches == "jit_per_call"
+    # One operation dispatched on its own compiles one program too: the match tells it apart.
+    one = _target_audit("user_models:one_op", "calc")
+    assert one.step("first_call").compiles == 1 and one.matches == "eager"
+    assert one.verdict[0].startswith("the call is not jitted: JAX compiles each operation")
 
 
 def test_a_linen_module_as_a_static_argument_is_changed_with_clone_and_hashed_by_value():

@@ -572,6 +572,20 @@ def unjitted() -> Unjitted:
     return Unjitted(_x(), 2.0)
 
 
+class OneOp:
+    """The README's Scaler without jit: one operation, so one program, as a jit compiles."""
+
+    def __init__(self, x, mul):
+        self.x, self.mul = x, mul
+
+    def calc(self, y):
+        return self.x * y if self.mul else y
+
+
+def one_op() -> OneOp:
+    return OneOp(_x(), True)
+
+
 class LinenMLP(linen.Module):
     """A linen module handed to jit as a static argument, its params an argument (linen's
     docs); its users change a field with ``.clone``."""

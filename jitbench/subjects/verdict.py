@@ -213,14 +213,17 @@ def judge(
     """The hazards in words, and the built-in strategy that behaves the same ("" for none);
     a call that jits nothing is compared with ``eager`` alone."""
     lines = []
+    unjitted = ("the call is not jitted: JAX compiles each operation on its own, once per "
+                "shape, and dispatches them one by one at every call")  # fmt: skip
     if op_by_op(result) and "eager" in builtins:
         builtins = {"eager": builtins["eager"]}
-        lines.append("the call is not jitted: JAX compiles each operation on its own, once per "
-                     "shape, and dispatches them one by one at every call")  # fmt: skip
+        lines.append(unjitted)
     lines += hazards(result)
     if not judged(result):  # compared on nothing, every built-in would match: none does
         return tuple(lines), ""
     name, apart = closest(result, kind, builtins)
+    if name == "eager" and not apart and unjitted not in lines and _unexplained(result):
+        lines.insert(0, unjitted)  # one operation: its one program told apart by the match
     strategy = get_strategy(name)
     if not apart:
         lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "
@@ -238,8 +241,14 @@ def op_by_op(result: AuditResult) -> bool:
     operation's program is cached by shape). One program is no evidence: a library's jitted
     function compiles one unexplained too (JAX explains none in files a library excludes from
     tracebacks: flax's ``jax.jit(model.apply)``), and so does a jit made at every call."""
+    return result.steps[0].compiles > 1 and _unexplained(result)
+
+
+def _unexplained(result: AuditResult) -> bool:
+    """The first call compiled, JAX explained none of it, and the same call again compiled
+    nothing."""
     first = result.steps[0]
-    return first.compiles > 1 and not first.explanations and not result.repeat_call_compiles
+    return first.compiles > 0 and not first.explanations and not result.repeat_call_compiles
 
 
 def _count(n: int, noun: str) -> str:
