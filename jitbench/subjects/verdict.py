@@ -118,10 +118,11 @@ def _loop(result: AuditResult) -> list[str]:
     every = len(steps) == len(FED_BACK)
     # What differs from the object the call was passed (scenario.drift), else JAX's words,
     # which name the closest key it holds, perhaps another step's.
+    why = steps[0].how.removeprefix(RETURNED)
     said = [line.strip().lstrip("* ") for s in steps for m in s.explanations
             for line in m.splitlines() if line.strip().startswith("* ")]  # fmt: skip
-    why = f" (JAX: {said[-1].split('https://')[0]})" if said else ""
-    why = steps[0].how.removeprefix(RETURNED) or why
+    if not why and said:
+        why = f" (JAX: {said[-1].split('https://')[0]})"
     if "weak" in why:  # a Python number where the result holds an array (JAX's docs)
         why += "; build it with typed values (jnp.float32(0.0), not 0.0)"
     when = ("at every step: each object it returns differs from the one it was passed" if every
