@@ -14,6 +14,7 @@ from jitbench.suite import grid
 try:
     STRATEGIES = grid.strategy_names()
     SIZES = grid.sizes()
+    LOOP_SIZES = grid.loop_sizes()
     EDGE_SIZES = grid.edge_sizes()
     DEVICES = grid.devices()
     UNSHARDED_DEVICES = grid.unsharded_devices()

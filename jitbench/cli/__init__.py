@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from jitbench import extras
-from jitbench.cli.arguments import Parser, choice, factor, fraction, items, percent, positive_int
+from jitbench.cli.arguments import (
+    Parser,
+    choice,
+    factor,
+    fraction,
+    items,
+    machine_name,
+    percent,
+    positive_int,
+)
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 from jitbench.options import (
@@ -201,6 +211,13 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_device_run(args: argparse.Namespace) -> int:
+    from jitbench.suite.devicerun import run_device_rows
+
+    print(run_device_rows(args.machine, args.asv))
+    return 0
+
+
 def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "target", nargs="?", metavar="TARGET",
@@ -334,6 +351,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NOISE_CSV",
         help="jitbench validate's noise.csv: a change within a row's measured noise is marked ~",
     )
+
+    p = sub.add_parser(
+        "device-run",
+        help="every strategy on this host's accelerator and CPU, one process, into results/",
+    )
+    p.set_defaults(run=_cmd_device_run)
+    p.add_argument(
+        "--machine", type=machine_name, default=platform.node(),
+        help="the name results/ files the run under (default: the hostname)",
+    )  # fmt: skip
+    p.add_argument("asv", nargs="*", metavar="ASV_ARG", help="after --: more asv run options")
 
     p = sub.add_parser("init", help="write asv's config and benchmarks into another project")
     p.set_defaults(run=_cmd_init)

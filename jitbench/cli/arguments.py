@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -72,3 +73,12 @@ def choice(what: str, valid: Sequence[str]) -> Callable[[str], str]:
 
 def percent(text: str) -> float:
     return _number(text, lambda v: 0 < v < 1000, "a slowdown in percent such as 10")
+
+
+def machine_name(text: str) -> str:
+    """A machine name: the folder of results/ its runs go in."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", text):
+        raise argparse.ArgumentTypeError(
+            f"machine name {text!r} must be letters, digits, '.', '_' or '-' (a folder name)"
+        )
+    return text

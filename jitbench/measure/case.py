@@ -117,9 +117,31 @@ def compiled(source: str, names: dict[str, Any], what: str) -> Any:
     return namespace[what]
 
 
+# ``n`` calls back to back and one wait for the last result: what a training loop gets.
+LOOP_SOURCE = """
+def loop(n):
+    for _ in range(n):
+        out = {expr}
+    return block_until_ready(out)
+"""
+# ``n`` calls, each timed until it returns, the wait for its result outside the window: the
+# host's dispatch onto an idle device (on an accelerator, back-to-back dispatches queue up).
+DISPATCH_EACH_SOURCE = """
+def dispatch_each(n):
+    spent = 0.0
+    for _ in range(n):
+        start = clock()
+        out = {expr}
+        spent += clock() - start
+        block_until_ready(out)
+    return spent
+"""
+
+
 class Prepared:
     """A new instance of ``subject``, called once (compiled): ``call`` (waits for the
-    result) and ``dispatch`` (does not), each code of its own."""
+    result), ``dispatch`` (does not), ``loop(n)`` and ``dispatch_each(n)``, each code of its
+    own."""
 
     def __init__(self, subject: Subject, obj: Any = None, seed: int = 0) -> None:
         self.subject, self.obj = subject, subject.new(seed) if obj is None else obj
@@ -127,9 +149,14 @@ class Prepared:
 
         expr, names = call_code(subject, self.obj)
         names["block_until_ready"] = jax.block_until_ready  # bound once: no import per call
+        names["clock"] = time.perf_counter
         source = f"def call():\n    return block_until_ready({expr})\n"
         self.call = compiled(source, names, "call")
         self.dispatch = compiled(f"def dispatch():\n    return {expr}\n", names, "dispatch")
+        self.loop = compiled(LOOP_SOURCE.format(expr=expr), names, "loop")
+        self.dispatch_each = compiled(
+            DISPATCH_EACH_SOURCE.format(expr=expr), names, "dispatch_each"
+        )
         self.call()
 
 

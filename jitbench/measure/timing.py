@@ -78,7 +78,8 @@ def _sample(call: Callable[[], Any], repeat: int, number: int | None) -> Spread:
     return Spread.of([seconds / number for seconds in timer.repeat(repeat, number)], number)
 
 
-def _cold(subject: Subject, calls: int) -> tuple[Spread, str]:
+def cold_spread(subject: Subject, calls: int) -> tuple[Spread, str]:
+    """``calls`` cold first calls (an uncounted one first), and what each was made on."""
     seconds = []
     for _ in range(calls + 1):  # the first pays the process's one-time costs: not counted
         call = cold_call(subject)
@@ -90,7 +91,7 @@ def _cold(subject: Subject, calls: int) -> tuple[Spread, str]:
     return Spread.of(seconds[1:]), on
 
 
-def _after_changes(
+def after_changes(
     subject: Subject, runs: int, played: list[fieldlib.Field]
 ) -> tuple[AfterChange, ...]:
     """Every step's call timed, the scenario played ``runs`` times from cold caches."""
@@ -152,6 +153,6 @@ def time_subject(
     chosen, _ = fieldlib.choose(subject.fields(prepared.obj)[0], fields, arrays)
     played, _ = subject.playable(prepared.obj, chosen)
     del prepared
-    cold, cold_on = _cold(subject, cold_calls)
-    after = _after_changes(subject, after_runs, played)
+    cold, cold_on = cold_spread(subject, cold_calls)
+    after = after_changes(subject, after_runs, played)
     return Timings(subject.name, subject.device, cold, cold_on, cached, dispatch, after)

@@ -49,6 +49,13 @@ INSTRUCTIONS_VS_DEPTH = {
 }
 # Many live instances of one strategy (opt-in: nox -s instances), per figure.
 POPULATION = {name: f"bench_population.Population.track_{name}" for name in population.FIGURES}
+# The device rows (opt-in: jitbench device-run), every figure measured in one process.
+DEVICE_DISPATCH = "bench_device.DeviceCalls.track_dispatch_seconds"
+DEVICE_CALL = "bench_device.DeviceCalls.track_call_seconds"
+DEVICE_LOOP = "bench_device.DeviceCalls.track_loop_seconds"
+DEVICE_FIRST_CALL = "bench_device.DeviceFirstCall.track_first_call_seconds"
+DEVICE_AFTER_CHANGE = "bench_device.DeviceAfterChange.track_call_after_change_seconds"
+DEVICE_ROWS = (DEVICE_DISPATCH, DEVICE_CALL, DEVICE_LOOP, DEVICE_FIRST_CALL, DEVICE_AFTER_CHANGE)
 # A target's twin of each built-in benchmark, one row per target and device: the same
 # family (``jitbench.suite.families``) in a class named Target + the built-in class's name.
 TARGET_TWINS = {
@@ -62,7 +69,7 @@ ALL = (
     DISK_COLD, DISK_WARM, DISK_HITS, WIDTH, OPS_TRACE, OPS_COMPILE, DEVICE_COUNT,
     DEPTH_CALL, DEPTH_DISPATCH, DEPTH_TRACE, DEPTH_COMPILE,
     *HAZARDS.values(), *INSTRUCTIONS.values(), *INSTRUCTIONS_VS_CALLER_DEPTH.values(),
-    *INSTRUCTIONS_VS_DEPTH.values(), *POPULATION.values(), *TARGET_TWINS.values(),
+    *INSTRUCTIONS_VS_DEPTH.values(), *POPULATION.values(), *DEVICE_ROWS, *TARGET_TWINS.values(),
 )  # fmt: skip
 
 

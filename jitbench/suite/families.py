@@ -14,7 +14,7 @@ from typing import Any
 
 from jitbench.errors import NoFigure
 from jitbench.hazards import HAZARDS
-from jitbench.measure import case
+from jitbench.measure import case, device_rows
 from jitbench.measure.counting import instructions
 from jitbench.subjects.scenario import TIMED_CHANGES, call_after
 from jitbench.subjects.subject import Subject
@@ -236,6 +236,62 @@ class InstructionsVsDepth(Instructions):
 
     def counted(self, strategy: str, depth: int) -> instructions.Row:
         return instructions.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE, depth=depth)
+
+
+class Device:
+    """The device rows (opt-in, :mod:`jitbench.measure.device_rows`): the whole grid measured
+    in one ``setup_cache``, defined here once so that every device class shares its result
+    (asv keys it by module and line), each figure read back by a track."""
+
+    unit = "seconds"
+
+    def setup_cache(self) -> device_rows.Table:
+        return device_rows.table(
+            grid.strategy_names(), grid.sizes(), grid.loop_sizes(), grid.unsharded_devices()
+        )
+
+    setup_cache.timeout = device_rows.TIMEOUT_S  # type: ignore[attr-defined]
+
+    def figures(self, table: device_rows.Table, kind: str, *params: Any) -> Any:
+        row = self.row(*params[:3])
+        try:
+            return device_rows.lookup(table, (kind, row.subject, row.size, row.device))
+        except NotImplementedError as exc:
+            raise skip(exc) from None
+
+
+class DeviceCalls(Device):
+    """Per call: dispatch onto an idle device, the synchronous call, and a loop of calls with
+    one wait at the end, at sizes up to 1e8 (where the device's own time shows)."""
+
+    def track_dispatch_seconds(self, table: Any, *params: Any) -> float:
+        return self.figures(table, "calls", *params).dispatch
+
+    def track_call_seconds(self, table: Any, *params: Any) -> float:
+        return self.figures(table, "calls", *params).call
+
+    def track_loop_seconds(self, table: Any, *params: Any) -> float:
+        return self.figures(table, "calls", *params).loop
+
+
+class DeviceFirstCall(Device):
+    """The cold first call: on an accelerator, the chip's compile."""
+
+    def track_first_call_seconds(self, table: Any, *params: Any) -> float:
+        return self.figures(table, "changes", *params).first_call
+
+
+class DeviceAfterChange(Device):
+    """The call right after each change of the scenario (a recompile, or a cache hit)."""
+
+    param_names = ["strategy", "size", "device", "change"]
+
+    def track_call_after_change_seconds(self, table: Any, *params: Any) -> float:
+        changes, step = self.figures(table, "changes", *params), params[3]
+        if step not in changes.after:
+            why = changes.raised.get(step, "its audit plays no such step")
+            raise skip(NotImplementedError(f"{params[0]} at {step}: {why}"))
+        return changes.after[step]
 
 
 # --- A target's rows ------------------------------------------------------------------------

@@ -15,6 +15,9 @@ from jitbench.errors import JitbenchError
 from jitbench.strategies import STRATEGIES, load_plugins
 
 DEFAULT_SIZES = (10, 1_000, 100_000, 1_000_000)
+# The device rows' calls go on to where an accelerator's own time shows (1e8 float32
+# elements: 400 MB an array).
+LARGE_SIZES = (10_000_000, 100_000_000)
 WIDTHS = (1, 10, 100, 1000)
 PROGRAM_SIZES = (1, 10, 100, 1000)
 # Layers of a nested class (codegen.Shape.depth): flax's benchmark model has 5 blocks.
@@ -72,6 +75,14 @@ def sizes(environ: Mapping[str, str] | None = None) -> list[int]:
     ``environ`` (default this process's: a command checks the one it gives asv)."""
     form = "positive integers like '10,1000'"
     return _env_list(SIZES_ENV, list(DEFAULT_SIZES), _positive, form, environ)
+
+
+def loop_sizes(environ: Mapping[str, str] | None = None) -> list[int]:
+    """The device rows' calls: the default sizes and :data:`LARGE_SIZES`, or ``JITBENCH_SIZES``
+    alone where it is set."""
+    environ = os.environ if environ is None else environ
+    chosen = sizes(environ)
+    return chosen if environ.get(SIZES_ENV, "").strip() else sorted({*chosen, *LARGE_SIZES})
 
 
 def edge_sizes() -> list[int]:

@@ -1,0 +1,81 @@
+"""``jitbench device-run``: the device rows of this host into ``results/<machine>/``, through
+asv, from the Python and JAX this command runs under (no environment built: an accelerator
+host often has no network, and its JAX comes with the host).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from jitbench.devices import host_devices
+from jitbench.errors import JitbenchError
+from jitbench.measure import device_rows
+from jitbench.suite import catalog
+from jitbench.suite.asvrun import AsvConfig, checkout
+
+# How to bring asv onto a host without network: docs/running.md.
+RECIPE = "docs/running.md#an-accelerator-host"
+
+
+def _head(root: Path) -> str:
+    """HEAD's hash; a checkout with uncommitted changes to tracked files is refused, since
+    its rows are filed under HEAD."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise JitbenchError(f"git {' '.join(args)} failed in {root}: {done.stderr.strip()}")
+        return done.stdout
+
+    changed = git("status", "--porcelain", "--untracked-files=no").splitlines()
+    if changed:
+        first = changed[0][3:]
+        raise JitbenchError(
+            f"the checkout has uncommitted changes ({first} and others may be): commit them "
+            "first, since the rows are filed under HEAD"
+        )
+    return git("rev-parse", "HEAD").strip()
+
+
+def run_device_rows(machine: str, asv_args: Sequence[str] = ()) -> Path:
+    """Measure the device rows of every strategy on every unsharded device of this host with
+    asv (``asv run --environment existing``) into the checkout's ``results/<machine>/``."""
+    missing = [m for m in ("asv", "asv_runner") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise JitbenchError(
+            f"jitbench device-run needs {' and '.join(missing)}, not importable here: "
+            f"pip install asv==0.6.6 asv_runner==0.3.2 (offline: {RECIPE})"
+        )
+    root = checkout()
+    head = _head(root)
+    devices = [d for d in host_devices() if not d.endswith("-sharded")]
+    from jitbench.suite.asvcompat import describe_machine
+
+    describe_machine(machine)
+    # asv starts its benchmark processes with PYTHONPATH removed: ASV_PYTHONPATH is what they
+    # get, and the checkout's jitbench comes first there.
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    env = {
+        **os.environ,
+        "ASV_PYTHONPATH": path,
+        device_rows.OPT_IN_ENV: "1",
+        "JITBENCH_DEVICES": os.environ.get("JITBENCH_DEVICES") or ",".join(devices),
+    }
+    with tempfile.TemporaryDirectory(prefix="jitbench-device-run-") as folder:
+        config = AsvConfig(root, Path(folder))
+        config.run(
+            "run",
+            f"--environment=existing:{sys.executable}",
+            f"--set-commit-hash={head}",
+            f"--machine={machine}",
+            "-b", catalog.regex(*catalog.DEVICE_ROWS),
+            *asv_args,
+            env=env,
+        )  # fmt: skip
+    return config.results / machine
