@@ -15,6 +15,7 @@ from jitbench.report import (
     audit,
     choice,
     counts,
+    device,
     document,
     fit_tables,
     plots,
@@ -30,6 +31,7 @@ Step = tuple[str, Callable[[Run], None]]
 # Sections in page order: a title and its steps (a title shows only if a step wrote something).
 SECTIONS: list[tuple[str, list[Step]]] = [
     ("At a glance", [("tables: headline per device and size", sections.headline)]),
+    ("An accelerator beside the CPU", [("tables: device rows", device.section)]),
     (
         "Plots",
         [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jitbench.devices import PLATFORMS
-from jitbench.report import fit_tables
+from jitbench.report import device, fit_tables
 from jitbench.report.audit import explanations
 from jitbench.report.document import Bold, Bullets, Code, Details, Paragraph
 from jitbench.report.run import BEST_MARK, DEARER_MARK, HAZARD_MARK, Run, order, slug
@@ -72,7 +72,8 @@ def headline(run: Run) -> None:
     coverage(run)
     table = summary(run)
     if table.empty:
-        run.omit("summary", *SIZED.values(), catalog.AFTER_CHANGE)
+        if not device.has_rows(run):  # a device run's table is the next section's
+            run.omit("summary", *SIZED.values(), catalog.AFTER_CHANGE)
         return
     counted = "best_by" in table and (table["best_by"] == "instructions").any()
     run.text("One table per device and array size; every other column is under All numbers.")

@@ -6,6 +6,7 @@ host often has no network, and its JAX comes with the host).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -78,4 +79,22 @@ def run_device_rows(machine: str, asv_args: Sequence[str] = ()) -> Path:
             *asv_args,
             env=env,
         )  # fmt: skip
-    return config.results / machine
+    folder = config.results / machine
+    _stamp(folder, head)
+    return folder
+
+
+def _stamp(folder: Path, head: str) -> None:
+    """Add the JAX and jaxlib releases to the results this run wrote: asv's existing
+    environment records no requirements, and the report names a run's JAX from them."""
+    import jax
+    import jaxlib
+
+    releases = {"jax": jax.__version__, "jaxlib": jaxlib.__version__}
+    for path in folder.glob(f"{head[:8]}-existing-*.json"):
+        data = json.loads(path.read_text())
+        if data.get("commit_hash") != head or data.get("python") != os.path.abspath(sys.executable):
+            continue
+        data["requirements"] = {**data.get("requirements", {}), **releases}
+        data["params"] = {**data.get("params", {}), **releases}
+        path.write_text(json.dumps(data))

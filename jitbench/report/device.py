@@ -1,0 +1,195 @@
+"""The device rows (``jitbench device-run``): per strategy, an accelerator beside the host's
+CPU: dispatch, synchronous call, loop per call, compiles, the size from which the device hides
+the host's overhead, and break-even against eager (definitions in README.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from jitbench.report import fits
+from jitbench.report.document import Bold, Bullets
+from jitbench.report.run import Run, order, slug
+from jitbench.report.summary import BASELINE, break_even_warm
+from jitbench.suite import catalog
+
+# A loop hides the host's overhead at a size where its time per call is within this factor of
+# the device's own time for that call.
+HIDDEN_WITHIN = 1.1
+# The figures per (strategy, size, device), by column.
+CALLS = {
+    "dispatch_s": catalog.DEVICE_DISPATCH,
+    "call_s": catalog.DEVICE_CALL,
+    "loop_s": catalog.DEVICE_LOOP,
+}
+RECOMPILE = "new_static"
+LABELS = {
+    "dispatch_s": "dispatch",
+    "call_s": "synchronous call",
+    "loop_s": "loop, per call",
+    "device_s": "device's own time",
+    "first_call_s": "cold first call",
+    "recompile_s": "after a new flag",
+    "hidden_from": "device hides the host from",
+    "break_even": "break-even vs eager",
+}
+HEADLINE = ["dispatch_s", "call_s", "loop_s", "first_call_s", "recompile_s", "hidden_from",
+            "break_even"]  # fmt: skip
+TEXT = (
+    (Bold("dispatch"), ": one call until it returns, the device idle (the wait outside)"),
+    (Bold("synchronous call"), ": one call and the wait for its result"),
+    (
+        Bold("loop, per call"),
+        ": calls back to back, one wait at the end, per call: what a training loop gets",
+    ),
+    (Bold("cold first call"), ": caches cleared, so it compiles; "),
+    (Bold("after a new flag"), ": the call right after a static field took a new value"),
+    (
+        Bold("device hides the host from"),
+        ": the smallest size whose loop per call is within "
+        f"{HIDDEN_WITHIN:.1f}x the device's own time for that call (the synchronous call's "
+        "growth over its time at the smallest size): from there the device, not the host's "
+        "dispatch, sets the pace; > the largest size measured where it never does",
+    ),
+    (
+        Bold("break-even vs eager"),
+        ": calls after which the cold first call is repaid by a loop cheaper than eager's "
+        "(eager's operations compiled already); never: its loop is not cheaper",
+    ),
+)
+
+
+def has_rows(run: Run) -> bool:
+    return any(run.has(benchmark) for benchmark in catalog.DEVICE_ROWS)
+
+
+def calls(run: Run) -> pd.DataFrame:
+    """dispatch, call and loop per (device, size, strategy), and the device's own time."""
+    keys = ["device", "size", "strategy"]
+    found = {name: run.rows(b).set_index(keys)["value"] for name, b in CALLS.items() if run.has(b)}
+    table = pd.DataFrame(found).reset_index()
+    if table.empty:
+        return table
+    smallest = table.groupby(["device", "strategy"])["size"].transform("min")
+    base = table[table["size"] == smallest].set_index(["device", "strategy"])["call_s"]
+    at_smallest = [
+        base.get((d, s)) for d, s in zip(table["device"], table["strategy"], strict=True)
+    ]
+    table["device_s"] = (table["call_s"] - pd.Series(at_smallest, dtype="float64")).clip(lower=0)
+    return order(table, run.frame)
+
+
+def hidden_from(rows: pd.DataFrame) -> Any:
+    """The smallest size whose loop is within HIDDEN_WITHIN of the device's own time, among
+    one strategy's rows on one device; ``> N`` where none is, n/a where nothing measured."""
+    measured = rows.dropna(subset=["loop_s", "device_s"]).sort_values("size")
+    if measured.empty:
+        return "n/a"
+    hidden = measured[measured["loop_s"] <= HIDDEN_WITHIN * measured["device_s"]]
+    if hidden.empty:
+        return f"> {size_text(measured['size'].max())}"
+    return size_text(hidden["size"].min())
+
+
+def size_text(size: Any) -> str:
+    """1e7 for 10,000,000; sizes that are not powers of ten in full."""
+    size = int(size)
+    exponent = len(str(size)) - 1
+    return f"1e{exponent}" if size == 10**exponent and exponent > 2 else f"{size:,}"
+
+
+def per_strategy(run: Run) -> pd.DataFrame:
+    """One row per (device, strategy) at the smallest size: the headline's figures."""
+    table = calls(run)
+    if table.empty:
+        return table
+    smallest = table.groupby("device")["size"].transform("min")
+    head = table[table["size"] == smallest].drop(columns=["device_s"]).copy()
+    keys = ["device", "size", "strategy"]
+    for column, benchmark, change in (
+        ("first_call_s", catalog.DEVICE_FIRST_CALL, None),
+        ("recompile_s", catalog.DEVICE_AFTER_CHANGE, RECOMPILE),
+    ):
+        rows = run.rows(benchmark)
+        if change is not None:
+            rows = rows[rows["change"] == change]
+        head[column] = head.set_index(keys).index.map(rows.set_index(keys)["value"])
+    hidden = {
+        key: hidden_from(rows) for key, rows in table.groupby(["device", "strategy"], sort=False)
+    }
+    head["hidden_from"] = [
+        hidden[d, s] for d, s in zip(head["device"], head["strategy"], strict=True)
+    ]
+    head["break_even"] = [_break_even(head, r) for r in head.itertuples()]
+    return order(head.reset_index(drop=True), run.frame)
+
+
+def _break_even(head: pd.DataFrame, row: Any) -> Any:
+    eager = head[(head["device"] == row.device) & (head["strategy"] == BASELINE)]
+    if eager.empty:
+        return "n/a"
+    warm = break_even_warm(row.strategy, row.first_call_s, row.loop_s, eager["loop_s"].iloc[0])
+    return warm
+
+
+def side_by_side(head: pd.DataFrame, devices: list[str]) -> pd.DataFrame:
+    """One row per strategy, each cell ``accelerator · cpu`` (the devices in ``devices``'
+    order), the columns named by LABELS and the devices."""
+    rows = []
+    for strategy in pd.unique(head["strategy"]):
+        mine = head[head["strategy"] == strategy].set_index("device")
+        row = {"strategy": strategy}
+        for column in HEADLINE:
+            cells = [
+                _cell(column, mine[column].get(d) if d in mine.index else None) for d in devices
+            ]
+            row[f"{LABELS[column]} ({' · '.join(devices)})"] = " · ".join(cells)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _cell(column: str, value: Any) -> str:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return "n/a"
+    if isinstance(value, str):
+        return value
+    if column.endswith("_s"):
+        return fits.seconds(value)
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def devices_of(head: pd.DataFrame) -> list[str]:
+    """The devices, the accelerators first, the CPU last."""
+    found = list(pd.unique(head["device"]))
+    return sorted(found, key=lambda d: (d.startswith("cpu"), found.index(d)))
+
+
+def section(run: Run) -> None:
+    """The accelerator's table, then loop per call by size on each device, then every figure."""
+    if not has_rows(run):
+        return
+    head = per_strategy(run)
+    if head.empty:
+        run.omit("device rows", *CALLS.values())
+        return
+    devices = devices_of(head)
+    size = size_text(head["size"].min())
+    run.text(
+        f"Every strategy on {' and '.join(devices)}, measured in one process per run "
+        f"(jitbench device-run); each cell {' · '.join(devices)}, size {size}:"
+    )
+    run.blocks.append(Bullets(TEXT))
+    run.blocks += run.table("device-headline", side_by_side(head, devices), csv=False)
+    head.to_csv(run.path("tables", "device-headline.csv"), index=False)
+    run.blocks.append(run.csv_link(run.path("tables", "device-headline.csv")))
+    table = calls(run)
+    for device in devices:
+        mine = table[table["device"] == device]
+        loops = mine.pivot(index="strategy", columns="size", values="loop_s")
+        loops = loops.reindex(pd.unique(mine["strategy"]))
+        loops.columns = [f"{size_text(c)}_s" for c in loops.columns]
+        run.heading(f"Loop per call by size, {device}", 1)
+        run.blocks += run.table(f"device-loop-{slug(device)}", loops.reset_index())
+    run.heading("Every device figure", 1)
+    run.blocks += run.table("device-all", table)
