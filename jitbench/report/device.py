@@ -43,7 +43,7 @@ TEXT = (
         Bold("loop, per call"),
         ": calls back to back, one wait at the end, per call: what a training loop gets",
     ),
-    (Bold("cold first call"), ": caches cleared, so it compiles; "),
+    (Bold("cold first call"), ": a new instance, every in-memory cache cleared: it compiles"),
     (Bold("after a new flag"), ": the call right after a static field took a new value"),
     (
         Bold("device hides the host from"),
@@ -188,7 +188,7 @@ def section(run: Run) -> None:
         mine = table[table["device"] == device]
         loops = mine.pivot(index="strategy", columns="size", values="loop_s")
         loops = loops.reindex(pd.unique(mine["strategy"]))
-        loops.columns = [f"{size_text(c)}_s" for c in loops.columns]
+        loops.columns = [f"at_{size_text(c)}_s" for c in loops.columns]
         run.heading(f"Loop per call by size, {device}", 1)
         run.blocks += run.table(f"device-loop-{slug(device)}", loops.reset_index())
     run.heading("Every device figure", 1)

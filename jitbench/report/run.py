@@ -177,6 +177,8 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
 
 def label(column: str) -> str:
     """A column's heading: ``after_new_static_s`` -> ``after new_static``."""
+    if column.startswith("at_") and column.endswith("_s"):  # a figure per size: at_1e7_s
+        return column.removeprefix("at_").removesuffix("_s")
     if column.startswith("after_") and column.endswith("_s"):
         return "after " + column.removeprefix("after_").removesuffix("_s")
     return LABELS.get(column, column)

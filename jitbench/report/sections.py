@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from jitbench.devices import PLATFORMS
-from jitbench.report import device, fit_tables
+from jitbench.report import fit_tables
 from jitbench.report.audit import explanations
+from jitbench.report.device import has_rows as has_device_rows
 from jitbench.report.document import Bold, Bullets, Code, Details, Paragraph
 from jitbench.report.run import BEST_MARK, DEARER_MARK, HAZARD_MARK, Run, order, slug
 from jitbench.report.summary import (
@@ -72,7 +73,7 @@ def headline(run: Run) -> None:
     coverage(run)
     table = summary(run)
     if table.empty:
-        if not device.has_rows(run):  # a device run's table is the next section's
+        if not has_device_rows(run):  # a device run's table is the next section's
             run.omit("summary", *SIZED.values(), catalog.AFTER_CHANGE)
         return
     counted = "best_by" in table and (table["best_by"] == "instructions").any()
