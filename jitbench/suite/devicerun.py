@@ -25,8 +25,8 @@ RECIPE = "docs/running.md#an-accelerator-host"
 
 
 def _head(root: Path) -> str:
-    """HEAD's hash; a checkout with uncommitted changes to tracked files is refused, since
-    its rows are filed under HEAD."""
+    """HEAD's hash; a checkout with uncommitted changes to tracked files outside results/ is
+    refused, since its rows are filed under HEAD."""
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
@@ -34,7 +34,9 @@ def _head(root: Path) -> str:
             raise JitbenchError(f"git {' '.join(args)} failed in {root}: {done.stderr.strip()}")
         return done.stdout
 
-    changed = git("status", "--porcelain", "--untracked-files=no").splitlines()
+    # results/ is what runs write (asv rewrites results/benchmarks.json at each run), not code.
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results")
+    changed = changed.splitlines()
     if changed:
         first = changed[0][3:]
         raise JitbenchError(
