@@ -24,15 +24,20 @@ from jitbench.subjects.subject import Subject
 OPT_IN_ENV = "JITBENCH_DEVICE_ROWS"
 # Samples per figure, and how long a sample of calls lasts: as many calls as fit in
 # SAMPLE_S, within [MIN_CALLS, MAX_CALLS] (a loop of one call would be the synchronous call).
-SAMPLES = 5
+SAMPLES = 3
 SAMPLE_S = 0.05
 MIN_CALLS, MAX_CALLS = 3, 200
 # A call slower than this gets SLOW_SAMPLES samples: a row stays within seconds.
 SLOW_CALL_S = 0.01
 SLOW_SAMPLES = 3
 COLD_CALLS = 3
-AFTER_RUNS = 2
-# asv's limit for the setup_cache that measures the whole grid (a TPU v5e host: about 4 min).
+AFTER_RUNS = 1
+# A size whose call would take longer than this (the call at the size before, scaled by the
+# sizes' ratio) is not measured: on a TPU v5e jit_per_call took 1.45 s a call at 1e7 (its
+# arrays are compiled into the program) and static_self_value_hash 0.75 s at 1e8 (it copies
+# and hashes them on the host at every call), and the run overran its 10 minutes.
+CALL_LIMIT_S = 0.5
+# asv's limit for the setup_cache that measures the whole grid.
 TIMEOUT_S = 1500
 # The host's CPU rows stop here: a call of 1e8 elements takes tenths of a second there, and
 # the CPU hides its dispatch by 1e6 already (docs/accelerator.md).
@@ -112,6 +117,24 @@ def measure_changes(subject: Subject) -> Changes:
     return Changes(cold.median, after, raised)
 
 
+def too_slow(measured: list[tuple[int, Calls | Changes | NoFigure]], size: int) -> str | None:
+    """Why a call at ``size`` is not measured, from the calls ``measured`` at smaller sizes
+    (size, figures): the line through the last two, extended to ``size``, passes
+    :data:`CALL_LIMIT_S` (a compile's fixed cost does not grow with the size; what does
+    grows about linearly). None where it may be measured."""
+    calls = [(n, f.call) for n, f in measured if isinstance(f, Calls)][-2:]
+    if len(calls) < 2:
+        return None
+    (n0, t0), (n1, t1) = calls
+    expected = t1 + max(t1 - t0, 0.0) * (size - n1) / (n1 - n0)
+    if expected <= CALL_LIMIT_S:
+        return None
+    return (
+        f"not measured: a call took {t0:.3g} s at size {n0:,} and {t1:.3g} s at {n1:,}, "
+        f"so about {expected:.3g} s here (over {CALL_LIMIT_S} s a call)"
+    )
+
+
 def _measured(kind: str, row: Row) -> Calls | Changes | NoFigure:
     if kind == "calls" and row.device.startswith("cpu") and (row.size or 0) > CPU_LIMIT:
         return NoFigure(f"the host's CPU rows stop at {CPU_LIMIT:,} elements")
@@ -135,9 +158,13 @@ def table(
         start = time.perf_counter()
         for strategy in strategies:
             for kind, grid in (("changes", sizes), ("calls", loop_sizes)):
+                measured: list[tuple[int, Calls | Changes | NoFigure]] = []
+                stop: str | None = None  # why this size and every larger one is skipped
                 for size in sorted(grid):
-                    row = Row(strategy, device, size)
-                    found[kind, strategy, size, device] = _measured(kind, row)
+                    stop = stop or too_slow(measured, size)
+                    entry = NoFigure(stop) if stop else _measured(kind, Row(strategy, device, size))
+                    found[kind, strategy, size, device] = entry
+                    measured.append((size, entry))
         seconds = time.perf_counter() - start
         print(f"jitbench: device rows on {device}: {seconds:.0f} s", file=sys.stderr, flush=True)
     return found

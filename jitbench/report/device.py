@@ -14,9 +14,9 @@ from jitbench.report.run import Run, order, slug
 from jitbench.report.summary import BASELINE, break_even_warm
 from jitbench.suite import catalog
 
-# A loop hides the host's overhead at a size where its time per call is within this factor of
-# the device's own time for that call.
-HIDDEN_WITHIN = 1.1
+# The device hides the host's overhead at a size where a loop's time per call is this many
+# times the host's dispatch or more: the device, not the host, then sets the pace.
+HIDDEN_BY = 1.1
 # The figures per (strategy, size, device), by column.
 CALLS = {
     "dispatch_s": catalog.DEVICE_DISPATCH,
@@ -28,7 +28,6 @@ LABELS = {
     "dispatch_s": "dispatch",
     "call_s": "synchronous call",
     "loop_s": "loop, per call",
-    "device_s": "device's own time",
     "first_call_s": "cold first call",
     "recompile_s": "after a new flag",
     "hidden_from": "device hides the host from",
@@ -47,10 +46,9 @@ TEXT = (
     (Bold("after a new flag"), ": the call right after a static field took a new value"),
     (
         Bold("device hides the host from"),
-        ": the smallest size whose loop per call is within "
-        f"{HIDDEN_WITHIN:.1f}x the device's own time for that call (the synchronous call's "
-        "growth over its time at the smallest size): from there the device, not the host's "
-        "dispatch, sets the pace; > the largest size measured where it never does",
+        f": the smallest size whose loop per call is {HIDDEN_BY:.1f}x its dispatch or more: "
+        "from there the device's own time, not the host's dispatch, sets the pace of a loop "
+        "(> the largest size measured: it never does there)",
     ),
     (
         Bold("break-even vs eager"),
@@ -65,28 +63,20 @@ def has_rows(run: Run) -> bool:
 
 
 def calls(run: Run) -> pd.DataFrame:
-    """dispatch, call and loop per (device, size, strategy), and the device's own time."""
+    """dispatch, call and loop per (device, size, strategy)."""
     keys = ["device", "size", "strategy"]
     found = {name: run.rows(b).set_index(keys)["value"] for name, b in CALLS.items() if run.has(b)}
     table = pd.DataFrame(found).reset_index()
-    if table.empty:
-        return table
-    smallest = table.groupby(["device", "strategy"])["size"].transform("min")
-    base = table[table["size"] == smallest].set_index(["device", "strategy"])["call_s"]
-    at_smallest = [
-        base.get((d, s)) for d, s in zip(table["device"], table["strategy"], strict=True)
-    ]
-    table["device_s"] = (table["call_s"] - pd.Series(at_smallest, dtype="float64")).clip(lower=0)
-    return order(table, run.frame)
+    return table if table.empty else order(table, run.frame)
 
 
 def hidden_from(rows: pd.DataFrame) -> Any:
-    """The smallest size whose loop is within HIDDEN_WITHIN of the device's own time, among
+    """The smallest size whose loop per call is HIDDEN_BY times its dispatch or more, among
     one strategy's rows on one device; ``> N`` where none is, n/a where nothing measured."""
-    measured = rows.dropna(subset=["loop_s", "device_s"]).sort_values("size")
+    measured = rows.dropna(subset=["loop_s", "dispatch_s"]).sort_values("size")
     if measured.empty:
         return "n/a"
-    hidden = measured[measured["loop_s"] <= HIDDEN_WITHIN * measured["device_s"]]
+    hidden = measured[measured["loop_s"] >= HIDDEN_BY * measured["dispatch_s"]]
     if hidden.empty:
         return f"> {size_text(measured['size'].max())}"
     return size_text(hidden["size"].min())
@@ -105,7 +95,7 @@ def per_strategy(run: Run) -> pd.DataFrame:
     if table.empty:
         return table
     smallest = table.groupby("device")["size"].transform("min")
-    head = table[table["size"] == smallest].drop(columns=["device_s"]).copy()
+    head = table[table["size"] == smallest].copy()
     keys = ["device", "size", "strategy"]
     for column, benchmark, change in (
         ("first_call_s", catalog.DEVICE_FIRST_CALL, None),
