@@ -32,7 +32,16 @@ import pandas as pd
 
 import jitbench
 from jitbench import results
-from jitbench.report import choice, document, fit_tables, plots, population, sections, write_report
+from jitbench.report import (
+    choice,
+    device,
+    document,
+    fit_tables,
+    plots,
+    population,
+    sections,
+    write_report,
+)
 from jitbench.report import releases as release_page
 from jitbench.report.document import Page
 from jitbench.report.fits import text as fit_text
@@ -891,8 +900,152 @@ def screenshot(runs: Runs) -> None:
 
 
 # Each page and the generated blocks it holds, in the order they are made.
+ACCELERATOR_REFERENCES = DOCS / "accelerator"
+
+
+class Accelerator:
+    """The newest run of the device rows on an accelerator, as the report shows it, and the
+    hand-written reference (docs/accelerator.py) of the same machine."""
+
+    def __init__(self, runs: Runs) -> None:
+        found = device.accelerator_runs(runs.frame)
+        if not found:
+            raise SystemExit("the committed results hold no device run on an accelerator")
+        self.machine, self.commit, self.env = found[0]
+        rows = results.select(runs.frame, machine=self.machine, commit=self.commit, env=self.env)
+        self.run = Run(_with_params(rows).reset_index(drop=True), runs.tmp / "accelerator")
+        self.head = device.per_strategy(self.run)
+        self.calls = device.calls(self.run)
+        self.devices = device.devices_of(self.head)
+        self.chip = self.devices[0]
+        self.jax = str(rows["jax"].iloc[0])
+        path = ACCELERATOR_REFERENCES / f"{self.machine}-{self.chip}.json"
+        if not path.is_file():
+            raise SystemExit(
+                f"no reference for the accelerator run: run docs/accelerator.py ({path})"
+            )
+        self.record = json.loads(path.read_text())
+        self.reference = device.reference(self.record)
+
+    def figure(self, strategy: str, column: str, on: str | None = None) -> float:
+        head = self.head
+        row = head[(head["strategy"] == strategy) & (head["device"] == (on or self.chip))]
+        return float(row[column].iloc[0])
+
+
+def _us(seconds: float) -> str:
+    return device.fits.seconds(seconds)
+
+
+def accelerator_block(runs: Runs) -> str:
+    """The chip beside the host's CPU, per strategy, and what changes on an accelerator."""
+    acc = Accelerator(runs)
+    side = device.side_by_side(acc.head, acc.devices)
+    blocks = acc.run.table("device-headline", side, csv=False)
+    table = document.markdown(Page("", blocks)).split("\n", 2)[2].strip()
+    size = device.size_text(acc.head["size"].min())
+    jitted = acc.head[(acc.head["device"] == acc.chip)
+                      & ~acc.head["strategy"].isin(["eager", "jit_per_call"])]  # fmt: skip
+    cpu = acc.head[(acc.head["device"] == "cpu")
+                   & ~acc.head["strategy"].isin(["eager", "jit_per_call"])]  # fmt: skip
+    ref = acc.reference
+    hidden = {s: device.hidden_from(r) for s, r in ref.groupby("strategy")}
+    big = ref["size"].max()
+    at_big = ref[ref["size"] == big].set_index("strategy")
+
+    def loop(strategy: str) -> str:
+        return _us(acc.figure(strategy, "loop_s"))
+
+    firsts = [acc.figure("helper_function", "first_call_s", on) for on in (None, "cpu")]
+    cold, cold_cpu = (_us(seconds) for seconds in firsts)
+    nnx_mb, helper_mb = (
+        at_big.loc[s, "output_bytes"] / 1e6 for s in ("flax_nnx_jit", "helper_function")
+    )
+    eager_big = _us(at_big.loc["eager", "loop_s"])
+    lines = [
+        f"`jitbench device-run` on machine **{acc.machine}** ({acc.record['device']}, JAX "
+        f"{acc.jax}), commit `{acc.commit[:8]}`; each cell {' · '.join(acc.devices)} (the same "
+        f"host's CPU), size {size} (the report has every size measured; column by column: "
+        "[docs/accelerator.md](docs/accelerator.md#what-is-measured)):",
+        "",
+        table,
+        "",
+        f"On the chip a synchronous call of a jitted strategy costs "
+        f"{_us(jitted['call_s'].min())}-{_us(jitted['call_s'].max())} (the host's CPU: "
+        f"{_us(cpu['call_s'].min())}-{_us(cpu['call_s'].max())}), and a compile "
+        f"{firsts[0] / firsts[1]:.1f}x the CPU's (helper_function's cold first call {cold} "
+        f"against {cold_cpu}). What a loop of "
+        f"small steps gets is the host's dispatch, which the way of jitting sets: "
+        f"{loop('helper_function')} per call for helper_function, {loop('flax_nnx_jit')} for "
+        f"flax_nnx_jit, {loop('equinox_filter_jit')} for equinox_filter_jit, {loop('eager')} "
+        f"eager. The device's own time takes over only at large arrays: in the hand-written "
+        f"reference (`docs/accelerator.py`, same host) helper_function's loop outgrows its "
+        f"dispatch from {hidden['helper_function']} elements, flax_nnx_jit's from "
+        f"{hidden['flax_nnx_jit']}, eager's from {hidden['eager']}; at {device.size_text(big)} a "
+        f"loop costs {_us(at_big.loc['helper_function', 'loop_s'])} per call with "
+        f"helper_function, {_us(at_big.loc['flax_nnx_jit', 'loop_s'])} with flax_nnx_jit "
+        f"(its program writes {nnx_mb:,.0f} MB a call against {helper_mb:,.0f} MB: `nnx.jit` "
+        f"returns the module's state, a copy of every `nnx.Param`) and {eager_big} eager. More, "
+        "and how the rows are measured: [docs/accelerator.md](docs/accelerator.md).",
+    ]
+    return "\n".join(lines)
+
+
+def accelerator_reference_block(runs: Runs) -> str:
+    """jitbench's device rows against the hand-written reference on the same chip."""
+    acc = Accelerator(runs)
+    mine = acc.calls[acc.calls["device"] == acc.chip]
+    table = device.agreement(mine, acc.reference)
+    worst = table[[c for c in table if c.endswith("_ratio")]].sub(1).abs().max().max()
+    shown = pd.DataFrame(
+        {
+            "strategy": table["strategy"],
+            "size": table["size"].map(device.size_text),
+            **{
+                f"{device.LABELS[n]}: jitbench / reference": [
+                    f"{_us(a)} / {_us(b)} ({r:.2f})"
+                    for a, b, r in zip(table[n], table[f"{n}_reference"],
+                                       table[f"{n.removesuffix('_s')}_ratio"], strict=True)
+                ]
+                for n in device.CALLS
+            },
+        }
+    )  # fmt: skip
+    return "\n".join(
+        [
+            f"Machine **{acc.machine}**, {acc.chip}: jitbench's rows (commit `{acc.commit[:8]}`) "
+            f"against `docs/accelerator.py` ({acc.record['date']}); every figure within "
+            f"{worst:.1%} of the reference's:",
+            "",
+            shown.to_markdown(index=False, disable_numparse=True),
+        ]
+    )
+
+
+def accelerator_sweep_block(runs: Runs) -> str:
+    """The reference's sizes up to 1e8: where the chip's own time takes over."""
+    acc = Accelerator(runs)
+    ref = acc.reference.copy()
+    rows = []
+    for strategy, part in ref.groupby("strategy", sort=False):
+        row = {"strategy": strategy}
+        for r in part.itertuples():
+            row[device.size_text(r.size)] = f"{_us(r.dispatch_s)} / {_us(r.loop_s)}"
+        row["device hides the host from"] = device.hidden_from(part)
+        rows.append(row)
+    return "\n".join(
+        [
+            f"`docs/accelerator.py` on machine **{acc.machine}** ({acc.record['device']}, JAX "
+            f"{acc.record['jax']}, {acc.record['date']}), dispatch / loop per call by size:",
+            "",
+            pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True),
+        ]
+    )
+
+
 PAGES: dict[str, tuple[str, ...]] = {
-    "README.md": ("run", "audit", "findings", "stack"),
+    "README.md": ("run", "accelerator", "audit", "findings", "stack"),
+    "docs/accelerator.md": ("accelerator-reference", "accelerator-sweep"),
     "docs/own-objects.md": ("own-class", "explain"),
     "docs/counting.md": ("counts", "caller-depth", "counted-depth"),
     "docs/scaling.md": ("depth", "instances"),
@@ -917,6 +1070,9 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
     runs = Runs(tmp)
     makers: dict[str, Callable[[], str]] = {
         "run": lambda: run_block(runs),
+        "accelerator": lambda: accelerator_block(runs),
+        "accelerator-reference": lambda: accelerator_reference_block(runs),
+        "accelerator-sweep": lambda: accelerator_sweep_block(runs),
         "audit": audit_block,
         "findings": lambda: findings_block(runs),
         "explain": explain_block,

@@ -31,6 +31,7 @@ COMMANDS = (
     "advise",
     "report",
     "compare",
+    "device-run",
     "init",
     "validate",
 )

@@ -15,16 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from jitbench import extras
-from jitbench.cli.arguments import (
-    Parser,
-    choice,
-    factor,
-    fraction,
-    items,
-    machine_name,
-    percent,
-    positive_int,
-)
+from jitbench.cli import arguments
+from jitbench.cli.arguments import Parser, choice, factor, fraction, items, percent, positive_int
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 from jitbench.options import (
@@ -352,15 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="jitbench validate's noise.csv: a change within a row's measured noise is marked ~",
     )
 
-    p = sub.add_parser(
-        "device-run",
-        help="every strategy on this host's accelerator and CPU, one process, into results/",
-    )
+    p = sub.add_parser("device-run", help="every strategy on this host's devices into results/")
     p.set_defaults(run=_cmd_device_run)
-    p.add_argument(
-        "--machine", type=machine_name, default=platform.node(),
-        help="the name results/ files the run under (default: the hostname)",
-    )  # fmt: skip
+    name = arguments.machine_name
+    p.add_argument("--machine", type=name, default=platform.node(), help="results/ folder, %(default)s")
     p.add_argument("asv", nargs="*", metavar="ASV_ARG", help="after --: more asv run options")
 
     p = sub.add_parser("init", help="write asv's config and benchmarks into another project")

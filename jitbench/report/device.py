@@ -33,27 +33,40 @@ LABELS = {
     "hidden_from": "device hides the host from",
     "break_even": "break-even vs eager",
 }
+# The headline's column headings (the cells hold one figure per device).
+SHORT = {
+    "dispatch_s": "dispatch",
+    "call_s": "call",
+    "loop_s": "loop",
+    "first_call_s": "cold",
+    "recompile_s": "new flag",
+    "hidden_from": "hidden from",
+    "break_even": "break-even",
+}
 HEADLINE = ["dispatch_s", "call_s", "loop_s", "first_call_s", "recompile_s", "hidden_from",
             "break_even"]  # fmt: skip
 TEXT = (
     (Bold("dispatch"), ": one call until it returns, the device idle (the wait outside)"),
-    (Bold("synchronous call"), ": one call and the wait for its result"),
+    (Bold("call"), ": one call and the wait for its result (synchronous)"),
     (
-        Bold("loop, per call"),
+        Bold("loop"),
         ": calls back to back, one wait at the end, per call: what a training loop gets",
     ),
-    (Bold("cold first call"), ": a new instance, every in-memory cache cleared: it compiles"),
-    (Bold("after a new flag"), ": the call right after a static field took a new value"),
     (
-        Bold("device hides the host from"),
-        f": the smallest size whose loop per call is {HIDDEN_BY:.1f}x its dispatch or more: "
-        "from there the device's own time, not the host's dispatch, sets the pace of a loop "
-        "(> the largest size measured: it never does there)",
+        Bold("cold"),
+        ": the first call of a new instance, every in-memory cache cleared: it compiles",
+    ),
+    (Bold("new flag"), ": the call right after a static field took a new value"),
+    (
+        Bold("hidden from"),
+        ": the size from which the device hides the host: the smallest whose loop per call "
+        f"is {HIDDEN_BY:.1f}x its dispatch or more, where the device's own time, not the "
+        "host's dispatch, sets a loop's pace (> the largest size measured: it never does)",
     ),
     (
-        Bold("break-even vs eager"),
-        ": calls after which the cold first call is repaid by a loop cheaper than eager's "
-        "(eager's operations compiled already); never: its loop is not cheaper",
+        Bold("break-even"),
+        ": against eager, the calls after which the cold first call is repaid by a loop "
+        "cheaper than eager's (eager's operations compiled already); never: it is not cheaper",
     ),
 )
 
@@ -83,7 +96,7 @@ def hidden_from(rows: pd.DataFrame) -> Any:
 
 
 def size_text(size: Any) -> str:
-    """1e7 for 10,000,000; sizes that are not powers of ten in full."""
+    """1e7 for 10,000,000 (powers of ten from 1e3); other sizes in full."""
     size = int(size)
     exponent = len(str(size)) - 1
     return f"1e{exponent}" if size == 10**exponent and exponent > 2 else f"{size:,}"
@@ -125,7 +138,7 @@ def _break_even(head: pd.DataFrame, row: Any) -> Any:
 
 def side_by_side(head: pd.DataFrame, devices: list[str]) -> pd.DataFrame:
     """One row per strategy, each cell ``accelerator · cpu`` (the devices in ``devices``'
-    order), the columns named by LABELS and the devices."""
+    order), the columns named by SHORT."""
     rows = []
     for strategy in pd.unique(head["strategy"]):
         mine = head[head["strategy"] == strategy].set_index("device")
@@ -134,7 +147,7 @@ def side_by_side(head: pd.DataFrame, devices: list[str]) -> pd.DataFrame:
             cells = [
                 _cell(column, mine[column].get(d) if d in mine.index else None) for d in devices
             ]
-            row[f"{LABELS[column]} ({' · '.join(devices)})"] = " · ".join(cells)
+            row[SHORT[column]] = " · ".join(cells)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -183,3 +196,47 @@ def section(run: Run) -> None:
         run.blocks += run.table(f"device-loop-{slug(device)}", loops.reset_index())
     run.heading("Every device figure", 1)
     run.blocks += run.table("device-all", table)
+
+
+def accelerator_runs(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The (machine, commit, env) of every run with device rows on an accelerator, newest
+    first."""
+    rows = frame[frame["benchmark"].isin(catalog.DEVICE_ROWS) & (frame["status"] == "ok")]
+    rows = rows[~rows["device"].astype("string").str.startswith("cpu")]
+    newest = rows.groupby(["machine", "commit", "env"])["date"].max().sort_values(ascending=False)
+    return [tuple(key) for key in newest.index]
+
+
+# The ways a hand-written reference times (docs/accelerator.py), by jitbench's names.
+REFERENCE_WAYS = ("helper_function", "flax_nnx_jit", "eager")
+
+
+def reference(record: dict[str, Any]) -> pd.DataFrame:
+    """The rows of a reference file (docs/accelerator.py's JSON): per way and size, dispatch,
+    synchronous call and loop per call in seconds, and the bytes its program writes."""
+    rows = []
+    for entry in record["rows"]:
+        for way in REFERENCE_WAYS:
+            if way in entry:
+                figures = entry[way]
+                rows.append(
+                    {
+                        "strategy": way, "size": entry["size"],
+                        "dispatch_s": figures["dispatch"], "call_s": figures["sync"],
+                        "loop_s": figures["loop"],
+                        "output_bytes": entry.get("output_bytes", {}).get(way),
+                    }
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def agreement(measured: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
+    """jitbench's figures over the reference's, per strategy and size both hold, for one
+    device's rows of :func:`calls`."""
+    keys = ["strategy", "size"]
+    both = measured.merge(ref, on=keys, suffixes=("", "_reference"))
+    for name in CALLS:
+        both[f"{name.removesuffix('_s')}_ratio"] = both[name] / both[f"{name}_reference"]
+    columns = [c for name in CALLS for c in (name, f"{name}_reference",
+                                              f"{name.removesuffix('_s')}_ratio")]  # fmt: skip
+    return both[[*keys, *columns]]
