@@ -225,6 +225,11 @@ def test_the_complete_run_measured_every_benchmark_of_the_default_grid():
     picked = choice.choose(frame)
     key = max(picked.runs, key=picked.pairs.__getitem__)
     run = frame[frame[["machine", "commit", "env"]].apply(tuple, axis=1) == key]
-    opt_in = {*catalog.COUNTED, *catalog.POPULATED, *catalog.TARGET_TWINS.values()}
+    opt_in = {
+        *catalog.COUNTED,
+        *catalog.POPULATED,
+        *catalog.DEVICE_ROWS,
+        *catalog.TARGET_TWINS.values(),
+    }
     default = set(catalog.ALL) - opt_in
     assert default - set(run.loc[run["value"].notna(), "benchmark"]) == set(), key

@@ -159,9 +159,14 @@ def test_every_listed_file_exists(built):
 def test_page_leads_with_headline_tables_then_plots(built):
     index = _index(built[0])
     sections = re.findall(r"^## (.+)$", index, flags=re.M)
-    assert sections[:3] == ["At a glance", "Plots", "Hazards"]
+    assert sections[:4] == [
+        "At a glance",
+        "Each device: dispatch, call and loop",
+        "Plots",
+        "Hazards",
+    ]
     assert sections[-2:] == ["All numbers", "Notes and omissions"]
-    glance = index.split("## At a glance")[1].split("## Plots")[0]
+    glance = index.split("## At a glance")[1].split("## Each device")[0]
     tables = [t for t in re.findall(r"^\|.*\|$", glance, flags=re.M) if "---" in t]
     # cpu and cpu-sharded a table per size; cpu one more, the targets' (their own sizes).
     assert len(tables) == 2 * len(SIZES) + 1

@@ -346,8 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("device-run", help="every strategy on this host's devices into results/")
     p.set_defaults(run=_cmd_device_run)
-    name = arguments.machine_name
-    p.add_argument("--machine", type=name, default=platform.node(), help="results/ folder, %(default)s")
+    p.add_argument(
+        "--machine", type=arguments.machine_name, default=platform.node(), help="results/ folder"
+    )
     p.add_argument("asv", nargs="*", metavar="ASV_ARG", help="after --: more asv run options")
 
     p = sub.add_parser("init", help="write asv's config and benchmarks into another project")

@@ -31,7 +31,7 @@ Step = tuple[str, Callable[[Run], None]]
 # Sections in page order: a title and its steps (a title shows only if a step wrote something).
 SECTIONS: list[tuple[str, list[Step]]] = [
     ("At a glance", [("tables: headline per device and size", sections.headline)]),
-    ("An accelerator beside the CPU", [("tables: device rows", device.section)]),
+    ("Each device: dispatch, call and loop", [("tables: device rows", device.section)]),
     (
         "Plots",
         [

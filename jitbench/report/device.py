@@ -11,7 +11,7 @@ import pandas as pd
 from jitbench.report import fits
 from jitbench.report.document import Bold, Bullets
 from jitbench.report.run import Run, order, slug
-from jitbench.report.summary import BASELINE, break_even_warm
+from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards
 from jitbench.suite import catalog
 
 # The device hides the host's overhead at a size where a loop's time per call is this many
@@ -76,11 +76,16 @@ def has_rows(run: Run) -> bool:
 
 
 def calls(run: Run) -> pd.DataFrame:
-    """dispatch, call and loop per (device, size, strategy)."""
+    """dispatch, call and loop per (device, size, strategy), on the devices that measured
+    any (a device absent from the host, e.g. a gpu on a TPU host, has no rows)."""
     keys = ["device", "size", "strategy"]
     found = {name: run.rows(b).set_index(keys)["value"] for name, b in CALLS.items() if run.has(b)}
     table = pd.DataFrame(found).reset_index()
-    return table if table.empty else order(table, run.frame)
+    if table.empty:
+        return table
+    any_figure = table.drop(columns=keys).notna().any(axis=1)
+    measured = any_figure.groupby(table["device"]).transform("any")
+    return order(table[measured], run.frame)
 
 
 def hidden_from(rows: pd.DataFrame) -> Any:
@@ -183,7 +188,8 @@ def section(run: Run) -> None:
         f"(jitbench device-run); each cell {' · '.join(devices)}, size {size}:"
     )
     run.blocks.append(Bullets(TEXT))
-    run.blocks += run.table("device-headline", side_by_side(head, devices), csv=False)
+    shown = flag_hazards(side_by_side(head, devices), run)
+    run.blocks += run.table("device-headline", shown, csv=False)
     head.to_csv(run.path("tables", "device-headline.csv"), index=False)
     run.blocks.append(run.csv_link(run.path("tables", "device-headline.csv")))
     table = calls(run)
@@ -193,9 +199,10 @@ def section(run: Run) -> None:
         loops = loops.reindex(pd.unique(mine["strategy"]))
         loops.columns = [f"at_{size_text(c)}_s" for c in loops.columns]
         run.heading(f"Loop per call by size, {device}", 1)
-        run.blocks += run.table(f"device-loop-{slug(device)}", loops.reset_index())
+        shown = flag_hazards(loops.reset_index(), run)
+        run.blocks += run.table(f"device-loop-{slug(device)}", shown)
     run.heading("Every device figure", 1)
-    run.blocks += run.table("device-all", table)
+    run.blocks += run.table("device-all", flag_hazards(table, run))
 
 
 def accelerator_runs(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
