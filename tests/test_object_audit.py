@@ -493,13 +493,29 @@ def test_a_first_call_differing_on_some_leaves_leaves_them_out_and_judges_the_re
     ]  # fmt: skip
 
 
-def test_a_first_call_differing_everywhere_says_where_and_by_how_much():
-    with pytest.raises(jitbench.JitbenchError) as info:
-        _target_audit("user_models:marked_only", inputs=None)
-    assert str(info.value) == (
-        "the first call of target 'user_models:marked_only': its result under jit differs from "
-        "the call without jit on every leaf: result by up to 1"
+def test_a_first_call_differing_everywhere_is_judged_by_compiles_alone_and_says_why():
+    # A call that samples differs from the call without jit on every leaf: no result can be
+    # compared, so no step is stale; compiles and reuse still are counted.
+    result = _target_audit("user_models:marked_only", inputs=None)
+    why = (
+        "no result is compared: at the first call, under jit and without it, it differs on "
+        "every leaf (result by up to 1): a call that samples, or computes another result "
+        "under jit; compiles, reuse and leaks are judged"
     )
+    assert result.steps[0].outcome == "correct"
+    assert {(s.outcome, s.error) for s in result.steps[1:]} == {("unjudged", why)}
+    assert result.step("new_shape_array").compiles == 1 and result.stale_results == 0
+    assert result.verdict[0] == why and not result.matches
+    assert "no change could be judged, so no built-in is matched" in result.verdict
+
+
+def test_a_step_jit_traced_afresh_is_never_stale():
+    # The new flag is traced: the output that differs from the call without jit was computed
+    # for the new value, so it is no stale result (the bound method's old-value reuse is).
+    result = _target_audit("user_models:flag_marked")
+    step = result.step("new_static")
+    assert (step.field, step.traces, step.compiles, step.outcome) == ("on", 1, 1, "correct")
+    assert result.stale_results == 0
 
 
 def test_a_flax_train_step_with_batchnorm_and_adam_is_audited_without_a_false_stale():

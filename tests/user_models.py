@@ -502,6 +502,24 @@ def marked_module() -> MarkedModule:
     return MarkedModule(_x())
 
 
+class FlagMarked(eqx.Module):
+    """A module whose jitted call differs from the call without jit once its static flag is
+    off (a debug output of the traced path): each new flag value is traced afresh, so jit saw
+    it and the difference is not a stale result."""
+
+    w: jax.Array
+    on: bool = eqx.field(static=True, default=True)
+
+    @eqx.filter_jit
+    def __call__(self, y):
+        traced = isinstance(y, jax.core.Tracer)
+        return self.w * y, jnp.float32(traced and not self.on)
+
+
+def flag_marked() -> FlagMarked:
+    return FlagMarked(_x())
+
+
 class MarkedBound(_Marked):
     """The seed's bound-method jit: stale on its first output whatever the second does."""
 

@@ -96,7 +96,7 @@ class Play:
         reused = bool(self.changed[-1][0]) and not traced
         if self.step == "seen_static":  # the program of its old value: seen where the new was
             reused = reused and self.outcome == "unjudged"
-        self.judging.reused = reused
+        self.judging.reused, self.judging.traced = reused, traced
         self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
         if self.outcome == "error" and traced and not _jit_limit(error):
             # jit traced the values it was given, so it saw them: not a hazard of its cache

@@ -48,6 +48,10 @@ class Judging:
     noise: dict[str, float] | None = None
     last: Any = None
     reused: bool = False
+    previous: Any = None  # the jitted call's last result
+    traced: bool = False  # whether jit traced this step's call (it saw every value)
+    # Why no result can be compared (the first call differs on every leaf), once known.
+    unjudgeable: str = ""
 
 
 def call_args(target: Target) -> list[str]:
@@ -291,8 +295,15 @@ class Walked(Subject):
         return dataclasses.replace(self.target, obj=obj, inputs=inputs, kwargs=kwargs).function()()
 
     def judge(self, before: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
-        """Against the call without jit on the state the call started from (it raises: n/a);
-        the first call sets the noise; a change it returns the same for is unjudged."""
+        """Against the call without jit on the state the call started from (it raises: n/a).
+
+        The first call sets the noise (the leaves jit and no jit round apart; on every leaf,
+        as a call that samples: no result is compared, every later step unjudged). A result
+        off beyond the noise is stale only where jit reused a program and the result is the
+        one from before the change (the jitted call's last result, or the oracle's); one jit
+        traced afresh saw every value and is never stale; one that matches nothing from
+        before is unjudged, and says why. A change the oracle returns the same for is
+        unjudged."""
         import jax
 
         try:
@@ -304,18 +315,44 @@ class Walked(Subject):
             return "error", error
         off = leaves_off(result, expected)
         last, judging.last = judging.last, expected
-        if isinstance(off, str):
-            return "stale", off
+        previous, judging.previous = judging.previous, result
         if judging.noise is None:  # the first call, where nothing can be stale yet
+            if isinstance(off, str):
+                return "stale", off
             everywhere = len(off) == len(jax.tree_util.tree_leaves(expected))
-            judging.noise = {} if everywhere else off
+            judging.noise = off
             if off and everywhere:  # in words: the first three
                 shown = ", ".join(f"{k} by up to {v:.3g}" for k, v in list(off.items())[:3])
-                return "stale", f"on every leaf: {shown}{', ...' if len(off) > 3 else ''}"
-        if off.keys() - judging.noise.keys():
-            return "stale", ""
+                judging.unjudgeable = (
+                    "no result is compared: at the first call, under jit and without it, it "
+                    f"differs on every leaf ({shown}{', ...' if len(off) > 3 else ''}): a call "
+                    "that samples, or computes another result under jit; compiles, reuse and "
+                    "leaks are judged"
+                )
+            return "correct", ""
+        if judging.unjudgeable:
+            return "unjudged", judging.unjudgeable
+        beyond = off if isinstance(off, str) else off.keys() - judging.noise.keys()
+        if beyond and judging.traced:
+            return "correct", ""  # traced afresh: what differs is rounding, not an old value
+        if beyond:
+            if _matches(result, previous, judging.noise) or _matches(result, last, judging.noise):
+                return "stale", off if isinstance(off, str) else ""
+            return "unjudged", (
+                "jit reused a program and its result differs from the call without jit, yet "
+                "is not the result from before the change either (a call that samples, or "
+                "rounds apart): not judged"
+            )
         unchanged = judging.reused and last is not None and leaves_off(expected, last) == {}
         return ("unjudged" if unchanged else "correct"), ""
+
+
+def _matches(result: Any, before: Any, noise: dict[str, float]) -> bool:
+    """Whether ``result`` is ``before`` (a result from before the change), up to the noise."""
+    if before is None:
+        return False
+    off = leaves_off(result, before)
+    return not isinstance(off, str) and not off.keys() - noise.keys()
 
 
 def tolerance(dtype: Any) -> float:

@@ -159,7 +159,9 @@ def hazards(result: AuditResult) -> list[str]:
         elif step.outcome == "error":
             lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
                          f"{step.error}")  # fmt: skip
-        if step.outcome == "unjudged" and step.name in ("new_static", "same_shape_array"):
+        if step.outcome == "unjudged" and step.error:  # why its result was not compared
+            lines += [] if step.error in lines else [step.error]
+        elif step.outcome == "unjudged" and step.name in ("new_static", "same_shape_array"):
             # unjudged: jit reused a program; a new flag's not traced is not in its key
             lines.append(f"{subject}: the result without jit is what it was, so whether jit "
                          "sees it is not known" + (
@@ -193,9 +195,11 @@ def hazards(result: AuditResult) -> list[str]:
         stay = "stays" if result.first_held == 1 else "stay"
         lines.append(f"{inside} {stay} alive, held by the key of its compiled program: equal "
                      "instances reuse that key, so this does not grow")  # fmt: skip
-    if not judged(result):
+    if not judged(result) and not any(s.outcome == "unjudged" and s.error for s in result.steps):
         lines.append("no change could be judged: each raises without jit too, or leaves the "
                      "result without jit as it was, so no built-in is matched")  # fmt: skip
+    elif not judged(result):
+        lines.append("no change could be judged, so no built-in is matched")
     elif not [line for line in lines if not line.startswith(inside)]:
         lines.append(
             "no hazard: every change was seen, every result matched the call without jit"
