@@ -415,3 +415,14 @@ def test_the_same_miss_of_a_function_defined_anew_at_every_call_is_told_once_wit
     assert len(messages) == 3 and text.count("TRACING CACHE MISS") == 1
     assert "never seen function" in text and text.endswith("\n  (2 more misses like it)")
     assert "but seen another function" not in text  # JAX's remark on the second and third
+
+
+def test_a_closed_pipe_ends_a_command_quietly():
+    # `jitbench compare A B | head -1`: the reader leaves after one line of some 360 kB.
+    command = [sys.executable, "-m", "jitbench", "compare", "0e5c4dd7", "39f46c3c",
+               "--machine", "vm-epyc", "--results", str(ROOT / "results")]  # fmt: skip
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout.readline().startswith(b"BASE vm-epyc 0e5c4dd7")
+        proc.stdout.close()
+        stderr = proc.stderr.read().decode()
+        assert proc.wait() == 141 and stderr == ""

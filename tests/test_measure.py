@@ -239,3 +239,22 @@ def test_explain_misses_restores_after_an_exception():
         raise ValueError
     assert (logger.level, logger.propagate, list(logger.handlers)) == saved
     assert not jax.config.jax_explain_cache_misses
+
+
+def test_a_default_device_leaves_absl_flag_parsing_working():
+    # flax's examples call jax.config.parse_flags_with_absl() at import; a Device object as
+    # jax_default_device made it raise IllegalFlagValueError in every counted process.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jax\n"
+        "from jitbench.measure.case import use_device\n"
+        "use_device('cpu')\n"
+        "sys.argv = ['x']\n"
+        "jax.config.parse_flags_with_absl()\n"
+        "print(jax.numpy.ones(1).devices())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "CpuDevice(id=0)" in done.stdout

@@ -396,3 +396,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (JitbenchError, NotImplementedError) as exc:
         print(f"jitbench: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader closed the pipe (`jitbench compare ... | head`): stop quietly, as a
+        # program SIGPIPE ends does (128 + 13), with stdout pointed at /dev/null so that the
+        # interpreter's last flush does not raise again (Python's signal docs' recipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

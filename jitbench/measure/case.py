@@ -70,7 +70,9 @@ def use_device(device: str) -> None:
 
     if parse_spec(device)[1]:
         raise NotImplementedError(f"a target is measured unsharded; {device!r} does not apply")
-    jax.config.update("jax_default_device", resolve(device).devices[0])
+    # The platform's name, not its Device: absl's flags (jax.config.parse_flags_with_absl,
+    # as flax's examples call it) take only strings, and refuse a Device at import.
+    jax.config.update("jax_default_device", resolve(device).devices[0].platform)
 
 
 def target_specs(declared: Sequence[str] = ()) -> list[str]:
