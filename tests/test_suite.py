@@ -8,6 +8,7 @@ are keyed by release.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -631,3 +632,58 @@ def test_depth_benchmark_is_na_for_a_strategy_that_compiles_every_call():
     bench = bench_scaling.CallVsDepth()
     with pytest.raises(NotImplementedError, match="compiles on every call"):
         bench.time_cached_call_dispatch("jit_per_call", 1)
+
+
+def _described() -> dict:
+    return json.loads((ROOT / "results" / "benchmarks.json").read_text())
+
+
+def test_a_narrowed_run_leaves_the_description_as_it_was():
+    from jitbench.suite.asvrun import merge_description
+
+    before = _described()
+    name = "bench_cached.CachedCall.time_cached_call"
+    narrowed = {**before, name: {**before[name], "params": [p[:1] for p in before[name]["params"]]}}
+    assert merge_description(before, narrowed) is before
+
+
+def test_a_run_on_new_hardware_adds_its_device_and_changed_code_replaces_the_entry():
+    from jitbench.suite.asvrun import merge_description
+
+    before = _described()
+    name, other = "bench_cached.CachedCall.time_cached_call", "bench_cold.ColdCall.time_first_call"
+    strategies, sizes, devices = before[name]["params"]
+    after = {
+        **before,
+        name: {**before[name], "params": [strategies[:2], sizes, ["'tpu'", "'cpu'"]]},
+        other: {**before[other], "version": "0" * 64},
+    }
+    merged = merge_description(before, after)
+    assert merged[name]["params"] == [strategies, sizes, [*devices, "'tpu'"]]
+    assert merged[other] == after[other]
+    assert {k: v for k, v in merged.items() if k not in (name, other)} == {
+        k: v for k, v in before.items() if k not in (name, other)
+    }
+
+
+def test_an_asv_run_through_asvrun_keeps_the_committed_description_byte_for_byte(tmp_path):
+    # asv rewrites results/benchmarks.json at every run, with the run's grid: a narrowed grid
+    # (one size, one device) would otherwise change the tracked file.
+    results = tmp_path / "results"
+    results.mkdir()
+    committed = (ROOT / "results" / "benchmarks.json").read_bytes()
+    (results / "benchmarks.json").write_bytes(committed)
+    folder = tmp_path / "asv"
+    env = dict(os.environ, JITBENCH_SIZES="10", JITBENCH_DEVICES="cpu")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    asvrun = [sys.executable, "-m", "jitbench.suite.asvrun", f"--folder={folder}",
+              f"--set=results_dir={json.dumps(str(results))}", "--ok=0,1", "--"]  # fmt: skip
+    for args in (
+        ["machine", "--yes", "--machine", "probe"],
+        ["run", "--environment=existing:python", f"--set-commit-hash={head.stdout.strip()}",
+         "-b", "zzz_none", "--machine", "probe"],
+    ):  # fmt: skip
+        out = subprocess.run([*asvrun, *args], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert out.returncode in (0, 1), out.stdout[-800:] + out.stderr[-800:]
+    assert "No benchmarks selected" in out.stdout  # asv's status 1, after its discovery
+    assert (results / "benchmarks.json").read_bytes() == committed

@@ -78,16 +78,49 @@ class AsvConfig:
         from jitbench.suite.grid import check_environment
 
         check_environment(os.environ if env is None else env)
+        described = self.results / "benchmarks.json"
+        kept = described.read_bytes() if described.is_file() else None
         command = [sys.executable, "-m", "asv", args[0], "--config", str(self.path), *args[1:]]
         with contextlib.nullcontext() if log is None else log.open("a") as stream:
             stderr = None if log is None else subprocess.STDOUT
             done = subprocess.run(
                 command, cwd=self.folder, env=env, stdout=stream, stderr=stderr, check=False
             )
+        if kept is not None and described.is_file():
+            before = json.loads(kept)
+            merged = merge_description(before, json.loads(described.read_text()))
+            if merged is before:  # the run's grid is one the description holds: as it was
+                described.write_bytes(kept)
+            else:
+                from asv.util import write_json
+
+                write_json(str(described), merged)  # asv's own layout
         if done.returncode not in ok:
             where = f" (see {log})" if log is not None else ""
             raise JitbenchError(f"asv {args[0]} exited with {done.returncode}{where}")
         return done.returncode
+
+
+def merge_description(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """results/benchmarks.json after a run: asv rewrites it with the run's own grid (a
+    narrowed one, this host's devices), which would drop the parameters of results already
+    there (the dashboard shows only described ones) and change a tracked file at every run.
+    So each benchmark's parameters are the union of both, in the order first seen; a
+    benchmark the run describes anew (its code changed) is taken from the run. ``before``
+    itself where the run added nothing."""
+    merged = {}
+    for name, entry in after.items():
+        old = before.get(name)
+        if not isinstance(old, dict) or {**old, "params": None} != {**entry, "params": None}:
+            merged[name] = entry
+            continue
+        params = [
+            [*values, *(v for v in new if v not in values)]
+            for values, new in zip(old["params"], entry["params"], strict=True)
+        ]
+        merged[name] = {**entry, "params": params}
+    merged.update({name: entry for name, entry in before.items() if name not in merged})
+    return before if merged == before else merged
 
 
 def _statuses(text: str) -> list[int]:
