@@ -1,7 +1,8 @@
 """Sessions that create what they need: ``nox -s tests``, ``nox -s bench`` and the rest.
 
 Every session installs jitbench with the ``all`` extra into a virtualenv of its
-own, so the only prerequisites are Python 3.11+ and ``pip install nox``.
+own, so the only prerequisites are Python 3.11+ and nox (the README installs it into
+``.venv/``).
 Arguments after ``--`` go to asv (bench, compare, jax_history) or pytest (tests).
 asv runs with a copy of asv.conf.json made by ``python -m jitbench.suite.asvrun``
 where a session needs other folders or another environment matrix.

@@ -182,6 +182,25 @@ def run_block(runs: Runs) -> str:
     )
 
 
+def bench_time_block(runs: Runs) -> str:
+    """How long the complete run's benchmarks took: from its result file's start times and
+    durations (asv's environment build and JAX's install come on top)."""
+    machine = json.loads((RESULTS / runs.machine / "machine.json").read_text())
+    (path,) = (RESULTS / runs.machine).glob(f"{runs.commit[:8]}-{runs.env}.json")
+    record = json.loads(path.read_text())
+    columns = record["result_columns"]
+    rows = [dict(zip(columns, row, strict=False)) for row in record["results"].values()]
+    timed = [r for r in rows if r.get("started_at") is not None and r.get("duration")]
+    start = min(r["started_at"] for r in timed) / 1000
+    end = max(r["started_at"] / 1000 + r["duration"] for r in timed)
+    return (
+        f"On **{runs.machine}** ({machine['num_cpu']} cores) the default grid's benchmarks "
+        f"took {(end - start) / 60:.0f} minutes under Python {record['python']} (the run "
+        "below), after a few minutes of installing JAX into the session and asv's "
+        "environment."
+    )
+
+
 def findings_block(runs: Runs) -> str:
     """What the ecosystem's fixes buy, with the figures of the run above."""
     rows = runs.full[(runs.full["device"] == "cpu") & (runs.full["size"] == RUN_SIZE)]
@@ -1044,7 +1063,7 @@ def accelerator_sweep_block(runs: Runs) -> str:
 
 
 PAGES: dict[str, tuple[str, ...]] = {
-    "README.md": ("run", "accelerator", "audit", "findings", "stack"),
+    "README.md": ("bench-time", "run", "accelerator", "audit", "findings", "stack"),
     "docs/accelerator.md": ("accelerator-reference", "accelerator-sweep"),
     "docs/own-objects.md": ("own-class", "explain"),
     "docs/counting.md": ("counts", "caller-depth", "counted-depth"),
@@ -1070,6 +1089,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
     runs = Runs(tmp)
     makers: dict[str, Callable[[], str]] = {
         "run": lambda: run_block(runs),
+        "bench-time": lambda: bench_time_block(runs),
         "accelerator": lambda: accelerator_block(runs),
         "accelerator-reference": lambda: accelerator_reference_block(runs),
         "accelerator-sweep": lambda: accelerator_sweep_block(runs),
