@@ -9,7 +9,7 @@ import dataclasses
 import sys
 from typing import Any
 
-from jitbench.errors import JitbenchError
+from jitbench.errors import JitbenchError, error_text
 from jitbench.measure.timing import REPEAT, Spread
 from jitbench.options import COUNT_TOLERANCE
 from jitbench.targets import Target
@@ -119,6 +119,10 @@ def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int
                              fields=fields, arrays=arrays)  # fmt: skip
     except JitbenchError as exc:
         return WayRow(way.name, way.caveat, code, reason=str(exc))
+    except Exception as exc:  # a way the audit played but whose timed calls raise
+        return WayRow(
+            way.name, way.caveat, code, reason=f"its timed call raises: {error_text(exc)}"
+        )
     return WayRow(way.name, way.caveat, code, hazards=tuple(audit.hazards()),
                   compiles=audit.compiles, cold=timed.cold, cached=timed.cached,
                   dispatch=timed.dispatch, findings=tuple(hazards(audit)))  # fmt: skip

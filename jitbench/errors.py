@@ -8,10 +8,18 @@ from typing import Any, NoReturn
 
 
 def error_text(exc: BaseException) -> str:
-    """An exception as one line: its type and its message (if any), whitespace folded, cut
-    at 300."""
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+    """An exception as one line: its type and its message (if any), whitespace folded; a
+    traceback inside the message (JAX's "The error was: Traceback ...") reduced to the error
+    it ends in; past 300 characters cut at a word, marked with "..."."""
+    text = str(exc)
+    head, found, tail = text.partition("Traceback (most recent call last):")
+    if found:  # the embedded error: the first unindented line after the frames
+        lines = [line for line in tail.splitlines() if line.strip() and not line[0].isspace()]
+        text = f"{head.rstrip()} {lines[0].strip() if lines else ''}"
+    text = " ".join(text.split())
+    if len(text) > 300:
+        text = text[:300].rsplit(" ", 1)[0] + " ..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class JitbenchError(Exception):

@@ -411,3 +411,15 @@ def test_a_way_whose_call_leaves_tracers_in_the_object_is_a_row_not_a_traceback(
     assert "leaves tracers of jit's trace in the object" in value_hash.reason
     assert "`w`" in value_hash.reason
     assert advice.row(AS_WRITTEN).built and advice.row("pytree registration").built
+
+
+@pytest.mark.parametrize("spec", ["flax_mlp:graph_mode", "flax_mlp:jit_partial",
+                                  "flax_mlp:split_state"])  # fmt: skip
+def test_advise_runs_on_every_example_target(examples, spec):
+    """The examples the docs name (``jitbench time flax_mlp:graph_mode``) advise too: a way
+    whose first call raises is a row with its reason, not a traceback out of the scenario
+    (graph_mode's nnx.jit under a static self left the object without its fields)."""
+    advice = _advice(spec)
+    assert advice.row(AS_WRITTEN).built
+    reasons = [row.reason for row in advice.rows if not row.built]
+    assert all(r and "\n" not in r and "Traceback" not in r for r in reasons), reasons

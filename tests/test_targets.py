@@ -81,3 +81,39 @@ def test_every_loading_failure_is_one_line_naming_the_value(spec, call, inputs, 
 def test_new_instance_without_factory_is_an_error():
     with pytest.raises(jitbench.JitbenchError, match="has no factory"):
         Target(user_models.custom_class()).new_instance()
+
+
+def test_the_oracle_s_copy_of_an_nnx_state_flattens_as_the_state_does():
+    # copy.deepcopy of an nnx Variable flattens as one leaf (flax 0.12), not as the node jit
+    # returns: the oracle's result then differed from jit's "in structure" on every call.
+    import jax
+    from flax import nnx
+
+    from jitbench.targets.snapshot import snapshot
+
+    _, state = nnx.split(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))
+    held = {"state": state, "w": nnx.Param(jax.numpy.ones(2))}
+    copied = snapshot(held)
+    assert jax.tree.structure(copied) == jax.tree.structure(held)
+    assert copied["state"] is not state and copied["w"] is not held["w"]
+    pairs = zip(jax.tree.leaves(copied), jax.tree.leaves(held), strict=True)
+    assert all(a is b for a, b in pairs)
+
+
+def test_an_error_whose_message_holds_a_traceback_reads_as_the_error_it_ends_in():
+    from jitbench.errors import error_text
+
+    message = (
+        "Non-hashable static arguments are not supported. The error was:\n"
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in value\n'
+        "    return np.asarray(x)\n"
+        "TracerArrayConversionError: __array__() was called on traced array\n"
+        "The error occurred while tracing the function <lambda> at x.py:2 for jit.\n"
+    )
+    assert error_text(ValueError(message)) == (
+        "ValueError: Non-hashable static arguments are not supported. The error was: "
+        "TracerArrayConversionError: __array__() was called on traced array"
+    )
+    long = error_text(ValueError("word " * 100))
+    assert long.endswith("word ...") and len(long) <= len("ValueError: ") + 300 + 4

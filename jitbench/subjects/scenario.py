@@ -90,14 +90,19 @@ class Play:
     def judge(self, result: Any, error: str, traced: bool) -> tuple[Outcome, str]:
         """The outcome of this step's call, which jit ``traced`` or not (see
         :meth:`Subject.judge`)."""
-        if self.step == "first_call":
-            self._refuse_donation()
+        if self.step == "first_call" and not error:  # one that raised may leave the object
+            self._refuse_donation()  # half updated (nnx under an outer jit): its error says
             self._refuse_leaked_tracers()
         reused = bool(self.changed[-1][0]) and not traced
         if self.step == "seen_static":  # the program of its old value: seen where the new was
             reused = reused and self.outcome == "unjudged"
         self.judging.reused, self.judging.traced = reused, traced
+        raised = error
         self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
+        if self.step == "first_call" and raised and self.outcome == "n/a" and error != raised:
+            # The audit stops on it: the jitted call's own error is the one to show (the
+            # oracle may have failed only on what the failed call left behind).
+            self.outcome, error = "error", raised
         if self.outcome == "error" and traced and not _jit_limit(error):
             # jit traced the values it was given, so it saw them: not a hazard of its cache
             self.outcome, error = "n/a", WHILE_TRACING + error
@@ -125,7 +130,8 @@ class Play:
             return any(isinstance(v, jax.core.Tracer) for v in jax.tree_util.tree_leaves(value))
 
         held = [f.path for f in self.played if traced(self.subject.get(self.obj, f))]
-        if held or traced(self.obj):
+        # Fields the audit does not play (a library's own state) count too.
+        if held or traced(self.obj) or traced(getattr(self.obj, "__dict__", None)):
             where = f" (`{'`, `'.join(held[:3])}`{' and more' if len(held) > 3 else ''})"
             raise JitbenchError(
                 f"the call of {self.subject.name!r} leaves tracers of jit's trace in the "

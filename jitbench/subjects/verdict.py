@@ -152,7 +152,12 @@ def hazards(result: AuditResult) -> list[str]:
     lines = []
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
-        if step.outcome == "stale" and (step.name.endswith("_instance") or step.name in FED_BACK):
+        if step.outcome == "stale" and step.name == "repeat_call":
+            lines.append(
+                "the same call again returns the first call's result, the call without jit "
+                "another: the call changes the object, and jit does not see it"
+            )
+        elif step.outcome == "stale" and (step.name.endswith("_instance") or step.name in FED_BACK):
             lines.append(f"{subject}: jit returns a result computed for other values")
         elif step.outcome == "stale":
             lines.append(f"{subject} is not seen: jit keeps returning results for the old values")

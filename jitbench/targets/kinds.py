@@ -28,6 +28,11 @@ def is_variable(value: Any) -> bool:
     return _has_base(value, "flax.nnx", "Variable")
 
 
+def is_nnx_state(value: Any) -> bool:
+    """What ``nnx.split`` returns beside the graph: Variables by path."""
+    return _has_base(value, "flax.nnx", "State")
+
+
 def variable_value(variable: Any) -> Any:
     """The value an ``nnx.Variable`` holds (``.value`` before flax 0.11)."""
     return variable.get_value() if hasattr(variable, "get_value") else variable.value

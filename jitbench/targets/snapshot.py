@@ -38,10 +38,16 @@ def snapshot(value: Any) -> Any:
 
 
 def _nnx_copy(node: Any) -> Any:
-    """An nnx module's (or optimizer's) copy with new Variables holding the same arrays, None
-    for anything else: nnx's own deepcopy ignores the memo and copies every array, which
-    for a deep model is its size again at every step (a donating call, which would delete
-    shared arrays, is refused: scenario.Play)."""
+    """An nnx module's (or optimizer's) copy with new Variables holding the same arrays, and
+    so a Variable's or an ``nnx.State``'s, None for anything else: nnx's own deepcopy
+    ignores the memo and copies every array, which for a deep model is its size again at
+    every step (a donating call, which would delete shared arrays, is refused:
+    scenario.Play), and a Variable deep-copied flattens as one leaf, no longer as the node
+    jit returns (flax 0.12)."""
+    if kinds.is_variable(node) or kinds.is_nnx_state(node):
+        import jax
+
+        return jax.tree_util.tree_map(lambda leaf: leaf, node)
     if not kinds.is_nnx_graph(node):
         return None
     import jax
