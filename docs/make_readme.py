@@ -705,8 +705,7 @@ class Scaler:
 
 
 def assert_message_block() -> str:
-    """``assert_jit_safe``'s failure on :data:`SCALER` as it prints, through the verdict (JAX's
-    explanation of each miss follows it)."""
+    """``assert_jit_safe``'s failure on :data:`SCALER`, whole, as it prints."""
     import functools
 
     import jax
@@ -722,9 +721,7 @@ def assert_message_block() -> str:
         lines = str(exc).splitlines()
     else:
         raise SystemExit("the README's Scaler passed assert_jit_safe: docs/testing.md says not")
-    verdict = lines.index("verdict:")
-    end = next((i for i in range(verdict, len(lines)) if not lines[i].strip()), len(lines))
-    return "```\nAssertionError: " + "\n".join(lines[:end]) + "\n...\n```"
+    return "```\nAssertionError: " + "\n".join(lines) + "\n```"
 
 
 def strategies_block() -> str:

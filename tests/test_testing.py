@@ -252,6 +252,27 @@ def test_the_seed_class_fails_with_its_verdict_and_passes_what_it_allows():
     assert [s.cell for s in by_name.steps] == [s.cell for s in result.steps]
 
 
+def test_a_failure_takes_the_cli_s_target_forms_reads_in_few_lines_and_plays_once(monkeypatch):
+    from jitbench.subjects import audit
+    from jitbench.targets import Inputs
+
+    played = []
+    run = audit.run
+    monkeypatch.setattr(audit, "run", lambda *a, **k: played.append(a[0].name) or run(*a, **k))
+    with pytest.raises(AssertionError) as failed:  # as jitbench audit TARGET --call --inputs
+        assert_jit_safe("user_models:custom_class", call="calc", inputs="user_models:vector")
+    message = str(failed.value)
+    assert message.startswith("user_models:custom_class (call calc) is not jit-safe: stale (3)")
+    assert len(message.splitlines()) < 40 and "behaves like the built-in strategy" in message
+    assert "same_shape_array  x" in message and "explain=True" in message
+    # The scenario once on the target (the built-ins' audits are the verdict's own).
+    assert played.count("user_models:custom_class") == 1
+    with pytest.raises(AssertionError) as whole:
+        assert_jit_safe(user_models.custom_class(), call="calc",
+                        inputs=Inputs(user_models.vector()), explain=True)  # fmt: skip
+    assert str(whole.value).count("\n") > message.count("\n")  # every step, JAX's reasons
+
+
 def test_new_values_that_compile_again_are_a_recompile():
     """The seed class hashing its array: correct, but a new program for every new value."""
     with pytest.raises(AssertionError) as failed:

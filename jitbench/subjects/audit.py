@@ -280,8 +280,12 @@ def audit_subject(
         ),
         builtin=isinstance(subject, Generated) and subject.name == subject.strategy.name,
     )  # fmt: skip
-    if not verdict:
-        return result
+    return with_verdict(result, kind) if verdict else result
+
+
+def with_verdict(result: AuditResult, kind: str) -> AuditResult:
+    """``result`` with its verdict: the hazards in words and the built-in strategy it matches
+    (their audits run once per process), for an object of ``kind`` (kinds.object_kind)."""
     from jitbench.subjects.verdict import judge
 
     spec = result.device if result.device in DEVICE_SPECS else "cpu"

@@ -48,7 +48,7 @@ def _built(factory: Callable[[], Any], name: str) -> Target:
 
 def _target(obj: Any, call: str | Callable[..., Any] | None, inputs: Any) -> Target:
     """The target of ``assert_jit_safe``'s first argument (see its docstring)."""
-    from jitbench.targets import Target, check_call, resolve_name
+    from jitbench.targets import Inputs, Target, check_call, load_inputs, resolve_name
 
     if isinstance(obj, str):
         factory = resolve_name(obj, "target")
@@ -66,9 +66,14 @@ def _target(obj: Any, call: str | Callable[..., Any] | None, inputs: Any) -> Tar
             raise JitbenchError(
                 f"call {call!r} must be a method name or a function called as call(obj, *inputs)"
             )
+        if isinstance(call, str) and ":" in call:  # package.module:function, as --call
+            call = resolve_name(call, "call")
         target = dataclasses.replace(target, call=call)
-    if inputs is not None:  # a tuple or list of arguments, or the one argument
-        inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+    if inputs is not None:  # as --inputs: a spec; else an Inputs, a tuple or list, one value
+        if isinstance(inputs, str) and ":" in inputs:
+            inputs = load_inputs(inputs)
+        elif not isinstance(inputs, Inputs):
+            inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
         target = dataclasses.replace(target, inputs=inputs)
     check_call(target)
     return target
@@ -94,6 +99,32 @@ def _audit_text(result: AuditResult, title: str) -> str:
     return out.getvalue().rstrip()
 
 
+# The steps a failure shows (the rest: explain=True, or jitbench audit TARGET --explain).
+SHOWN_STEPS = 12
+
+
+def _failure_text(result: AuditResult) -> str:
+    """The verdict, then the steps with a hazard, as ``jitbench audit`` prints them."""
+    from jitbench.cli import render
+
+    lines = ["verdict:", *(f"  - {line}" for line in result.verdict)]
+    hazardous = [s for s in result.steps if s.outcome in ("stale", "error") or s.recompiled]
+    if hazardous:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            shown = hazardous[:SHOWN_STEPS]
+            rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in shown]
+            render.table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
+        lines += ["", "the steps with a hazard (cell: traces/compiles, '!' a stale result, 'E' "
+                  "an error under jit):"]  # fmt: skip
+        lines += out.getvalue().rstrip().splitlines()
+        if len(hazardous) > SHOWN_STEPS:
+            lines.append(f"... and {len(hazardous) - SHOWN_STEPS} more")
+    lines += ["", "every step and JAX's reason for each recompile: explain=True, or "
+              "jitbench audit TARGET --explain"]  # fmt: skip
+    return "\n".join(lines)
+
+
 def assert_jit_safe(
     target_or_object: Any,
     *,
@@ -101,14 +132,17 @@ def assert_jit_safe(
     inputs: Any = None,
     fields: str | None = None,
     allow: str | Iterable[str] = (),
+    explain: bool = False,
 ) -> AuditResult:
     """Play the audit's scenario on an object; AssertionError with its verdict on a hazard.
 
     ``target_or_object`` is the object (``call`` names its method, default
-    ``__call__``, or is a function called as ``call(obj, *inputs)``; ``inputs`` are
-    the call's arguments: a tuple, or one value), a factory function that builds it (a
-    new instance is then built the way the project builds one), a
-    :class:`jitbench.Target`, or a ``package.module:factory`` spec. ``fields`` picks
+    ``__call__``, or is a function called as ``call(obj, *inputs)``, or a
+    ``package.module:function`` spec as ``jitbench audit --call`` takes; ``inputs``
+    are the call's arguments: a tuple, an :class:`jitbench.Inputs`, one value, or a
+    ``package.module:function`` spec returning them, as ``--inputs``), a factory
+    function that builds it (a new instance is then built the way the project builds
+    one), a :class:`jitbench.Target`, or a ``package.module:factory`` spec. ``fields`` picks
     the fields the scenario changes (a glob or regular expression over their paths,
     as ``jitbench audit --fields``). The scenario: call, call again, set each flag to a
     new value and back, give each array new values and a new shape, build an equal and
@@ -116,33 +150,36 @@ def assert_jit_safe(
     under ``jax.disable_jit()``.
 
     Fails (AssertionError) on any hazard of :data:`HAZARDS` not named in ``allow``:
-    the message names the hazards, then the audit as ``jitbench audit --explain`` prints
-    it (per step the field, the change, traces/compiles and ``!`` for a stale result,
-    the verdict in words with the built-in strategy it behaves like, and JAX's reason
-    for each recompile). Returns the :class:`~jitbench.subjects.result.AuditResult`.
+    the message names the hazards, then the verdict in words with the built-in
+    strategy it behaves like, and the steps with a hazard (the field, the change,
+    traces/compiles, ``!`` for a stale result); with ``explain``, the whole audit as
+    ``jitbench audit --explain`` prints it (every step, and JAX's reason for each
+    recompile). The scenario is played once. Returns the
+    :class:`~jitbench.subjects.result.AuditResult`.
     Bad input (an unknown hazard, a method the object lacks) is a JitbenchError naming
     the value and the valid choices.
     """
     allowed = _check_allow(allow)
     target = _target(target_or_object, call, inputs)
-    from jitbench.subjects.audit import audit_subject
+    from jitbench.subjects.audit import audit_subject, with_verdict
     from jitbench.subjects.subject import subject_of
+    from jitbench.targets.kinds import object_kind
 
-    subject = subject_of(target)
-    result = audit_subject(subject, fields=fields)
+    result = audit_subject(subject_of(target), fields=fields)
     found = result.hazards()
     failing = {name: n for name, n in found.items() if name not in allowed}
     if not failing:
         return result
     # The verdict's match with the built-in strategies costs their audits (seconds, once
-    # per process): only for the message of a failure.
-    result = audit_subject(subject, fields=fields, verdict=True)
+    # per process): only for the message of a failure, on the scenario already played.
+    result = with_verdict(result, object_kind(target.obj))
     title = f"{target.name} (call {target.call_name})"
     named = ", ".join(f"{name} ({n})" for name, n in failing.items())
     accepted = ", ".join(sorted(allowed & found.keys())) or "none"
+    details = _audit_text(result, title) if explain else _failure_text(result)
     raise AssertionError(
         f"{title} is not jit-safe: {named}; allowed: {accepted} "
-        f"(allow= accepts {', '.join(HAZARDS)})\n\n{_audit_text(result, title)}"
+        f"(allow= accepts {', '.join(HAZARDS)})\n\n{details}"
     )
 
 
