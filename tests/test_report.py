@@ -57,8 +57,15 @@ def _files(folder: Path) -> dict[str, float]:
     return {str(p.relative_to(folder)): p.stat().st_mtime for p in folder.rglob("*")}
 
 
-def _cli(*argv: str) -> tuple[int, str, str]:
-    stdout, stderr = io.StringIO(), io.StringIO()
+class _Terminal(io.StringIO):
+    """stderr as a terminal, where the report shows its progress."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _cli(*argv: str, terminal: bool = False) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), _Terminal() if terminal else io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         code = main(list(argv))
     return code, stdout.getvalue(), stderr.getvalue()
@@ -69,7 +76,9 @@ def built(runs, tmp_path_factory):
     """The default report (newest commit) through the CLI: (out, exit code, stdout, stderr)."""
     out = tmp_path_factory.mktemp("report") / "reports"
     before = _files(runs.results)
-    code, stdout, stderr = _cli("report", "--results", str(runs.results), "--out", str(out))
+    code, stdout, stderr = _cli(
+        "report", "--results", str(runs.results), "--out", str(out), terminal=True
+    )
     assert _files(runs.results) == before  # nothing written into the results
     return out, code, stdout, stderr
 
@@ -96,10 +105,16 @@ def _links_exist(out: Path, page: str) -> list[str]:
     return links
 
 
-def test_progress_and_output_path(built):
+def test_the_terminal_opens_on_the_headline_then_progress_and_output_path(built):
     out, code, stdout, stderr = built
     assert code == 0
-    assert stdout.strip() == str(out / "index.html")
+    lines = stdout.splitlines()
+    assert lines[-1] == str(out / "index.html")
+    # The page's first table, the complete run's headline, within the first 20 lines.
+    assert lines[0].startswith("| strategy ") and lines[2].startswith("| eager ")
+    table = [line for line in lines[:20] if line.startswith("|")]
+    assert len(table) == 2 + len(STRATEGIES)
+    assert lines[len(table)].startswith("^ ") and "At a glance / cpu, size 10" in lines[len(table)]
     steps = re.findall(r"^\[(\d+)/(\d+)\] (.+)$", stderr, flags=re.M)
     assert [int(n) for n, _, _ in steps] == list(range(1, len(steps) + 1))
     assert {int(total) for _, total, _ in steps} == {len(steps)}

@@ -13,6 +13,7 @@ import io
 import itertools
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -124,7 +125,7 @@ def releases(runs, tmp_path_factory):
 
 def test_release_page_compares_hazards_per_release(runs, releases):
     out, _, stderr = releases
-    assert "[" in stderr and "releases.md and releases.html: JAX releases" in stderr
+    assert not re.search(r"^\[\d+/\d+\]", stderr, flags=re.M)  # progress on a terminal only
     index = _index(out)
     assert "[JAX releases compared](releases.md)" in index
     assert 'href="releases.html"' in (out / "index.html").read_text(encoding="utf-8")
@@ -248,7 +249,7 @@ def test_skip_bad_reports_the_rest(runs, tmp_path):
     code, _, stderr = _cli("report", "--results", str(copy), "--out", str(out))
     assert code == 2 and bad.name in stderr.strip().splitlines()[-1] and not out.exists()
     code, stdout, stderr = _cli("report", "--results", str(copy), "--out", str(out), "--skip-bad")
-    assert code == 0 and stdout.strip() == str(out / "index.html")
+    assert code == 0 and stdout.splitlines()[-1] == str(out / "index.html")
     assert f"skipping unreadable {bad}" in stderr
     assert runs.c1[:8] in _index(out) and runs.c2[:8] not in _index(out)
 

@@ -145,7 +145,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     extras.require("report", "report")  # before anything imports pandas or asv
-    from jitbench.report import write_report
+    from jitbench.report import headline, write_report
 
     index = write_report(
         args.results,
@@ -156,6 +156,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         skip_bad=args.skip_bad,
         audit_json=args.audit_json,
     )
+    for line in headline(index):  # the answer first; the runs chosen are in the page
+        print(line)
     print(index)
     return 0
 

@@ -24,7 +24,7 @@ from jitbench.report import (
     sections,
     targets,
 )
-from jitbench.report.document import Block, Bold, Bullets, Code, Heading, Page, PageLink
+from jitbench.report.document import Block, Bold, Bullets, Code, Details, Heading, Page, PageLink
 from jitbench.report.run import Run, slug
 
 Step = tuple[str, Callable[[Run], None]]
@@ -91,8 +91,6 @@ def write_report(
     """
     frame = results.load(results_dir, machine=machine, commit=commit, env=env, skip_bad=skip_bad)
     picked = None if commit else choice.choose(frame)
-    for line in picked.lines() if picked else ():
-        print(f"jitbench: {line}", file=sys.stderr, flush=True)
     chosen = choice.apply(frame, picked) if picked else counts.fold(frame)
     chosen = targets.fold(chosen)
     audited = audit.load(audit_json) if audit_json is not None else None
@@ -101,11 +99,17 @@ def write_report(
         if column not in chosen:
             # The tables below index these; results without them just show nothing there.
             chosen[column] = pd.Series(pd.NA, index=chosen.index, dtype="object")
+    # The complete run first (the most rows: the page opens on its headline), then by
+    # machine and commit; envs of one machine and commit in JAX release order (unknown
+    # releases last).
+    sizes = chosen.groupby(["machine", "commit"]).size()
     groups = sorted(
         (rows for _, rows in chosen.groupby(["machine", "commit", "env"], sort=True)),
-        # Envs of one machine and commit in JAX release order (unknown releases last).
-        key=lambda rows: (*rows[["machine", "commit"]].iloc[0], _release(rows["jax"].iloc[0])),
-    )
+        key=lambda rows: (
+            -sizes[tuple(rows[["machine", "commit"]].iloc[0])],
+            *rows[["machine", "commit"]].iloc[0], _release(rows["jax"].iloc[0]),
+        ),
+    )  # fmt: skip
     compared = releases.groups(chosen)
     total = 2 + len(STEPS) * len(groups) + bool(compared)
     _progress(1, total, f"results: {len(frame)} rows from {results_dir}")
@@ -173,16 +177,15 @@ def _header(
         Bullets(tuple(items)),
     ]
     if picked is not None and len(picked.lines()) > len(picked.runs):
-        blocks += [
-            document.Paragraph(
-                "Runs chosen: the complete run of each machine (the most benchmark-strategy "
-                "pairs, the newest of equals; runs of its grid at its commit under other JAX "
-                "versions beside it), instructions per call from the newest "
-                "counted run of the same machine and JAX release (same commit first); every "
-                "other run left out, with the reason. Pass --commit to choose."
-            ),
-            Bullets(tuple(picked.lines())),
-        ]
+        chosen = document.Paragraph(
+            "Runs chosen: the complete run of each machine (the most benchmark-strategy "
+            "pairs, the newest of equals; runs of its grid at its commit under other JAX "
+            "versions beside it), instructions per call from the newest "
+            "counted run of the same machine and JAX release (same commit first); every "
+            "other run left out, with the reason. Pass --commit to choose."
+        )
+        summary = f"Runs used ({len(picked.runs)}) and left out ({len(picked.left_out)})"
+        blocks.append(Details(summary, (chosen, Bullets(tuple(picked.lines())))))
     if compared:
         blocks.append(
             document.Paragraph(
@@ -214,4 +217,18 @@ def _check_out_dir(out: Path, results_dir: Path) -> Path:
 
 
 def _progress(step: int, total: int, label: str) -> None:
-    print(f"[{step}/{total}] {label}", file=sys.stderr, flush=True)
+    """``[3/42] label`` on stderr, where it is a terminal (a log or CI gets none)."""
+    if sys.stderr.isatty():
+        print(f"[{step}/{total}] {label}", file=sys.stderr, flush=True)
+
+
+def headline(index: Path) -> list[str]:
+    """The written page's first table (the complete run's headline, Markdown) and a line
+    naming it: what ``jitbench report`` prints, table first."""
+    lines = (index.parent / "index.md").read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("|")), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    titles = [line.lstrip("#").strip() for line in lines[:start] if line.startswith("#")]
+    return [*lines[start:end], f"^ {' / '.join(titles[1:])}: the first table of the report"]

@@ -94,7 +94,9 @@ STYLE = (
     "body{font-family:sans-serif;margin:2em auto;max-width:90em;padding:0 1em;line-height:1.4}"
     "table{border-collapse:collapse;font-size:90%;margin:0.5em 0}"
     "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;white-space:nowrap}"
-    "td:first-child,th:first-child{text-align:left}th{background:#f3f3f3}"
+    "td:first-child,th:first-child{text-align:left}"
+    # Headings wrap (a word a line at most), so a wide table fits a 1280-pixel window.
+    "th{background:#f3f3f3;white-space:normal;vertical-align:bottom;min-width:4em}"
     "td.wrap{white-space:normal;text-align:left;max-width:60em;font-size:90%}.left{text-align:left}"
     ".scroll{overflow-x:auto}img{max-width:100%}"
     "details{margin:0.5em 0}summary{cursor:pointer;font-weight:bold}"
