@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -428,3 +429,23 @@ def test_a_baseline_holds_on_the_next_run_and_a_planted_slowdown_fails_it(tmp_pa
     ratio = float(message.split("call: ")[1].split("ratio ")[1].split()[0])
     assert 1.01 < ratio < 1.04, message
     print(f"baseline {entry['instructions']}; planted slowdown: call ratio {ratio}")
+
+
+@pytest.mark.slow  # a real Valgrind process, stopped at its limit
+@pytest.mark.skipif(
+    callgrind.unavailable_reason() is not None,
+    reason=f"counting cannot run here: {callgrind.unavailable_reason()}",
+)
+def test_a_count_that_outlives_its_limit_is_one_line_with_its_seconds(tmp_path, monkeypatch):
+    from jitbench.measure.counting import instructions
+
+    monkeypatch.setattr(instructions, "TIMEOUT_S", 2)
+    said = []
+    with pytest.raises(AssertionError) as failed:
+        check_counts("user_models:scaled", key="t::a", baseline=tmp_path / "c.json",
+                     update=True, progress=said.append)  # fmt: skip
+    assert said == ["jitbench: counting user_models:scaled under Valgrind, in a process of its own"]
+    message = str(failed.value)
+    assert re.fullmatch(
+        r"counting user_models:scaled did not finish in 2 s \(after [23] s\)", message
+    ), message

@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -175,6 +176,7 @@ def check_counts(
     device: str = "cpu",
     tolerance: float = COUNT_TOLERANCE,
     update: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> CountsCheck:
     """Count ``target``'s cached call and dispatch under Valgrind and compare them with the
     baseline of ``key`` in the file ``baseline``.
@@ -183,7 +185,9 @@ def check_counts(
     module-level function or its ``package.module:factory``; ``call`` a method name or
     a function called as ``call(obj, *inputs)``; ``inputs`` a function returning the
     arguments (the counting process imports them by name, with this process's
-    ``sys.path``). ``update`` writes the counts as the baseline.
+    ``sys.path``). ``update`` writes the counts as the baseline. ``progress`` is told, in
+    one line, when the counting process starts (the pytest fixture shows it); a process
+    that fails or outlives its limit is an AssertionError of one line, with its seconds.
 
     Raises AssertionError when a count grew beyond ``tolerance`` (old, new and ratio),
     or when the file has no entry for ``key``; unittest.SkipTest (a skip under pytest)
@@ -210,6 +214,8 @@ def check_counts(
     entry = None if update else read(path).get(key)
     if not update:
         _check_entry(entry, key, path, what, now)
+    if progress is not None:
+        progress(f"jitbench: counting {spec} under Valgrind, in a process of its own")
     counts = _count(what)
     if update:
         write(path, key, {**what, "instructions": counts, "versions": now})
@@ -245,10 +251,17 @@ def _count(what: dict[str, Any]) -> dict[str, float]:
     """The target's counts per kind of call, from one Valgrind process of its own."""
     __tracebackhide__ = True
     from jitbench.errors import NoFigure
+    from jitbench.measure.counting import instructions
     from jitbench.measure.counting.instructions import KINDS, Row, count_rows
 
     row = Row(what["target"], what["device"], call=what["call"], inputs=what["inputs"])
-    (found,) = count_rows([row], env={"PYTHONPATH": _pythonpath()})
+    start = time.monotonic()
+    try:
+        (found,) = count_rows(
+            [row], env={"PYTHONPATH": _pythonpath()}, timeout=instructions.TIMEOUT_S
+        )
+    except JitbenchError as exc:  # one line: the process failed or ran out of time
+        raise AssertionError(f"{exc} (after {time.monotonic() - start:.0f} s)") from None
     if isinstance(found, NoFigure):
         if found.failed:
             raise AssertionError(f"counting {what['target']} failed: {found.reason}")

@@ -93,13 +93,15 @@ def jitbench_counts(request: pytest.FixtureRequest) -> Callable[..., CountsCheck
         used.add(key)
         update = config.getoption("jitbench_update_counts")
         notes = config.stash[_NOTES]
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        progress = None if reporter is None else lambda line: reporter.write_line(line)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", CountsImproved)
                 checked = check_counts(
                     target, key=key, baseline=baseline_path(config), call=call, inputs=inputs,
                     device=device, tolerance=config.getoption("jitbench_count_tolerance"),
-                    update=update,
+                    update=update, progress=progress,
                 )  # fmt: skip
         except unittest.SkipTest as exc:
             notes.append(f"{key}: skipped: {exc}")

@@ -222,7 +222,8 @@ def _run(
             check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
-        raise JitbenchError(f"counting {len(rows)} rows took over {timeout} s") from None
+        what = rows[0].subject if len(rows) == 1 else f"{len(rows)} rows"
+        raise JitbenchError(f"counting {what} did not finish in {timeout:g} s") from None
     if done.returncode != 0:
         # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
         own = [line for line in done.stderr.splitlines() if not line.startswith("==")]
