@@ -449,3 +449,22 @@ def test_a_count_that_outlives_its_limit_is_one_line_with_its_seconds(tmp_path, 
     assert re.fullmatch(
         r"counting user_models:scaled did not finish in 2 s \(after [23] s\)", message
     ), message
+
+
+def test_a_correct_flax_training_step_passes_and_the_seed_class_fails():
+    """flax's TrainState (linen, BatchNorm, Adam) through a jitted train step, as flax's docs
+    write it: no stale result, though Adam's first step rounds apart from the call without
+    jit. Each new state the factory builds holds a new ``optax.adam`` (static: its functions
+    are made anew), so a new instance compiles once and its transform stays in jit's cache:
+    what a project building its state once allows."""
+    result = assert_jit_safe(
+        "user_models:bn_state",
+        call="user_models:bn_train_step",
+        inputs="user_models:bn_batch",
+        allow=("leak", "recompile"),
+    )
+    assert result.stale_results == result.errors == 0
+    assert result.step("same_shape_array").outcome == "correct"
+    with pytest.raises(AssertionError, match="is not jit-safe: stale"):
+        assert_jit_safe(user_models.custom_class(), call="calc", inputs=user_models.vector(),
+                        allow=("leak", "recompile"))  # fmt: skip

@@ -7,6 +7,7 @@ that return a ``jitbench.Target`` to name their call and inputs themselves.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from functools import partial
 
@@ -537,9 +538,10 @@ def marked_only() -> jitbench.Target:
     return jitbench.Target(obj, (vector(),), call=lambda obj, y: obj(y)[1])
 
 
-def bn_state():
-    """flax's TrainState of a linen MLP with BatchNorm, trained with Adam, as flax's docs do."""
-    import optax
+@functools.cache
+def _bn_classes() -> tuple[type, type]:
+    """The model and its TrainState, defined once as a project's module defines them (classes
+    made anew at every call would be new static values: a compile and a leak each)."""
     from flax import linen as nn
     from flax.training import train_state
 
@@ -552,6 +554,14 @@ def bn_state():
     class State(train_state.TrainState):
         batch_stats: typing.Any
 
+    return Model, State
+
+
+def bn_state():
+    """flax's TrainState of a linen MLP with BatchNorm, trained with Adam, as flax's docs do."""
+    import optax
+
+    Model, State = _bn_classes()
     model = Model()
     v = model.init(jax.random.PRNGKey(0), jnp.ones((8, SIZE)), train=False)
     return State.create(apply_fn=model.apply, params=v["params"], batch_stats=v["batch_stats"],
