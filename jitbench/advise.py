@@ -73,6 +73,26 @@ class Advice:
     def row(self, way: str) -> WayRow:
         return next(r for r in self.rows if r.way == way)
 
+    def why(self) -> str:
+        """Why the recommended way was chosen, in the words its ranking earns."""
+        chosen = self.row(self.recommended)
+        best = _figure(chosen, self.ranked_by)
+        cheaper = [
+            r for r in self.rows
+            if r.safe and (f := _figure(r, self.ranked_by)) is not None and best is not None
+            and f < best
+        ]  # fmt: skip
+        clean = "" if chosen.hazards else ", no leak, no recompile"
+        if not cheaper:
+            return f"the cheapest never stale, never raising{clean}"
+        if any(len(r.hazards) < len(chosen.hazards) or len(r.hazards) == len(chosen.hazards)
+               for r in cheaper):  # fmt: skip
+            return (
+                f"never stale, never raising{clean}; no other way is clearly cheaper (their "
+                "figures overlap its own)"
+            )
+        return f"never stale, never raising{clean}, with the fewest hazards of those"
+
     def faster_hazardous(self) -> list[WayRow]:
         """The ways cheaper than the recommended one that have a hazard it has not."""
         if not self.recommended:

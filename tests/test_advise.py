@@ -423,3 +423,29 @@ def test_advise_runs_on_every_example_target(examples, spec):
     assert advice.row(AS_WRITTEN).built
     reasons = [row.reason for row in advice.rows if not row.built]
     assert all(r and "\n" not in r and "Traceback" not in r for r in reasons), reasons
+
+
+def test_the_recommendation_says_cheapest_only_where_it_is():
+    from jitbench.advise import Advice, WayRow, _ranked
+    from jitbench.measure.timing import Spread
+
+    def row(way: str, seconds: float, *hazards: str) -> WayRow:
+        return WayRow(way, "", "", hazards=hazards, cached=Spread(seconds, seconds, seconds, 5))
+
+    def why(*rows: WayRow) -> str:
+        ranked, best, by = _ranked(list(rows), counted=False)
+        return Advice("t", "plain class", "calc", "cpu", tuple(ranked), best, by).why()
+
+    written = row(AS_WRITTEN, 2e-6)
+    assert (
+        why(written, row("a", 1e-6))
+        == "the cheapest never stale, never raising, no leak, no recompile"
+    )
+    # A cheaper way that recompiles loses to one that does not: not "the cheapest".
+    assert why(row(AS_WRITTEN, 1e-6, "recompile"), row("a", 3e-6)) == (
+        "never stale, never raising, no leak, no recompile, with the fewest hazards of those"
+    )
+    # A way within noise of the call as written leaves it recommended, not as "cheapest".
+    close = WayRow("a", "", "", cached=Spread(1.9e-6, 1.5e-6, 2.1e-6, 5))
+    tied = WayRow(AS_WRITTEN, "", "", cached=Spread(2e-6, 1.8e-6, 2.2e-6, 5))
+    assert why(tied, close).startswith("never stale, never raising, no leak, no recompile; no ")

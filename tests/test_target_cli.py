@@ -26,7 +26,7 @@ def test_audit_target_table(capsys):
     assert main(["audit", *SEED]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "cache audit of user_models:custom_class (CustomClass, call calc)"
-    assert out[1] == "on cpu, first array field of 64 elements"
+    assert out[1] == "on cpu, the first array field played of 64 elements"
     rows = [line.split() for line in out[6:14]]
     assert [r[0] for r in rows] == list(SCENARIO)
     assert rows[2] == ["new_static", "mul", "attribute", "setattr", "0/0!"]  # a plain object's

@@ -94,7 +94,7 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     """A user's object's audit: one row per step (the field, how jit sees it, how it was
     changed), then what was left out (a line per kind of reason) and the verdict."""
     print(f"cache audit of {title}")
-    arrays = f", first array field of {result.size} elements" if result.size else ""
+    arrays = f", the first array field played of {result.size:,} elements" if result.size else ""
     print(f"on {result.device}{arrays}")
     print(
         f"{CELLS}, 'n/a' a call that raises without jit too (or where jit traces code it "
@@ -235,9 +235,7 @@ def advice(result: Any, form: str) -> None:
         print("\nno way is free of stale results and errors: see the audit of each")
         return
     best = result.row(result.recommended)
-    clean = "" if best.hazards else ", no leak, no recompile"
-    print(f"\nrecommended: {best.way} (the cheapest never stale, never raising{clean}; "
-          f"ranked by {result.ranked_by})")  # fmt: skip
+    print(f"\nrecommended: {best.way} ({result.why()}; ranked by {result.ranked_by})")
     if best.hazards:
         print(f"  its hazards: {', '.join(best.hazards)}")
     if best.caveat:

@@ -15,6 +15,8 @@ import types
 import weakref
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from jitbench.compiles import clear_caches, count_compiles, explain_misses
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
@@ -261,6 +263,7 @@ def audit_subject(
         raise JitbenchError(f"the fields pattern {fields!r} matches no field; the fields: {paths}")
     played, refused = subject.playable(probe, played)
     kind = kinds.object_kind(probe)
+    size = subject.size if isinstance(subject, Generated) else _played_size(subject, probe, played)
     del probe
     counter = None
     if isinstance(subject, Generated) and subject.probe:
@@ -273,7 +276,7 @@ def audit_subject(
         what = "strategy" if isinstance(subject, Generated) else "target"
         raise JitbenchError(f"the first call of {what} {subject.name!r}: {_first_failure(first)}")
     result = AuditResult(
-        subject.name, subject.device, subject.size, steps, leaked, arrays_alive, held,
+        subject.name, subject.device, size, steps, leaked, arrays_alive, held,
         skipped=(
             *((s.path, s.reason) for s in [*skipped, *refused, *left]),
             *((where, _noisy(noise)) for where in noise),
@@ -291,6 +294,14 @@ def with_verdict(result: AuditResult, kind: str) -> AuditResult:
     spec = result.device if result.device in DEVICE_SPECS else "cpu"
     lines, match = judge(result, kind, builtin_audits(spec))
     return dataclasses.replace(result, verdict=lines, matches=match)
+
+
+def _played_size(subject: Subject, probe: Any, played: list[fieldlib.Field]) -> int:
+    """The element count of the first array field the scenario plays (0: it plays none)."""
+    for field in played:
+        if field.kind == "array":
+            return int(np.prod(np.shape(subject.get(probe, field))))
+    return 0
 
 
 @functools.cache

@@ -122,7 +122,7 @@ WRITTEN = Way(AS_WRITTEN, "", "")
 
 VALUE_HASH = Way(
     "static self, value hash",
-    "the object is hashed at every call (its arrays' bytes copied to the host), and every "
+    "the object is hashed at every call (any array it holds copied to the host), and every "
     "object jit compiled for stays alive in its cache: memory grows with every new value",
     """{prelude}
 def _key(obj):   # every field: arrays by shape, dtype and bytes, static data written out
