@@ -100,7 +100,7 @@ def test_diffrax_hashes_its_controllers_numbers():
     hashed = [s for s in result.steps if s.name == "same_shape_array"]
     assert [s.field for s in hashed][:2] == ["rtol", "atol"]
     assert {(s.cell, s.role) for s in hashed} == {("1/1", "static (hashed leaf)")}
-    assert result.verdict[0].startswith("`rtol`, `atol`, `pcoeff`, `icoeff` and 5 more given new")
+    assert result.verdict[0].startswith("`rtol`, `atol`, `pcoeff`, `icoeff` and 4 more given new")
     assert result.stale_results == 0
     _no_stale_words(result)
 

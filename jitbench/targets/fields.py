@@ -275,8 +275,8 @@ def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
     if kinds.is_array(value):
         numeric = kinds.is_key(value) or value.dtype.kind in "iufc" or "float" in str(value.dtype)
         return ("array", None) if numeric else (None, f"an array of {value.dtype}: no new values")
-    if kinds.is_number(value) and role == "number":
-        return "number", None
+    if kinds.is_number(value) and role == "number" and not isinstance(value, bool):
+        return "number", None  # a bool, traced or not, is a flag: set to the other and back
     if kinds.is_function(value):
         return "static", None
     if isinstance(value, bool | int | float | enum.Enum | str) or value is None:
