@@ -10,8 +10,8 @@ import sys
 from typing import Any
 
 from jitbench.errors import JitbenchError, error_text
-from jitbench.measure.timing import REPEAT, Spread
-from jitbench.options import COUNT_TOLERANCE
+from jitbench.measure.timing import Spread
+from jitbench.options import COUNT_TOLERANCE, REPEAT
 from jitbench.targets import Target
 from jitbench.targets import fields as fieldlib
 

@@ -17,6 +17,8 @@ DEFAULT_PHASES = VALIDATE_PHASES[:4]
 DEFAULT_SIZE = 64
 # Samples per figure of jitbench time.
 REPEAT = 7
+# The array fields the audit's scenario plays by default (every static field plays).
+DEFAULT_ARRAYS = 3
 # The change of an instruction count that jitbench compare calls a change: above the
 # run-to-run spread of counts that validation measures, below the 2% it must catch.
 COUNT_TOLERANCE = 0.01

@@ -51,3 +51,14 @@ def test_audit_twice_through_the_package():
     )
     cells = observed().correct  # "1/1 0/0 1/1 0/0 0/0 1/1 0/0 0/0" from JAX 0.10 on
     assert _run(code) == [f"True helper_function 8 {cells}"] * 2
+
+
+def test_the_public_names_are_listed_once_each_and_agree():
+    # __all__ stays literal (type checkers and linters read it statically), so it is held
+    # to the lazy table and the functions the package defines.
+    import jitbench
+
+    functions = {"advise_object", "audit", "audit_object", "time_object"}
+    assert len(set(jitbench.__all__)) == len(jitbench.__all__)
+    assert set(jitbench.__all__) == set(jitbench._HOME) | functions
+    assert all(callable(getattr(jitbench, name)) for name in functions)

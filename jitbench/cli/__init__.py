@@ -22,6 +22,7 @@ from jitbench.errors import JitbenchError
 from jitbench.options import (
     COMPARE_BY,
     COUNT_TOLERANCE,
+    DEFAULT_ARRAYS,
     DEFAULT_PHASES,
     DEFAULT_SIZE,
     FORMATS,
@@ -227,7 +228,7 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fields", metavar="PATTERN",
         help="TARGET's fields to change: a path prefix (layers[0].), glob (*.weight) or regex; "
-        "default: every static field and the first 3 arrays",
+        f"default: every static field and the first {DEFAULT_ARRAYS} arrays",
     )  # fmt: skip
 
 

@@ -14,11 +14,11 @@ from typing import Any
 from jitbench.compiles import clear_caches, count_compiles
 from jitbench.errors import JitbenchError
 from jitbench.measure.case import Prepared, cold_call
+from jitbench.options import REPEAT
 from jitbench.subjects.scenario import Play, attempt, replay
 from jitbench.subjects.subject import Subject
 from jitbench.targets import fields as fieldlib
 
-REPEAT = 7
 COLD_CALLS = 5
 AFTER_RUNS = 3
 

@@ -15,12 +15,12 @@ import typing
 from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, Sequence
 from typing import Any, Literal
 
+from jitbench.options import DEFAULT_ARRAYS
 from jitbench.targets import kinds, values
 
 Kind = Literal["array", "number", "static"]
 Key = tuple[Literal["attr", "item"], Any]
 MAX_DEPTH = 12
-DEFAULT_ARRAYS = 3
 # Statics and traced numbers played by default (one field of each group, see choose).
 DEFAULT_VALUES = 12
 EQX_STATIC = "a new module, built as equinox unflattens one"
