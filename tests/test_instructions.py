@@ -329,10 +329,13 @@ def framed():
 @needs_valgrind
 def test_each_frame_of_the_caller_costs_a_stack_walk_per_jax_call(framed):
     shallow, deep, off, deep_off, _ = framed
-    # JAX walks the stack at dispatch and at block_until_ready: about 92 instructions a
-    # frame each; with tracebacks off a frame costs nothing.
-    assert 150 < (deep.call - shallow.call) / 50 < 220
-    assert 75 < (deep.dispatch - shallow.dispatch) / 50 < 110
+    # JAX walks the stack at dispatch and at block_until_ready: tens of instructions a frame
+    # each (92 on pyenv's CPython 3.13.0, 72 on Debian's 3.11.2 build, measured here),
+    # so a call's frame costs two walks, a dispatch's one; with tracebacks off, nothing.
+    per_call = (deep.call - shallow.call) / 50
+    per_dispatch = (deep.dispatch - shallow.dispatch) / 50
+    assert 50 < per_dispatch < 110
+    assert 1.7 < per_call / per_dispatch < 2.3
     assert abs(deep_off.call / off.call - 1) <= COUNT_TOLERANCE
     assert off.call < shallow.call
 

@@ -509,8 +509,8 @@ def test_a_first_call_differing_everywhere_is_judged_by_compiles_alone_and_says_
     assert "no change could be judged, so no built-in is matched" in result.verdict
 
 
-def test_a_step_jit_traced_afresh_is_never_stale():
-    # The new flag is traced: the output that differs from the call without jit was computed
+def test_a_step_jit_compiled_afresh_is_never_stale():
+    # The new flag compiles: the output that differs from the call without jit was computed
     # for the new value, so it is no stale result (the bound method's old-value reuse is).
     result = _target_audit("user_models:flag_marked")
     step = result.step("new_static")

@@ -106,7 +106,7 @@ def after_changes(
             play.keep()
             with count_compiles() as stats:  # its listeners run at every compile, counted or not
                 result, error, seconds = attempt(play)  # the call alone is timed, not its oracle
-            outcome, error = play.judge(result, error, stats.traces > 0)
+            outcome, error = play.judge(result, error, stats.traces > 0, stats.compiles > 0)
             done.append(seconds)
             if len(steps) < len(done):
                 steps.append((name, *play.changed[-1], outcome, error))

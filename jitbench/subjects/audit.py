@@ -174,7 +174,7 @@ def _step(play: Play, name: str, probe: Any) -> Step:
         if not retried:  # the explainer's failure, not the call's
             stats, messages = again, [f"JAX's cache-miss explainer raised {error}"]
         error = retried
-    outcome, error = play.judge(result, error, stats.traces > 0)
+    outcome, error = play.judge(result, error, stats.traces > 0, stats.compiles > 0)
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
     role = play.roles.get(field, "")

@@ -87,8 +87,11 @@ class Play:
             leaves = jax.tree_util.tree_leaves((self.obj, target.inputs, target.kwargs))
             self.passed = [leaf for leaf in leaves if kinds.is_array(leaf)]
 
-    def judge(self, result: Any, error: str, traced: bool) -> tuple[Outcome, str]:
-        """The outcome of this step's call, which jit ``traced`` or not (see
+    def judge(
+        self, result: Any, error: str, traced: bool, compiled: bool | None = None
+    ) -> tuple[Outcome, str]:
+        """The outcome of this step's call, which jit ``traced`` or not and ``compiled`` (a
+        new program: it saw every value) or not (default: as traced) (see
         :meth:`Subject.judge`)."""
         if self.step == "first_call" and not error:  # one that raised may leave the object
             self._refuse_donation()  # half updated (nnx under an outer jit): its error says
@@ -96,7 +99,12 @@ class Play:
         reused = bool(self.changed[-1][0]) and not traced
         if self.step == "seen_static":  # the program of its old value: seen where the new was
             reused = reused and self.outcome == "unjudged"
-        self.judging.reused, self.judging.traced = reused, traced
+        # A trace that compiled nothing may still reuse an old program (a value hash's
+        # equal key): only a compile shows that jit saw the new values.
+        self.judging.reused, self.judging.compiled = (
+            reused,
+            traced if compiled is None else compiled,
+        )
         raised = error
         self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
         if self.step == "first_call" and raised and self.outcome == "n/a" and error != raised:

@@ -49,7 +49,7 @@ class Judging:
     last: Any = None
     reused: bool = False
     previous: Any = None  # the jitted call's last result
-    traced: bool = False  # whether jit traced this step's call (it saw every value)
+    compiled: bool = False  # whether jit compiled for this step's call (it saw every value)
     # Why no result can be compared (the first call differs on every leaf), once known.
     unjudgeable: str = ""
 
@@ -301,7 +301,7 @@ class Walked(Subject):
         as a call that samples: no result is compared, every later step unjudged). A result
         off beyond the noise is stale only where jit reused a program and the result is the
         one from before the change (the jitted call's last result, or the oracle's); one jit
-        traced afresh saw every value and is never stale; one that matches nothing from
+        compiled afresh saw every value and is never stale; one that matches nothing from
         before is unjudged, and says why. A change the oracle returns the same for is
         unjudged."""
         import jax
@@ -333,8 +333,8 @@ class Walked(Subject):
         if judging.unjudgeable:
             return "unjudged", judging.unjudgeable
         beyond = off if isinstance(off, str) else off.keys() - judging.noise.keys()
-        if beyond and judging.traced:
-            return "correct", ""  # traced afresh: what differs is rounding, not an old value
+        if beyond and judging.compiled:
+            return "correct", ""  # compiled afresh: what differs is rounding, not an old value
         if beyond:
             if _matches(result, previous, judging.noise) or _matches(result, last, judging.noise):
                 return "stale", off if isinstance(off, str) else ""
