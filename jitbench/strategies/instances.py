@@ -15,6 +15,8 @@ from jitbench.strategies.computation import LAYER_FIELDS
 
 DTYPES = ("float32", "float64", "bfloat16", "float16")
 DEFAULT_STATIC = 1
+# Values drawn per array; a longer array repeats them (random_array).
+DRAWN = 1 << 20
 
 
 def check_size(size: Any) -> int:
@@ -32,10 +34,14 @@ def random_array(
         raise JitbenchError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
     import jax.numpy as jnp
 
-    # Drawn in float32 (NumPy's float64 draw takes 4x as long: 3.6 s for the 1e8 elements of
-    # an accelerator's loop rows), float64 drawn as such; half precisions cast from float32.
-    drawn = rng.standard_normal(shape, dtype=np.float64 if dtype == "float64" else np.float32)
-    return placement.put(drawn.astype(jnp.dtype(dtype)))
+    # Drawn in float32 (NumPy's float64 draw takes 4x as long), float64 drawn as such; half
+    # precisions cast from float32. Beyond DRAWN elements the draw repeats: a call's time does
+    # not depend on the values, and a draw of 1e8 elements (an accelerator's loop rows, two
+    # arrays a row) took 1.5 s here, against 0.1 s for this.
+    kind = np.float64 if dtype == "float64" else np.float32
+    total = int(np.prod(shape))
+    drawn = rng.standard_normal(min(total, DRAWN), dtype=kind).astype(jnp.dtype(dtype))
+    return placement.put(np.resize(drawn, shape) if total > DRAWN else drawn.reshape(shape))
 
 
 def make_instance(
