@@ -15,8 +15,11 @@ from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards
 from jitbench.suite import catalog
 
 # The device hides the host's overhead at a size where a loop's time per call is this many
-# times the host's dispatch or more: the device, not the host, then sets the pace.
-HIDDEN_BY = 1.1
+# times the host's dispatch or more: the device, not the host, then sets the pace. The two
+# figures of one size, measured apart, differ by up to 15% where the host sets both (on the
+# TPU v5e flax_nnx_jit's dispatch 401us and loop 461us at 1e5, on its host's CPU
+# equinox_filter_jit's 144us and 160us at 10), hence the margin.
+HIDDEN_BY = 1.25
 # The figures per (strategy, size, device), by column.
 CALLS = {
     "dispatch_s": catalog.DEVICE_DISPATCH,
@@ -59,8 +62,8 @@ TEXT = (
     (Bold("new flag"), ": the call right after a static field took a new value"),
     (
         Bold("hidden from"),
-        ": the size from which the device hides the host: the smallest whose loop per call "
-        f"is {HIDDEN_BY:.1f}x its dispatch or more, where the device's own time, not the "
+        ": the size from which the device hides the host: from it on, the loop per call "
+        f"is {HIDDEN_BY:.2f}x the dispatch or more, where the device's own time, not the "
         "host's dispatch, sets a loop's pace (> the largest size measured: it never does)",
     ),
     (
@@ -89,15 +92,19 @@ def calls(run: Run) -> pd.DataFrame:
 
 
 def hidden_from(rows: pd.DataFrame) -> Any:
-    """The smallest size whose loop per call is HIDDEN_BY times its dispatch or more, among
-    one strategy's rows on one device; ``> N`` where none is, n/a where nothing measured."""
+    """The smallest size from which the loop per call is HIDDEN_BY times the dispatch or more
+    at every size measured, among one strategy's rows on one device; ``> N`` where the
+    largest is not, n/a where nothing is measured."""
     measured = rows.dropna(subset=["loop_s", "dispatch_s"]).sort_values("size")
     if measured.empty:
         return "n/a"
-    hidden = measured[measured["loop_s"] >= HIDDEN_BY * measured["dispatch_s"]]
-    if hidden.empty:
+    hidden = (measured["loop_s"] >= HIDDEN_BY * measured["dispatch_s"]).to_numpy()
+    if not hidden[-1]:
         return f"> {size_text(measured['size'].max())}"
-    return size_text(hidden["size"].min())
+    shown = len(hidden) - 1
+    while shown and hidden[shown - 1]:
+        shown -= 1
+    return size_text(measured["size"].iloc[shown])
 
 
 def size_text(size: Any) -> str:
