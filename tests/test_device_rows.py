@@ -163,6 +163,8 @@ def test_report_opens_on_the_chips_full_table(tmp_path):
     page = (tmp_path / "index.md").read_text()
     first = page[page.index("|") :].splitlines()
     assert first[0].startswith("| strategy") and "hidden from" in first[0]
+    # A device-only run has no audit rows: no hazard column (a blank one would read "none").
+    assert "hazard" not in first[0] and "no audit rows" in page
     rows = [line for line in first[2:] if line.startswith("|")][: len(STRATEGIES)]
     assert not any("n/a" in line for line in rows), rows
     assert "summary omitted" not in page

@@ -11,7 +11,7 @@ import pandas as pd
 from jitbench.report import fits
 from jitbench.report.document import Bold, Bullets
 from jitbench.report.run import Run, order, slug
-from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards
+from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards, per_device
 from jitbench.suite import catalog
 
 # The device hides the host's overhead at a size where a loop's time per call is this many
@@ -195,7 +195,13 @@ def section(run: Run) -> None:
         f"(jitbench device-run); each cell {' · '.join(devices)}, size {size}:"
     )
     run.blocks.append(Bullets(TEXT))
-    shown = flag_hazards(side_by_side(head, devices), run)
+    audited = per_device(run) is not None
+    if not audited:
+        run.text(
+            "This run holds no audit rows, hence no hazard column: `jitbench audit --strategy "
+            f"NAME --device {devices[0]}` audits a strategy there."
+        )
+    shown = _flagged(side_by_side(head, devices), run, audited)
     run.blocks += run.table("device-headline", shown, csv=False)
     head.to_csv(run.path("tables", "device-headline.csv"), index=False)
     run.blocks.append(run.csv_link(run.path("tables", "device-headline.csv")))
@@ -206,10 +212,16 @@ def section(run: Run) -> None:
         loops = loops.reindex(pd.unique(mine["strategy"]))
         loops.columns = [f"at_{size_text(c)}_s" for c in loops.columns]
         run.heading(f"Loop per call by size, {device}", 1)
-        shown = flag_hazards(loops.reset_index(), run)
+        shown = _flagged(loops.reset_index(), run, audited)
         run.blocks += run.table(f"device-loop-{slug(device)}", shown)
     run.heading("Every device figure", 1)
-    run.blocks += run.table("device-all", flag_hazards(table, run))
+    run.blocks += run.table("device-all", _flagged(table, run, audited))
+
+
+def _flagged(table: pd.DataFrame, run: Run, audited: bool) -> pd.DataFrame:
+    """The hazard column where the run audited the strategies; none (not a blank one, which
+    would read as no hazard) where it did not, as a device-only run."""
+    return flag_hazards(table, run) if audited else table
 
 
 def accelerator_runs(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
