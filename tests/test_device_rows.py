@@ -202,6 +202,23 @@ def test_device_run_refuses_uncommitted_code_and_a_bad_machine_name(tmp_path):
 
 
 @pytest.mark.slow
+def test_device_run_names_the_branch_a_bundle_clone_lacks(tmp_path):
+    # How a checkout reaches a host without network: a bundle; one made from HEAD alone
+    # has no main branch, and asv would stop with "Unknown branch main in configuration".
+    bundle = tmp_path / "jitbench.bundle"
+    subprocess.run(["git", "bundle", "create", "-q", str(bundle), "HEAD"], cwd=ROOT, check=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True)
+    done = _device_run(clone, "--machine", "here", HOME=str(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "jitbench: error: asv.conf.json names branch 'main', which this checkout lacks: "
+        "git branch main HEAD (or clone with -b main)"
+    ]
+    assert not (clone / "results" / "here").exists()
+
+
+@pytest.mark.slow
 def test_device_run_files_the_cpu_rows_through_asv_with_the_jax_release(tmp_path):
     clone = _clone(tmp_path)
     head = subprocess.run(

@@ -18,7 +18,7 @@ from jitbench.devices import host_devices
 from jitbench.errors import JitbenchError
 from jitbench.measure import device_rows
 from jitbench.suite import catalog
-from jitbench.suite.asvrun import AsvConfig, checkout
+from jitbench.suite.asvrun import AsvConfig, checkout, load_config
 
 # How to bring asv onto a host without network: docs/running.md.
 RECIPE = "docs/running.md#an-accelerator-host"
@@ -43,6 +43,17 @@ def _head(root: Path) -> str:
             f"the checkout has uncommitted changes ({first} and others may be): commit them "
             "first, since the rows are filed under HEAD"
         )
+    # asv refuses a run whose configured branch is absent ("Unknown branch main in
+    # configuration"), as in a clone of a bundle made from HEAD alone.
+    for branch in load_config(root).get("branches", []):
+        if subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"],
+            cwd=root, capture_output=True, check=False,
+        ).returncode:  # fmt: skip
+            raise JitbenchError(
+                f"asv.conf.json names branch {branch!r}, which this checkout lacks: "
+                f"git branch {branch} HEAD (or clone with -b {branch})"
+            )
     return git("rev-parse", "HEAD").strip()
 
 
