@@ -653,13 +653,14 @@ def test_a_run_on_new_hardware_adds_its_device_and_changed_code_replaces_the_ent
     before = _described()
     name, other = "bench_cached.CachedCall.time_cached_call", "bench_cold.ColdCall.time_first_call"
     strategies, sizes, devices = before[name]["params"]
+    assert "'gpu'" not in devices  # a device no committed run measured this on
     after = {
         **before,
-        name: {**before[name], "params": [strategies[:2], sizes, ["'tpu'", "'cpu'"]]},
+        name: {**before[name], "params": [strategies[:2], sizes, ["'gpu'", "'cpu'"]]},
         other: {**before[other], "version": "0" * 64},
     }
     merged = merge_description(before, after)
-    assert merged[name]["params"] == [strategies, sizes, [*devices, "'tpu'"]]
+    assert merged[name]["params"] == [strategies, sizes, [*devices, "'gpu'"]]
     assert merged[other] == after[other]
     assert {k: v for k, v in merged.items() if k not in (name, other)} == {
         k: v for k, v in before.items() if k not in (name, other)
