@@ -35,9 +35,9 @@ def _no_stale_words(result) -> None:
 def test_a_chex_dataclass_plays_its_fields_through_replace():
     # chex's default dataclass is a Mapping that is no MutableMapping.
     result = _audit("chex_parameters")
-    assert _cells(result)[2:5] == [
-        ("same_shape_array", "lr", "0/0"), ("same_shape_array", "x", "0/0"),
-        ("new_shape_array", "x", "1/1"),
+    assert _cells(result)[2:6] == [
+        ("same_shape_array", "lr", "0/0"), ("seen_static", "lr", "0/0"),
+        ("same_shape_array", "x", "0/0"), ("new_shape_array", "x", "1/1"),
     ]  # fmt: skip
     assert result.step("same_shape_array").role == "traced number"
     assert {s.how.split(" (")[0] for s in result.steps if s.field} == {".replace"}
@@ -70,8 +70,9 @@ def test_a_train_state_compiles_again_for_every_new_instance():
 
 def test_numbers_a_distribution_keeps_as_leaves_are_traced():
     result = _audit("numpyro_normal")
-    assert _cells(result)[2:4] == [
-        ("same_shape_array", "loc", "0/0"), ("same_shape_array", "scale", "0/0"),
+    assert _cells(result)[2:6] == [
+        ("same_shape_array", "loc", "0/0"), ("seen_static", "loc", "0/0"),
+        ("same_shape_array", "scale", "0/0"), ("seen_static", "scale", "0/0"),
     ]  # fmt: skip
     assert {s.role for s in result.steps if s.field} == {"traced number"}
     assert result.matches == "pytree_class" and result.verdict[0].startswith("no hazard")
@@ -79,7 +80,7 @@ def test_numbers_a_distribution_keeps_as_leaves_are_traced():
 
 def test_a_tinygp_kernel_behind_jax_jit_is_never_stale():
     result = _audit("tinygp_kernel")
-    assert [s.cell for s in result.steps] == ["1/1", "0/0", "0/0", "0/0", "0/0", "0/0"]
+    assert [s.cell for s in result.steps] == ["1/1"] + ["0/0"] * 7
     assert result.stale_results == result.errors == 0
     _no_stale_words(result)
 
@@ -95,12 +96,21 @@ def test_an_evosax_strategy_is_stale_and_kept_alive():
 
 
 def test_diffrax_hashes_its_controllers_numbers():
-    # diffeqsolve is eqx.filter_jit'ed inside diffrax: a controller's floats are static.
+    # diffeqsolve is eqx.filter_jit'ed inside diffrax: a controller's floats are static. Each
+    # new value compiles once and its old value back reuses its program: an option, no
+    # recompile (eqx.filter_jit over the same call gets the same steps and label).
     result = _audit("diffrax_controller")
     hashed = [s for s in result.steps if s.name == "same_shape_array"]
     assert [s.field for s in hashed][:2] == ["rtol", "atol"]
     assert {(s.cell, s.role) for s in hashed} == {("1/1", "static (hashed leaf)")}
-    assert result.verdict[0].startswith("`rtol`, `atol`, `pcoeff`, `icoeff` and 4 more given new")
+    back = {s.field: s.cell for s in result.steps if s.name == "seen_static"}
+    assert {back[s.field] for s in hashed} == {"0/0"}
+    assert "recompile" not in result.hazards()
+    assert result.verdict[0].startswith("no hazard")
+    assert result.verdict[1].startswith(
+        "`rtol`, `atol`, `pcoeff`, `icoeff` and 4 more: a number the call hashes: each new "
+        "value compiles once, and a value seen before reuses its program"
+    )
     assert result.stale_results == 0
     _no_stale_words(result)
 

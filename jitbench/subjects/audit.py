@@ -209,7 +209,7 @@ def _steps(
     play = Play(subject, played)
     kinds_ = [f.kind for f in played]
     # a loop's two steps (FED_BACK) are known only at the end: the count grows then
-    total = 4 + 2 * kinds_.count("static") + kinds_.count("number") + 2 * kinds_.count("array")
+    total = 4 + 2 * kinds_.count("static") + 2 * kinds_.count("number") + 2 * kinds_.count("array")
     progress = _Progress(subject.name, total)
     steps: list[Step] = []
 

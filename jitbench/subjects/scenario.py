@@ -26,7 +26,7 @@ STEPS = {
     "first_call": "the first call of a new instance",
     "repeat_call": "the same call again, nothing changed",
     "new_static": "a flag set to a value not seen before",
-    "seen_static": "the flag set back to a value seen before",
+    "seen_static": "the flag (or number) set back to a value seen before",
     "same_shape_array": "a traced field (an array, or a number jit traces) given new values",
     "new_shape_array": "an array field replaced by one of a new shape",
     "equal_instance": "a new instance built from the same field values",
@@ -188,10 +188,15 @@ class Play:
                 clear_caches()
                 block(self.call())
         for field in (f for f in self.played if f.kind == "number"):
-            # A number jit traces: a new value of its (0-d) shape, as for an array.
-            self._set(field, values.new_number(get(self.obj, field)))
+            # A new value of its (0-d) shape, as for an array, then its own back: a number
+            # the call hashes compiles for the first, and must reuse for the second.
+            before = get(self.obj, field)
+            self._set(field, values.new_number(before))
             self.changed.append((field.path, field.how))
             yield "same_shape_array"
+            self._set(field, before)
+            self.changed.append((field.path, field.how))
+            yield "seen_static"
         restore: tuple[Field, Any] | None = None
         last = None
         for field in (f for f in self.played if f.kind == "array"):

@@ -184,9 +184,8 @@ def hazards(result: AuditResult) -> list[str]:
         if s.name == "same_shape_array" and s.recompiled and not result.repeat_call_compiles
     ]  # fmt: skip
     if hashed:
-        named = ", ".join(hashed[:4]) + (f" and {len(hashed) - 4} more" if len(hashed) > 4 else "")
-        lines.append(f"{named} given new values compile again: the call hashes them, a new "
-                     "program for every new value")  # fmt: skip
+        lines.append(f"{_named(hashed)} given new values compile again: the call hashes "
+                     "them, a new program for every new value")  # fmt: skip
     leaked, arrays = result.leaked_instances, result.leaked_arrays
     if leaked or (leaked is None and arrays):  # arrays alone: the objects cannot be weakref'd
         counts = [(n, what) for n, what in ((leaked, "object"), (arrays, "array")) if n]
@@ -210,6 +209,14 @@ def hazards(result: AuditResult) -> list[str]:
             "no hazard: every change was seen, every result matched the call without jit"
             + (", nothing leaked" if leaked == 0 else "")
         )
+    numbers = [
+        f"`{s.field}`" for s in result.steps
+        if s.hashed_number and s.compiles and s.outcome in ("correct", "unjudged")
+    ]  # fmt: skip
+    if numbers and not result.repeat_call_compiles:
+        lines.append(f"{_named(numbers)}: a number the call hashes: each new value compiles "
+                     "once, and a value seen before reuses its program (one changed at every "
+                     "call, a counter or a schedule, would compile at every call)")  # fmt: skip
     if leaked is None:
         lines.append("leaks checked through the arrays only: the objects cannot be weakly "
                      "referenced")  # fmt: skip
@@ -259,6 +266,11 @@ def _unexplained(result: AuditResult) -> bool:
     nothing."""
     first = result.steps[0]
     return first.compiles > 0 and not first.explanations and not result.repeat_call_compiles
+
+
+def _named(fields: list[str]) -> str:
+    """The first four fields named, and how many more."""
+    return ", ".join(fields[:4]) + (f" and {len(fields) - 4} more" if len(fields) > 4 else "")
 
 
 def _count(n: int, noun: str) -> str:
