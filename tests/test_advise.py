@@ -449,3 +449,29 @@ def test_the_recommendation_says_cheapest_only_where_it_is():
     close = WayRow("a", "", "", cached=Spread(1.9e-6, 1.5e-6, 2.1e-6, 5))
     tied = WayRow(AS_WRITTEN, "", "", cached=Spread(2e-6, 1.8e-6, 2.2e-6, 5))
     assert why(tied, close).startswith("never stale, never raising, no leak, no recompile; no ")
+
+
+def test_two_ways_with_the_same_compiles_carry_the_same_label():
+    # An option a library hashes inside its own eqx.filter_jit (optimistix's rtol): as written
+    # the float is hashed by that jit, under eqx.filter_jit by this one; each new value
+    # compiles once and its value back reuses its program, in both rows alike.
+    eqx = pytest.importorskip("equinox")
+
+    class Solver(eqx.Module):
+        w: jax.Array
+        rtol: float = 1e-3
+
+    @eqx.filter_jit
+    def solve(solver, y):
+        return solver.w * y + solver.rtol
+
+    def as_written(solver, y):
+        return solve(solver, y)
+
+    target = jitbench.Target(Solver(jax.numpy.ones(3)), (jax.numpy.ones(3),), call=as_written)
+    advice = advise_object(target, fields="rtol", repeat=1, cold_calls=1, instructions=False)
+    rows = {row.way: row for row in advice.rows if row.built}
+    written, filtered = rows[AS_WRITTEN], rows["eqx.filter_jit"]
+    assert written.compiles == filtered.compiles
+    assert written.hazards == filtered.hazards == ()
+    assert any("a number the call hashes" in line for line in written.findings)
