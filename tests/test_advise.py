@@ -50,6 +50,34 @@ def test_unjitted_finds_the_method_under_each_jit_wrapper():
     assert unjitted(nnx_target).__name__ == "apply"
 
 
+def _clipping(method):
+    """A decorator of the user's own, as numpyro's ``@validate_sample``: no jit."""
+
+    @functools.wraps(method)
+    def clipped(self, y):
+        return jax.numpy.clip(method(self, y), -1.0, 1.0)
+
+    return clipped
+
+
+class _Clipped:
+    def __init__(self, x):
+        self.x = x
+
+    @_clipping
+    def calc(self, y):
+        return self.x * y
+
+
+def test_a_decorator_of_the_user_s_own_stays_in_the_raw_call():
+    obj = _Clipped(jax.numpy.full(3, 4.0))
+    target = jitbench.Target(obj, (jax.numpy.ones(3),), call="calc")
+    assert unjitted(target) is _Clipped.calc  # the clipping wrapper, not the bare body
+    advice = advise_object(target, repeat=1, cold_calls=1, instructions=False)
+    assert {row.way: row.hazards for row in advice.rows if row.built}["pytree registration"] == ()
+    assert float(unjitted(target)(obj, jax.numpy.ones(3))[0]) == 1.0
+
+
 @pytest.mark.parametrize(
     ("spec", "call"),
     [(SEED, None), ("user_models:tempered", "user_models:forward"),

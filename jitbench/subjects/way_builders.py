@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import inspect
 import operator
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -39,11 +40,19 @@ def written(target: Target) -> Callable[..., Any]:
 def unjitted(target: Target) -> Callable[..., Any]:
     """The raw function under the target's call: :func:`written` with its jit wrapper
     removed (``jax.jit``, ``partial(jax.jit, static_argnums=0)``, ``eqx.filter_jit``,
-    ``nnx.jit``: all keep it as ``__wrapped__``)."""
+    ``nnx.jit``: all keep it as ``__wrapped__``). A plain function's ``__wrapped__`` is a
+    decorator of the user's own (``functools.wraps``: numpyro's ``@validate_sample``), part
+    of what the call computes: kept."""
     call = written(target)
-    while hasattr(call, "__wrapped__"):
+    while hasattr(call, "__wrapped__") and not _plain(call):
         call = call.__wrapped__
     return call
+
+
+def _plain(call: Any) -> bool:
+    """Whether ``call`` is a Python function (or a method of one), not a jit's wrapper."""
+    function = call.__func__ if isinstance(call, types.MethodType) else call
+    return isinstance(function, types.FunctionType)
 
 
 def as_written(target: Target, bind: Callable[[Any], Bound]) -> bool:
