@@ -207,9 +207,9 @@ def _steps(
     # A function of its own so that every local reference to an instance is gone when
     # it returns; only what JAX (or a cycle) holds stays alive.
     play = Play(subject, played)
-    kinds_ = [f.kind for f in played]
-    # a loop's two steps (FED_BACK) are known only at the end: the count grows then
-    total = 4 + 2 * kinds_.count("static") + 2 * kinds_.count("number") + 2 * kinds_.count("array")
+    # Two steps per field of every kind; a loop's two steps (FED_BACK) are known only at the
+    # end: the count grows then.
+    total = 4 + 2 * len(played)
     progress = _Progress(subject.name, total)
     steps: list[Step] = []
 

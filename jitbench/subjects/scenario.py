@@ -27,7 +27,7 @@ STEPS = {
     "repeat_call": "the same call again, nothing changed",
     "new_static": "a flag set to a value not seen before",
     "seen_static": "the flag (or number) set back to a value seen before",
-    "same_shape_array": "a traced field (an array, or a number jit traces) given new values",
+    "same_shape_array": "an array or number field given new values (of its shape)",
     "new_shape_array": "an array field replaced by one of a new shape",
     "equal_instance": "a new instance built from the same field values",
     "other_instance": "a new instance with other values",

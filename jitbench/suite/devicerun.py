@@ -45,11 +45,9 @@ def _head(root: Path) -> str:
         )
     # asv refuses a run whose configured branch is absent ("Unknown branch main in
     # configuration"), as in a clone of a bundle made from HEAD alone.
+    branches = git("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
     for branch in load_config(root).get("branches", []):
-        if subprocess.run(
-            ["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"],
-            cwd=root, capture_output=True, check=False,
-        ).returncode:  # fmt: skip
+        if branch not in branches:
             raise JitbenchError(
                 f"asv.conf.json names branch {branch!r}, which this checkout lacks: "
                 f"git branch {branch} HEAD (or clone with -b {branch})"
