@@ -664,6 +664,42 @@ def async_dispatch_block() -> str:
     )
 
 
+ECOSYSTEM = DOCS / "ecosystem"
+
+
+def ecosystem_block() -> str:
+    """jitbench beside flax's and JAX's own benchmarks (docs/ecosystem/MACHINE-DEVICE.json)."""
+    records = [json.loads(p.read_text()) for p in sorted(ECOSYSTEM.glob("*.json"))]
+    if not records:
+        raise SystemExit(f"no run in {ECOSYSTEM.relative_to(ROOT)}: python docs/ecosystem.py")
+    parts = []
+    for r in records:
+        rows = [
+            {
+                "their benchmark": f"{row['benchmark']}: {row['theirs']}",
+                "jitbench time": f"{row['target']}, {row['measure']}",
+                "theirs": _us(row["theirs_s"]),
+                "jitbench": _us(row["jitbench_s"]),
+                "jitbench / theirs": f"{row['jitbench_s'] / row['theirs_s']:.2f}",
+            }
+            for row in r["rows"]
+        ]
+        parts += [
+            f"`python docs/ecosystem.py` on machine **{r['machine']}**, device {r['device']} "
+            f"(JAX {r['jax']}, Python {r['python']}, {r['date']}; flax's loop of "
+            f"{r['flax_steps']:,} steps includes its first call; "
+            f"`docs/ecosystem/{r['machine']}-{r['device']}.json`):",
+            "",
+            pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True),
+            "",
+            f"On the same call, `jax.block_until_ready(x)`, which jitbench's cached call "
+            f"waits with, took {_us(r['wait_difference_s'])} more than `x.block_until_ready()`, "
+            f"which JAX's benchmark calls.",
+            "",
+        ]
+    return "\n".join(parts[:-1])
+
+
 def _changed_by(strategy) -> str:
     """How the strategy's users change an object, as the strategies table says it."""
     style = {
@@ -1077,7 +1113,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/strategies.md": ("strategies-table", "strategies"),
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),
-    "docs/validation.md": ("validation", "async-dispatch"),
+    "docs/validation.md": ("validation", "ecosystem", "async-dispatch"),
     "docs/advise.md": ("advise-seed", "advise-flax"),
     # Its example is written by hand: it is tests/test_testing.py's project.
     "docs/testing.md": ("hazards", "assert-message"),
@@ -1111,6 +1147,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "timing": lambda: timing_block(runs),
         "validation": validation_block,
         "async-dispatch": async_dispatch_block,
+        "ecosystem": ecosystem_block,
         "counts": lambda: counts_block(runs.frame),
         "depth": lambda: depth_block(runs),
         "instances": lambda: instances_block(runs),
