@@ -442,7 +442,8 @@ def test_a_way_whose_call_leaves_tracers_in_the_object_is_a_row_not_a_traceback(
 
 
 @pytest.mark.parametrize("spec", ["flax_mlp:graph_mode", "flax_mlp:jit_partial",
-                                  "flax_mlp:split_state"])  # fmt: skip
+                                  "flax_mlp:split_state", "jax_api:trivial", "jax_api:simple",
+                                  "jax_api:small_matmul"])  # fmt: skip
 def test_advise_runs_on_every_example_target(examples, spec):
     """The examples the docs name (``jitbench time flax_mlp:graph_mode``) advise too: a way
     whose first call raises is a row with its reason, not a traceback out of the scenario

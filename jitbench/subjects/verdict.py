@@ -190,10 +190,11 @@ def hazards(result: AuditResult) -> list[str]:
     if leaked or (leaked is None and arrays):  # arrays alone: the objects cannot be weakref'd
         counts = [(n, what) for n, what in ((leaked, "object"), (arrays, "array")) if n]
         held = " and ".join(_count(n, what) for n, what in counts)
-        stay = "stays" if [n for n, _ in counts] == [1] else "stay"
-        lines.append(f"{held} the scenario built {stay} alive after it dropped them: jit's cache "
-                     "(or a library) holds them, and memory grows with every instance or "
-                     "static value it keys on")  # fmt: skip
+        one = [n for n, _ in counts] == [1]
+        stay, them = ("stays", "it") if one else ("stay", "them")
+        lines.append(f"{held} the scenario built {stay} alive after it dropped {them}: jit's "
+                     f"cache (or a library) holds {them}, and memory grows with every instance "
+                     "or static value it keys on")  # fmt: skip
     inside = f"{_count(result.first_held, 'object')} inside the first instance"
     if result.first_held:
         stay = "stays" if result.first_held == 1 else "stay"
