@@ -10,7 +10,8 @@ from typing import Any, NoReturn
 def error_text(exc: BaseException) -> str:
     """An exception as one line: its type and its message (if any), whitespace folded; a
     traceback inside the message (JAX's "The error was: Traceback ...") reduced to the error
-    it ends in; past 300 characters cut at a word, marked with "..."."""
+    it ends in; past 300 characters cut after its last whole sentence there (at a word where
+    none ends), marked with "..."."""
     text = str(exc)
     head, found, tail = text.partition("Traceback (most recent call last):")
     if found:  # the embedded error: the first unindented line after the frames
@@ -18,7 +19,10 @@ def error_text(exc: BaseException) -> str:
         text = f"{head.rstrip()} {lines[0].strip() if lines else ''}"
     text = " ".join(text.split())
     if len(text) > 300:
-        text = text[:300].rsplit(" ", 1)[0] + " ..."
+        head = text[:300]
+        end = head.rfind(". ")
+        text = head[: end + 1] if end > 40 else head.rsplit(" ", 1)[0]
+        text += " ..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

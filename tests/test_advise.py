@@ -504,3 +504,39 @@ def test_two_ways_with_the_same_compiles_carry_the_same_label():
     assert written.compiles == filtered.compiles
     assert written.hazards == filtered.hazards == ()
     assert any("a number the call hashes" in line for line in written.findings)
+
+
+def test_a_ratio_far_below_one_keeps_its_digits():
+    # 188 us against a compile at every call (715 ms) printed as 0.00x before.
+    from jitbench.cli.render import _ratio
+
+    assert [_ratio(v) for v in (None, 1.0, 0.53, 0.01, 188.3e-6 / 715.7e-3)] == [
+        "-", "1.00x", "0.53x", "0.01x", "0.00026x",
+    ]  # fmt: skip
+
+
+def test_a_partition_whose_static_part_holds_a_list_names_it_in_one_sentence():
+    """eqx.partition keeps a module's list and dict fields as they are (their arrays None):
+    jax.jit cannot hash that static part. The way is not built, and the reason names the
+    containers, not jit's error cut inside the module's repr (flowjax's flows)."""
+    import equinox as eqx
+
+    class Stacked(eqx.Module):
+        layers: list
+        options: dict
+
+        def __call__(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x * self.options["scale"]
+
+    key = jax.random.key(0)
+    model = Stacked([eqx.nn.Linear(2, 2, key=key)], {"scale": 2.0})
+    target = jitbench.Target(model, (jax.numpy.ones(2),))
+    way = next(w for w in ways_for(kind_of(model)) if w.name == "jax.jit over eqx.partition")
+    with pytest.raises(jitbench.JitbenchError) as raised:
+        WaySubject(target, way)
+    assert str(raised.value) == (
+        "its static part (the module without its arrays) holds a list at .layers and a dict "
+        "at .options, which jax.jit cannot hash as a static argument"
+    )

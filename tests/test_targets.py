@@ -117,3 +117,10 @@ def test_an_error_whose_message_holds_a_traceback_reads_as_the_error_it_ends_in(
     )
     long = error_text(ValueError("word " * 100))
     assert long.endswith("word ...") and len(long) <= len("ValueError: ") + 300 + 4
+    # A long repr after a sentence: cut after the sentence, not inside the repr.
+    hashing = error_text(ValueError(
+        "Non-hashable static arguments are not supported. An error occurred while trying to "
+        "hash an object of type <class 'Transformed'>, Transformed( base_dist=Normal( "
+        + "shape=(2,), " * 40 + ")"
+    ))  # fmt: skip
+    assert hashing == "ValueError: Non-hashable static arguments are not supported. ..."

@@ -185,6 +185,13 @@ def _count(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
+def _ratio(value: float | None) -> str:
+    """A ratio to the call as written: two decimals, or two significant digits below 0.01."""
+    if value is None:
+        return "-"
+    return f"{value:.2f}x" if value >= 0.01 else f"{value:.2g}x"
+
+
 def _median(figure: Any) -> str:
     if figure is None:
         return "-"
@@ -219,7 +226,7 @@ def advice(result: Any, form: str) -> None:
     rows = [
         [r.way, " ".join(r.hazards) or "none", r.compiles, _median(r.cold), _median(r.cached),
          _median(r.dispatch), _count(r.call_instructions), _count(r.dispatch_instructions),
-         "-" if r.ratio is None else f"{r.ratio:.2f}x"]
+         _ratio(r.ratio)]
         for r in result.rows if r.built
     ]  # fmt: skip
     table(rows, ADVICE_COLUMNS)

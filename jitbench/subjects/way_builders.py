@@ -327,6 +327,35 @@ def partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     return lambda o: (step, parts(o))
 
 
+def partition_applies(obj: Any) -> str | None:
+    """Why ``jax.jit`` cannot hash the module's static part: a list, dict or set in it (a
+    container eqx.partition keeps as it is, its arrays replaced by None)."""
+    import equinox as eqx
+    import jax
+
+    _, static = eqx.partition(obj, eqx.is_array)
+    try:
+        hash(static)
+        return None
+    except TypeError:
+        pass
+    unhashable = (list, dict, set)
+    leaves = jax.tree_util.tree_flatten_with_path(
+        static, is_leaf=lambda x: isinstance(x, unhashable)
+    )[0]
+    found = [
+        f"a {type(leaf).__name__} at {jax.tree_util.keystr(path)}"
+        for path, leaf in leaves if isinstance(leaf, unhashable)
+    ]  # fmt: skip
+    if not found:
+        return "its static part (the module without its arrays) is unhashable"
+    more = f" and {len(found) - 2} more" if len(found) > 2 else ""
+    return (
+        f"its static part (the module without its arrays) holds {' and '.join(found[:2])}"
+        f"{more}, which jax.jit cannot hash as a static argument"
+    )
+
+
 def nnx_jit(graph: bool | None) -> Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]]:
     def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
         from flax import nnx

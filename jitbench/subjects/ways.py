@@ -222,6 +222,7 @@ def {name}(params, static{comma_args}):
 {name}(params, static{comma_args})
 """,
         build.partition_once,
+        build.partition_applies,
         filters=True,  # a number is no array: eqx.partition puts it in the hashed part
     ),
     VALUE_HASH,
