@@ -20,6 +20,49 @@ AS_WRITTEN = "as written"
 NNX, EQX, PYTREE, PLAIN = "nnx.Module", "eqx.Module", "registered pytree", "plain class"
 
 
+_NO_BODY = "    ...  # the body of {fn}, with these names for self.<name>"
+
+
+def helper_body(raw: Callable[..., Any], attributes: tuple[str, ...]) -> str | None:
+    """The body of ``raw`` (a method, or a function of the object) with every
+    ``self.<attribute>`` read as ``<attribute>``, indented once; None where it cannot be
+    rewritten so (no source, ``self`` used otherwise, an attribute whose name the body
+    already uses)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(raw)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    function = tree.body[0] if tree.body else None
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or not function.args.args:
+        return None
+    this = function.args.args[0].arg
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and n.id != this}
+    used |= {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    if used & set(attributes):
+        return None
+
+    class Reads(ast.NodeTransformer):
+        ok = True
+
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            if isinstance(node.value, ast.Name) and node.value.id == this:
+                if node.attr in attributes and isinstance(node.ctx, ast.Load):
+                    return ast.copy_location(ast.Name(node.attr, ast.Load()), node)
+                Reads.ok = False
+            return self.generic_visit(node)
+
+    body = [Reads().visit(statement) for statement in function.body]
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    left = any(isinstance(n, ast.Name) and n.id == this for b in body for n in ast.walk(b))
+    if not Reads.ok or left or not body:
+        return None
+    return textwrap.indent("\n".join(ast.unparse(statement) for statement in body), "    ")
+
+
 @dataclasses.dataclass(frozen=True)
 class Names:
     """What a way's code snippet reads: the class, the call and its arguments."""
@@ -35,6 +78,7 @@ class Names:
     data: str = "leaf"  # what an array's hashed bytes are read from (a typed key: its data)
     prelude: str = ""  # a helper the snippet needs first
     unjitted: str = ""  # the comment on where the raw function comes from
+    body: str = _NO_BODY  # the raw function's body, self.<name> read as <name> (indented)
 
 
 def names_of(target: Target, raw: Callable[..., Any]) -> Names:
@@ -44,10 +88,17 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     obj = target.obj
     cls = type(obj).__name__
     try:
-        params = list(inspect.signature(raw).parameters)[1:]
+        found = list(inspect.signature(raw).parameters.values())[1:]
     except (TypeError, ValueError):
-        params = []
-    args = params[: len(target.inputs)] or [f"x{i}" for i in range(len(target.inputs))]
+        found = []
+    named = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = []  # the names up to a *args (linen's apply(variables, *args)): x<i> after it
+    for param in found:
+        if param.kind not in named:
+            break
+        params.append(param.name)
+    args = params[: len(target.inputs)]
+    args += [f"x{i}" for i in range(len(args), len(target.inputs))]
     args += list(target.kwargs)
     if isinstance(target.call, str):
         fn, name = f"{cls}.{target.call}", target.call.strip("_") or "call"
@@ -66,7 +117,9 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     var = "model" if module else "obj"
     decorated = build.written(target) is not raw
     unjitted = f"the jit decorator removed from {fn}" if decorated else f"{fn} as written"
-    names = Names(cls, fn, name, ", ".join(args), var, children, aux, state, unjitted=unjitted)
+    body = helper_body(raw, (*children, *aux)) if attributes is not None else None
+    names = Names(cls, fn, name, ", ".join(args), var, children, aux, state, unjitted=unjitted,
+                  body=body or _NO_BODY)  # fmt: skip
     if any(kinds.is_key(leaf) for leaf in jax.tree_util.tree_leaves(attributes or [])):
         return dataclasses.replace(names, data="_data(leaf)", prelude=_KEY_DATA)
     return names
@@ -104,6 +157,7 @@ class Way:
         """The snippet for this object's class and call."""
         fields = dataclasses.asdict(names)
         fields["comma_args"] = f", {names.args}" if names.args else ""
+        fields["body"] = names.body.replace("{fn}", names.fn)
         for part in ("children", "aux"):
             attributes = getattr(names, part)
             fields[f"{part}_of"] = _tuple(f"o.{n}" for n in attributes)
@@ -181,11 +235,12 @@ jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _
 @partial(jax.jit, static_argnums=0)
 def _{name}(statics, arrays{comma_args}):
     {bare_aux}, {bare_children} = statics, arrays
-    ...  # the body of {fn}, with these names for self.<name>
+{body}
 
-class {cls}:
-    def {name}(self{comma_args}):
-        return _{name}({self_aux}, {self_children}{comma_args})
+def {name}(self{comma_args}):   # {fn}'s new body: write it in its place
+    return _{name}({self_aux}, {self_children}{comma_args})
+
+{name}({var}{comma_args})
 """,
         build.helper_function,
         build.plain_applies,

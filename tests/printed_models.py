@@ -1,0 +1,61 @@
+"""One small object of each kind advise knows, written as each library's users write it:
+tests/test_printed_code.py runs advise's printed code for each against its measured row."""
+
+from __future__ import annotations
+
+import equinox as eqx
+import flax.linen as linen
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+N = 4
+
+
+class Scaler:
+    """A plain class: an array and a flag the method reads."""
+
+    def __init__(self, x, mul):
+        self.x = x
+        self.mul = mul
+
+    def calc(self, y):
+        out = self.x * y
+        return out * self.mul if self.mul > 1 else out + 1.0
+
+
+class EqxScaler(eqx.Module):
+    x: jax.Array
+    mul: int
+
+    def __call__(self, y):
+        out = self.x * y
+        return out * self.mul if self.mul > 1 else out + 1.0
+
+
+class NnxScaler(nnx.Module):
+    def __init__(self, x, mul):
+        self.x = nnx.Param(x)
+        self.mul = mul
+
+    def __call__(self, y):
+        out = self.x[...] * y
+        return out * self.mul if self.mul > 1 else out + 1.0
+
+
+class LinenScaler(linen.Module):
+    mul: int = 2
+
+    @linen.compact
+    def __call__(self, y):
+        x = self.param("x", linen.initializers.ones, (N,))
+        out = x * y
+        return out * self.mul if self.mul > 1 else out + 1.0
+
+
+def inputs() -> jax.Array:
+    return jnp.linspace(1.0, 2.0, N)
+
+
+def arrays() -> jax.Array:
+    return jnp.arange(1.0, N + 1.0)
