@@ -227,7 +227,7 @@ def advise_object(
     cannot be audited (its first call raises, or differs from the call without jit).
     """
     from jitbench.subjects.way_builders import unjitted
-    from jitbench.subjects.ways import WaySubject, kind_of, names_of, ways_for
+    from jitbench.subjects.ways import WaySubject, kind_of, names_of, ways_of
 
     spec = target if isinstance(target, str) else None
     if spec is not None:
@@ -238,7 +238,7 @@ def advise_object(
         target = load_target(spec, call=call, inputs=inputs)
     assert isinstance(target, Target)
     kind = kind_of(target.obj)
-    ways = ways_for(kind)
+    ways = ways_of(target)
     platform = _platform(target)
     if len(ways) == 1:
         note = (f"{target.name} is {kind}: no way of jitting it other than the call as "

@@ -59,3 +59,8 @@ def inputs() -> jax.Array:
 
 def arrays() -> jax.Array:
     return jnp.arange(1.0, N + 1.0)
+
+
+def jit_each_call(obj, y):
+    """A jit made inside the call: a new program at every call (as ``jax.jit(env.step)(s, a)``)."""
+    return jax.jit(obj.calc)(y)

@@ -540,3 +540,28 @@ def test_a_partition_whose_static_part_holds_a_list_names_it_in_one_sentence():
         "its static part (the module without its arrays) holds a list at .layers and a dict "
         "at .options, which jax.jit cannot hash as a static argument"
     )
+
+
+def test_a_jit_made_at_every_call_is_measured_hoisted_and_its_misses_named():
+    """A call that makes its jit inside (``jax.jit(obj.calc)(y)``) compiles at every call:
+    advise adds the jit made once outside the loop, audits it like every way (a change made
+    in place after it is not seen: stale, named) and recommends a way that sees them."""
+    import printed_models as pm
+
+    def make():
+        return pm.Scaler(pm.arrays(), 2)
+
+    target = jitbench.Target(make(), (pm.inputs(),), call=pm.jit_each_call, factory=make)
+    advice = advise_object(target, repeat=1, cold_calls=1, instructions=False)
+    hoisted = advice.row("jit made once, outside the loop")
+    assert advice.row(AS_WRITTEN).hazards == ("recompile",)
+    assert "stale" in hoisted.hazards
+    assert "`mul` set to a new value in place is not seen" in hoisted.findings[0]
+    assert "pass the changed value as an argument" in hoisted.caveat
+    assert hoisted.code == (
+        "jit_each_call_jit = jax.jit(partial(jit_each_call, obj))   # once, outside the loop\n"
+        "jit_each_call_jit(y)"
+    )
+    assert advice.recommended == "pytree registration"
+    # A call that reuses its program gets no such row.
+    assert all(r.way != hoisted.way for r in _advice(SEED).rows)

@@ -26,9 +26,9 @@ import jitbench
 from jitbench.compiles import clear_caches, count_compiles
 from jitbench.subjects.audit import audit_subject
 from jitbench.subjects.way_builders import unjitted
-from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, names_of, ways_for
+from jitbench.subjects.ways import AS_WRITTEN, WaySubject, names_of, ways_of
 
-KINDS = ("plain class", "eqx.Module", "nnx.Module", "linen module")
+KINDS = ("plain class", "eqx.Module", "nnx.Module", "linen module", "jit made at every call")
 # The steps replayed: each field's change and its value back; a new shape and other
 # instances are not (the call's inputs keep their shape).
 REPLAYED = ("new_static", "seen_static", "same_shape_array")
@@ -37,21 +37,21 @@ REPLAYED = ("new_static", "seen_static", "same_shape_array")
 def _target(kind: str) -> tuple[jitbench.Target, type]:
     """The object of ``kind`` and its class: a subclass of the model's own, of the same name,
     so that a way's code registering or hashing the class touches this test's class only."""
-    base = {"plain class": pm.Scaler, "eqx.Module": pm.EqxScaler,
-            "nnx.Module": pm.NnxScaler, "linen module": pm.LinenScaler}[kind]  # fmt: skip
+    base = {"plain class": pm.Scaler, "eqx.Module": pm.EqxScaler, "nnx.Module": pm.NnxScaler,
+            "linen module": pm.LinenScaler, "jit made at every call": pm.Scaler}[kind]  # fmt: skip
     cls = type(base.__name__, (base,), {"__module__": base.__module__})
     y = pm.inputs()
     if kind == "linen module":
         module = cls(mul=2)
         return jitbench.Target(module, (module.init(jax.random.key(0), y), y), call="apply"), cls
-    call = "calc" if kind == "plain class" else "__call__"
+    call = {"plain class": "calc", "jit made at every call": pm.jit_each_call}.get(kind, "__call__")
     return jitbench.Target(cls(pm.arrays(), 2), (y,), call=call), cls
 
 
 def _ways(kind: str) -> list[str]:
     target, _ = _target(kind)
     names = []
-    for way in ways_for(kind_of(target.obj)):
+    for way in ways_of(target):
         if way.name == AS_WRITTEN:
             continue
         try:
@@ -118,7 +118,7 @@ def _oracle(target: jitbench.Target, obj) -> np.ndarray:
 @pytest.mark.parametrize(("kind", "way_name"), CASES, ids=[f"{k}: {w}" for k, w in CASES])
 def test_the_printed_code_run_as_printed_matches_its_measured_row(kind, way_name):
     target, cls = _target(kind)
-    way = next(w for w in ways_for(kind_of(target.obj)) if w.name == way_name)
+    way = next(w for w in ways_of(target) if w.name == way_name)
     names = names_of(target, unjitted(target))
     printed = Printed(way.code(names))
     try:

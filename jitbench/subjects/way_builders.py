@@ -166,7 +166,10 @@ class PerObject:
         key = id(obj)
         if key not in self.built:
             self.built[key] = self.make(obj)
-            weakref.finalize(obj, self.built.pop, key, None)
+            try:
+                weakref.finalize(obj, self.built.pop, key, None)
+            except TypeError:  # no weak reference (a NamedTuple): what was built holds it
+                pass
         return self.built[key]
 
 
@@ -307,6 +310,39 @@ def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]
         return method, ()
 
     return bind
+
+
+def hoisted(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    """``jax.jit(partial(raw, obj))`` made once per object, as a user's loop makes it once: a
+    change made to the object in place after is not seen. The object is read through a weak
+    reference, which the trace resolves as the user's closure would, so that jitbench's own
+    store keeps no object alive (one with no weak reference is held, as the closure holds it)."""
+    import jax
+
+    def make(o: Any) -> Callable[..., Any]:
+        try:
+            ref = weakref.ref(o)
+        except TypeError:
+            return jax.jit(functools.partial(raw, o))
+        return jax.jit(lambda *args, **kwargs: raw(ref(), *args, **kwargs))
+
+    jits = PerObject(make)
+    return lambda o: (jits(o), ())
+
+
+def jits_at_every_call(target: Target) -> bool:
+    """Whether the call as written compiles again when nothing changed: a jit made inside it
+    (``jax.jit(env.step)(state, action)``), a new program at every call."""
+    from jitbench.compiles import block, count_compiles
+
+    call = target.function()
+    try:
+        block(call())
+        with count_compiles() as again:
+            block(call())
+    except Exception:  # the audit of the call as written says why
+        return False
+    return again.compiles > 0
 
 
 def filter_jit(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:

@@ -103,7 +103,8 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     if isinstance(target.call, str):
         fn, name = f"{cls}.{target.call}", target.call.strip("_") or "call"
     else:  # the jitted function gets a name of its own: it calls the user's
-        fn = getattr(raw, "__name__", "step")
+        fn = getattr(raw, "__name__", "")
+        fn = fn if fn.isidentifier() else "call"  # a lambda: named as the snippet reads it
         name = f"{fn}_jit"
     module = kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj)
     attributes = build.attributes(obj)
@@ -117,6 +118,8 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     var = "model" if module else "obj"
     decorated = build.written(target) is not raw
     unjitted = f"the jit decorator removed from {fn}" if decorated else f"{fn} as written"
+    if fn == "call" and getattr(raw, "__name__", "") == "<lambda>":
+        unjitted = "call: the call's lambda as written"
     body = helper_body(raw, (*children, *aux)) if attributes is not None else None
     names = Names(cls, fn, name, ", ".join(args), var, children, aux, state, unjitted=unjitted,
                   body=body or _NO_BODY)  # fmt: skip
@@ -152,6 +155,7 @@ class Way:
     applies: Callable[[Any], str | None] = lambda obj: None
     convert: Callable[[Any], Callable[[Any], Any]] | None = None
     filters: bool = False  # the call hashes non-array leaves (eqx.filter_jit)
+    body: bool = False  # its code carries the call's body (:func:`helper_body`)
 
     def code(self, names: Names) -> str:
         """The snippet for this object's class and call."""
@@ -244,8 +248,22 @@ def {name}(self{comma_args}):   # {fn}'s new body: write it in its place
 """,
         build.helper_function,
         build.plain_applies,
+        body=True,
     ),
     VALUE_HASH,
+)
+
+# Offered only where the call as written makes a new jit at every call (ways_of).
+HOISTED = Way(
+    "jit made once, outside the loop",
+    "the jit closes over the object as it is when made: a change made to it in place after is "
+    "not seen (make the jit again after the change, or pass the changed value as an "
+    "argument); a new object needs a jit of its own",
+    """
+{name} = jax.jit(partial({fn}, {var}))   # once, outside the loop
+{name}({args})
+""",
+    build.hoisted,
 )
 
 PYTREE_WAYS = (JIT_TAKING_OBJECT, VALUE_HASH)
@@ -371,6 +389,15 @@ def ways_for(kind: str) -> tuple[Way, ...]:
     return (WRITTEN, *found)
 
 
+def ways_of(target: Target) -> tuple[Way, ...]:
+    """The ways advise measures for ``target``: :func:`ways_for` its kind, and the jit made
+    once where the call as written makes one at every call."""
+    ways = ways_for(kind_of(target.obj))
+    if len(ways) > 1 and build.jits_at_every_call(target):
+        return (ways[0], HOISTED, *ways[1:])
+    return ways
+
+
 class WaySubject(Walked):
     """The target's object called the way ``way`` jits it, judged against the raw method under
     ``jax.disable_jit()``; JitbenchError where the way cannot be built for the object."""
@@ -380,6 +407,11 @@ class WaySubject(Walked):
         reason = way.applies(target.obj) if way is not WRITTEN else None
         if reason is not None:
             raise JitbenchError(reason)
+        if way.body and helper_body(self.raw, sum(build.split_attributes(target.obj), ())) is None:
+            raise JitbenchError(
+                "its code is the call's body with self.<name> read as <name>, and this body "
+                "reads the object otherwise (a method of it, or itself), or has no source"
+            )
         self._convert = way.convert(target.obj) if way.convert else None
         self._bind = way.build(target.obj, self.raw) if way.build else None
         if self._bind is not None and build.as_written(target, self._bind):
@@ -405,14 +437,15 @@ class WaySubject(Walked):
             return super().call(obj)
         function, lead = self.bound(obj)
         inputs, kwargs = self.target.inputs, self.target.kwargs
-        return lambda: function(*lead, *inputs, **kwargs)
+        # The call holds the object, as the user's code does (a hoisted jit reads it weakly).
+        return lambda _held=obj: function(*lead, *inputs, **kwargs)
 
     def code(self, obj: Any) -> tuple[str, dict[str, Any]]:
         if self._bind is None:
             return super().code(obj)
         function, lead = self.bound(obj)
         _, names = super().code(obj)
-        names = {k: v for k, v in names.items() if k not in ("obj", "function")}
+        names = {k: v for k, v in names.items() if k != "function"}  # obj: held, as above
         names.update({f"a{i}": value for i, value in enumerate(lead)}, function=function)
         args = [f"a{i}" for i in range(len(lead))] + call_args(self.target)
         return f"function({', '.join(args)})", names
