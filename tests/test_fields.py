@@ -262,6 +262,39 @@ def test_new_values_are_those_users_set():
     assert fresh_power is not power and fresh_power(2) == 0.25  # its code's constants stay
 
 
+class Tags(eqx.Module):
+    """Tags as lineax's operators hold them: a frozenset in a static field, or in a leaf."""
+
+    w: jax.Array
+    tags: frozenset = eqx.field(static=True)
+    options: frozenset = frozenset()
+
+
+def test_a_set_of_tags_is_a_static_played_without_one_tag():
+    obj = Tags(jnp.ones(2), frozenset({user_models.SYMMETRIC, "psd"}), frozenset({"fast"}))
+    found, skipped = _paths(obj)
+    assert found == [
+        ("w", "array", "eqx.tree_at"), ("tags", "static", fields.EQX_STATIC),
+        ("options", "static", "eqx.tree_at"),
+    ]  # fmt: skip
+    # A static field is auxiliary data; a leaf eqx.filter_jit hashes, as any non-array leaf.
+    assert _roles(obj, filtered=True) == {"w": "traced", "tags": "aux", "options": "hashed"}
+    # One item dropped (the same one at every run: the last by type and repr, an address left
+    # out): a value its users build; an empty set has no other value known, no item made up.
+    assert values.new_value(frozenset({"psd", "symmetric"})) == frozenset({"psd"})
+    assert values.new_value({"fast"}) == set() and type(values.new_value({"fast"})) is set
+    assert values.unseen(frozenset({"psd", "symmetric"})) == frozenset()
+    _, skipped = _paths(Tags(jnp.ones(2), frozenset()))
+    assert skipped["tags"] == "frozenset(): no other valid value known"
+    # Rebuilt without the tag, and back: jit hashes the set as a whole, by its items.
+    tags = fields.walk(obj)[0][1]
+    changed = edit.set_field(obj, tags, values.new_value(obj.tags))
+    assert changed.tags == frozenset({user_models.SYMMETRIC}) and "psd" in obj.tags
+    structure = jax.tree_util.tree_structure
+    assert structure(changed) != structure(obj)
+    assert structure(edit.set_field(changed, tags, obj.tags)) == structure(obj)
+
+
 def test_new_arrays_keep_range_dtype_placement_and_weak_type():
     x = user_models.vector()
     same = values.new_array(x, np.random.default_rng(0))

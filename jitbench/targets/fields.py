@@ -284,6 +284,10 @@ def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
         return "static", None
     if isinstance(value, bool | int | float | enum.Enum | str) or value is None:
         return "static", None
+    # A set of hashable items (lineax's tags): hashed as a whole where jit keys on it (a
+    # static field, a leaf eqx.filter_jit hashes), compared by its items.
+    if isinstance(value, frozenset | set):
+        return "static", None
     if isinstance(value, tuple) and value and all(kinds.is_number(v) for v in value):
         return None, f"{value!r}: a tuple of numbers, often a shape the arrays must match"
     return None, None

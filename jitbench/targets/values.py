@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -80,7 +81,7 @@ def _kept(value: Any, made: dict[int, Any]) -> Any:
 def new_value(value: Any, choices: Sequence[Any] = ()) -> Any:
     """Another valid value for a field holding ``value`` (None when none is known): another of
     its declared ``choices`` (a ``Literal``'s), the next enum member, a scaled number, a fresh
-    function; a string needs declared choices."""
+    function, a set less one item; a string needs declared choices."""
     options = [c for c in choices if c != value]
     if options:
         return options[0]
@@ -91,7 +92,21 @@ def new_value(value: Any, choices: Sequence[Any] = ()) -> Any:
         return new_number(value)
     if callable(value):
         return fresh_function(value)
+    if isinstance(value, frozenset | set) and value:
+        return smaller_set(value)
     return None
+
+
+def smaller_set(value: frozenset | set) -> frozenset | set:
+    """The set less one item, of its type: a tag or an option dropped, as a user builds the
+    object without it. The item is the last by type and repr, an address left out (the same
+    one at every run). An empty set has no other value known (an item would be made up)."""
+
+    def key(item: Any) -> tuple[str, str]:
+        return type(item).__qualname__, re.sub(r" at 0x[0-9a-fA-F]+", "", repr(item))
+
+    dropped = max(value, key=key)
+    return type(value)(item for item in value if item is not dropped)
 
 
 def unseen(value: Any, choices: Sequence[Any] = ()) -> Any:
