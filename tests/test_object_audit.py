@@ -261,6 +261,11 @@ def test_a_model_a_state_holds_by_its_bound_method_leaks():
     ``module.apply``: jit's cache keeps the model of every new instance alive."""
     result = _target_audit("user_models:net_state", "user_models:predict")
     assert result.hazards() == {"leak": 2, "recompile": 1}  # the equal instance
+    # The first instance's model, held by its program's key, is no set equal instances share.
+    assert result.first_held == 1 and not any("does not grow" in v for v in result.verdict)
+    assert any(v.startswith("1 object inside the first instance") and v.endswith(
+        "an equal instance compiles again under a key of its own, so each new instance keeps "
+        "its own alive too") for v in result.verdict)  # fmt: skip
 
 
 def test_arrays_a_static_arguments_closures_hold_leak():

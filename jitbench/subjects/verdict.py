@@ -198,8 +198,15 @@ def hazards(result: AuditResult) -> list[str]:
     inside = f"{_count(result.first_held, 'object')} inside the first instance"
     if result.first_held:
         stay = "stays" if result.first_held == 1 else "stay"
-        lines.append(f"{inside} {stay} alive, held by the key of its compiled program: equal "
-                     "instances reuse that key, so this does not grow")  # fmt: skip
+        # Where an equal instance compiles again, its key is its own: the first's is no set
+        # that equal instances share, and the line must not say it does not grow.
+        apart = any(s.name == "equal_instance" and s.recompiled for s in result.steps)
+        why = (
+            "an equal instance compiles again under a key of its own, so each new instance "
+            "keeps its own alive too" if apart
+            else "equal instances reuse that key, so this does not grow"
+        )  # fmt: skip
+        lines.append(f"{inside} {stay} alive, held by the key of its compiled program: {why}")
     if not judged(result) and not any(s.outcome == "unjudged" and s.error for s in result.steps):
         lines.append("no change could be judged: each raises without jit too, or leaves the "
                      "result without jit as it was, so no built-in is matched")  # fmt: skip
