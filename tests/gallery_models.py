@@ -11,18 +11,23 @@ import weakref
 
 import chex
 import diffrax
+import distrax
 import equinox as eqx
 import flax.linen as nn
 import haiku as hk
 import jax
 import jax.numpy as jnp
+import jax.random as jr
 import jaxlie
 import jaxopt
+import lineax as lx
 import numpy as np
 import numpyro.distributions as ndist
 import optax
 from evosax.algorithms import CMA_ES
 from flax.training import train_state
+from flowjax.distributions import Normal as FlowNormal
+from flowjax.flows import coupling_flow
 from tinygp import GaussianProcess, kernels
 
 from jitbench import Target
@@ -193,3 +198,45 @@ def forward(model, x):
 def deep_mlp() -> Target:
     model = eqx.nn.MLP(4, 2, 8, depth=99, key=jax.random.key(0))
     return Target(model, (jnp.ones(4),), call=forward)
+
+
+# distrax README, "Jitting Distrax": jax.jit(lambda d_0, d_1: d_0.kl_divergence(d_1)) over two
+# MultivariateNormalDiag; the first is the object, the second the argument.
+jitted_kl = jax.jit(lambda d_0, d_1: d_0.kl_divergence(d_1))
+
+
+def distrax_mvn_diag() -> Target:
+    dist_0 = distrax.MultivariateNormalDiag(jnp.array([-1.0, 0.0, 1.0]), jnp.array([0.1, 0.2, 0.3]))
+    dist_1 = distrax.MultivariateNormalDiag(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.2, 0.3, 0.4]))
+    return Target(dist_0, (dist_1,), call=jitted_kl)
+
+
+# lineax docs, "Tags": MatrixLinearOperator(matrix, lx.positive_semidefinite_tag) solved by
+# lx.linear_solve (eqx.filter_jit inside), whose default solver picks Cholesky from the tag.
+LX_KEY, LX_VECTOR = jr.split(jr.key(0))
+LX_FACTOR = jr.normal(LX_KEY, (4, 4))
+
+
+def psd_solve(operator, vector):
+    return lx.linear_solve(operator, vector).value
+
+
+def lineax_psd_operator() -> Target:
+    matrix = LX_FACTOR @ LX_FACTOR.T + jnp.eye(4)
+    operator = lx.MatrixLinearOperator(matrix, lx.positive_semidefinite_tag)
+    return Target(operator, (jr.normal(LX_VECTOR, (4,)),), call=psd_solve)
+
+
+# flowjax docs, "Getting started": coupling_flow(key, base_dist=Normal(jnp.zeros(...))), one
+# small layer; "FAQ, When to JIT": methods are not jitted, eqx.filter_jit(flow.sample)(...) at
+# each call (log_prob here).
+FLOW_DATA = jr.uniform(jr.key(1), (20, 2))
+
+
+def flow_log_prob(flow, x):
+    return eqx.filter_jit(flow.log_prob)(x)
+
+
+def flowjax_coupling() -> Target:
+    flow = coupling_flow(jr.key(2), base_dist=FlowNormal(jnp.zeros(2)), flow_layers=1, nn_width=4)
+    return Target(flow, (FLOW_DATA,), call=flow_log_prob)

@@ -163,3 +163,56 @@ def test_an_attribute_numpyros_flatten_leaves_out_is_one_jit_never_sees():
     d = ndist.MultivariateNormal(jnp.zeros(3), covariance_matrix=jnp.eye(3))
     roles = {f.path: f.role for f in fields.walk(d)[0]}
     assert roles == {"covariance_matrix": "plain", "scale_tril": "traced", "loc": "traced"}
+
+
+def test_a_distrax_distribution_compiles_again_for_every_equal_instance():
+    # README, "Jitting Distrax": DiagLinear's auxiliary data holds bound methods of its inner
+    # Block, compared by identity: every new instance is a new key, and jit's caches keep its
+    # Blocks (and their arrays) alive.
+    result = _audit("distrax_mvn_diag")
+    assert result.step("first_call").cell == "1/1" and result.step("repeat_call").cell == "0/0"
+    statics = [(s.name, s.cell) for s in result.steps if s.name.endswith("_static")]
+    assert statics == [("new_static", "1/1"), ("seen_static", "0/0")] * 12
+    # The arrays it keeps twice (its own _loc beside the inner Normal's): KL reads the outer.
+    arrays = [(s.field, s.cell) for s in result.steps if s.name.endswith("_array")]
+    assert arrays == [
+        ("_distribution._distribution._loc", "0/0 ?"), ("_distribution._distribution._loc", "1/1"),
+        ("_distribution._distribution._scale", "0/0 ?"),
+        ("_distribution._distribution._scale", "1/1"),
+        ("_bijector._bijectors[0]._bijector._shift", "0/0 ?"),
+        ("_bijector._bijectors[0]._bijector._shift", "1/1"),
+    ]  # fmt: skip
+    assert result.step("equal_instance").cell == result.step("other_instance").cell == "1/1"
+    assert result.hazards() == {"leak": 4, "recompile": 1} and result.leaked_arrays == 6
+    assert result.first_held == 2 and not any("does not grow" in v for v in result.verdict)
+    assert result.stale_results == result.errors == 0 and result.matches == ""
+
+
+def test_lineax_tags_are_a_static_set_its_solve_hashes():
+    # lineax docs, "Tags": without positive_semidefinite_tag the default solver is LU, not
+    # Cholesky: linear_solve's eqx.filter_jit compiles once, and the tag back reuses its program.
+    result = _audit("lineax_psd_operator")
+    assert _cells(result) == [
+        ("first_call", "", "2/2"), ("repeat_call", "", "0/0"),
+        ("new_static", "tags", "1/1"), ("seen_static", "tags", "0/0"),
+        ("same_shape_array", "matrix", "0/0"), ("new_shape_array", "matrix", "1/0 n/a"),
+        ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
+    ]  # fmt: skip
+    assert result.step("new_static").role == "static" and result.skipped == ()
+    assert result.hazards() == {} and result.leaked_instances == 0
+    assert result.matches == "equinox_filter_jit" and result.verdict[0].startswith("no hazard")
+
+
+def test_a_flowjax_flow_compiles_again_for_every_new_flow():
+    # coupling_flow's transformer_constructor is a closure made for each flow: eqx.filter_jit
+    # hashes it by identity, so an equal flow compiles again and jit's caches keep it alive.
+    result = _audit("flowjax_coupling")
+    assert result.step("first_call").cell == "1/1" and result.step("repeat_call").cell == "0/0"
+    statics = [(s.name, s.cell) for s in result.steps if s.name.endswith("_static")]
+    assert statics[:20] == [("new_static", "1/1"), ("seen_static", "0/0")] * 10
+    assert result.steps[2].field.endswith("bijections[0].transformer_constructor")
+    assert result.steps[2].role == "static (hashed leaf)"
+    assert result.step("equal_instance").cell == "1/1"
+    assert result.hazards() == {"leak": 4, "recompile": 1} and result.leaked_arrays == 3
+    assert result.first_held == 2 and not any("does not grow" in v for v in result.verdict)
+    assert result.stale_results == result.errors == 0 and result.matches == ""
