@@ -188,6 +188,26 @@ def test_a_distrax_distribution_compiles_again_for_every_equal_instance():
     assert result.stale_results == result.errors == 0 and result.matches == ""
 
 
+def test_distreqx_the_same_distribution_in_equinox_reuses_its_program():
+    # distreqx's README MultivariateNormalDiag under eqx.filter_jit: what distrax recompiles
+    # and leaks for, an equal instance, reuses its program; an int leaf is hashed.
+    result = _audit("distreqx_mvn_diag")
+    assert _cells(result) == [
+        ("first_call", "", "1/1"), ("repeat_call", "", "0/0"),
+        ("same_shape_array", "scale.event_dims", "1/1"), ("seen_static", "scale.event_dims", "0/0"),
+        ("same_shape_array", "bijector.bijectors[0].ndims", "1/0 n/a"),
+        ("seen_static", "bijector.bijectors[0].ndims", "0/0"),
+        ("same_shape_array", "loc", "0/0 ?"), ("new_shape_array", "loc", "1/1"),
+        ("same_shape_array", "scale.diag", "0/0 ?"), ("new_shape_array", "scale.diag", "1/1"),
+        ("same_shape_array", "distribution.distribution.loc", "0/0"),
+        ("new_shape_array", "distribution.distribution.loc", "1/1"),
+        ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
+    ]  # fmt: skip
+    assert result.step("same_shape_array").role == "static (hashed leaf)"
+    assert result.hazards() == {} and result.leaked_instances == result.leaked_arrays == 0
+    assert any(v.startswith("`scale.event_dims`: a number the call hashes") for v in result.verdict)
+
+
 def test_lineax_tags_are_a_static_set_its_solve_hashes():
     # lineax docs, "Tags": without positive_semidefinite_tag the default solver is LU, not
     # Cholesky: linear_solve's eqx.filter_jit compiles once, and the tag back reuses its program.
@@ -216,3 +236,20 @@ def test_a_flowjax_flow_compiles_again_for_every_new_flow():
     assert result.hazards() == {"leak": 4, "recompile": 1} and result.leaked_arrays == 3
     assert result.first_held == 2 and not any("does not grow" in v for v in result.verdict)
     assert result.stale_results == result.errors == 0 and result.matches == ""
+
+
+def test_an_ott_geometry_behind_a_jit_made_at_each_call_is_never_stale():
+    # ott-jax README: jax.jit(linear.solve)(geom, a, b); the new wrapper shares the function's
+    # programs. The first call compiles eager operations too, run while solve is traced.
+    result = _audit("ott_point_cloud")
+    first = result.step("first_call")
+    assert first.outcome == "correct" and first.compiles > first.traces > 1
+    assert _cells(result)[1:] == [
+        ("repeat_call", "", "0/0"),
+        ("same_shape_array", "x", "0/0"), ("new_shape_array", "x", "1/0 n/a"),
+        ("same_shape_array", "y", "0/0"), ("new_shape_array", "y", "1/0 n/a"),
+        ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
+    ]  # fmt: skip
+    assert result.hazards() == {} and result.leaked_instances == 0
+    assert result.matches == "pytree_class"
+    _no_stale_words(result)
