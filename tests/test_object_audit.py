@@ -674,3 +674,30 @@ def test_an_audited_object_of_a_librarys_own_type_is_tracked_for_leaks():
     result = _target_audit("user_models:logged_state", inputs=None)
     assert result.leaked_instances is not None and result.leaked_instances > 0
     assert not any("cannot be weakly referenced" in line for line in result.verdict)
+
+
+def test_a_number_is_not_read_as_hashed_where_the_call_compiles_at_every_call():
+    """A call that makes its jit inside compiles after a new number as after nothing: that
+    compile says nothing of hashing, so the number stays a traced one, in both its steps
+    (flowjax's log_prob called without a jit of the user's: its scan compiled every call)."""
+    import equinox as eqx
+    import jax
+
+    class Tempered(eqx.Module):
+        x: jax.Array
+        t: float
+
+        def __call__(self, y):
+            return self.x * y / self.t
+
+    def each_call(model, y):
+        return jax.jit(lambda m, y: m(y))(model, y)
+
+    def make():
+        return Tempered(jax.numpy.arange(3.0), 2.0)
+
+    target = jitbench.Target(make(), (jax.numpy.ones(3),), call=each_call, factory=make)
+    result = audit_object(target)
+    assert result.step("repeat_call").compiles == 1
+    roles = {(s.name, s.role) for s in result.steps if s.field == "t"}
+    assert roles == {("same_shape_array", "traced number"), ("seen_static", "traced number")}

@@ -159,7 +159,7 @@ def _is_instance(node: Any) -> bool:
     return hasattr(node, "__dict__") or hasattr(type(node), "__slots__")
 
 
-def _step(play: Play, name: str, probe: Any) -> Step:
+def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
     """One step's call, counted and explained. A raising call is made once more without
     explanations (JAX 0.6-0.8's explainer can itself fail): where only the first raised,
     the second's result and counts stand."""
@@ -178,7 +178,7 @@ def _step(play: Play, name: str, probe: Any) -> Step:
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
     role = play.roles.get(field, "")
-    if role == "number" and name == "same_shape_array" and stats.compiles:
+    if role == "number" and name == "same_shape_array" and stats.compiles and not every_call:
         role = "hashed"  # a number the call hashes after all (a filter inside it)
     role = fieldlib.ROLES.get(role, "")
     return Step(name, stats.traces, stats.compiles, outcome, error, tuple(messages), runs,
@@ -215,7 +215,10 @@ def _steps(
 
     def visit(name: str) -> Outcome | None:
         alive.track(play.obj, returned=name in FED_BACK)
-        steps.append(_step(play, name, probe))
+        # A call that compiles again with nothing changed (a jit made inside it) says
+        # nothing by compiling after a new number: it is not read as hashing it.
+        every_call = any(s.name == "repeat_call" and s.compiles for s in steps)
+        steps.append(_step(play, name, probe, every_call))
         progress.step(name, steps[-1].field)
         if name == "first_call" and steps[-1].outcome != "correct":
             return None  # the audit stops on it (a call that raised may break the object)
