@@ -106,26 +106,33 @@ def audit(strategy: Strategy, placement: Placement, **kwargs: Any) -> AuditResul
     return run_audit(strategy, placement, **kwargs)
 
 
-def audit_object(target: Target, **kwargs: Any) -> AuditResult:
-    """The cache audit of a user's object (imports JAX); see
+def audit_object(target: Any, *, call: Any = None, inputs: Any = None,
+                 **kwargs: Any) -> AuditResult:  # fmt: skip
+    """The cache audit of a user's object (imports JAX); ``target``, ``call`` and
+    ``inputs`` in any form :func:`jitbench.targets.as_target` takes; see
     :func:`jitbench.subjects.audit.audit_object`."""
     from jitbench.subjects.audit import audit_object as run_audit
+    from jitbench.targets import as_target
 
-    return run_audit(target, **kwargs)
+    return run_audit(as_target(target, call=call, inputs=inputs), **kwargs)
 
 
-def advise_object(target: Target | str, **kwargs: Any) -> Advice:
+def advise_object(target: Any, **kwargs: Any) -> Advice:
     """Every way of jitting a user's call, measured alike, and the one to use (imports JAX);
-    see :func:`jitbench.advise.advise_object`."""
+    ``target`` in any form :func:`jitbench.targets.as_target` takes; see
+    :func:`jitbench.advise.advise_object`."""
     from jitbench.advise import advise_object as run_advice
 
     return run_advice(target, **kwargs)
 
 
-def time_object(target: Target, **kwargs: Any) -> Timings:
-    """Time a user's object's call as the suite times it (imports JAX); see
+def time_object(target: Any, *, call: Any = None, inputs: Any = None,
+                **kwargs: Any) -> Timings:  # fmt: skip
+    """Time a user's object's call as the suite times it (imports JAX); ``target``,
+    ``call`` and ``inputs`` in any form :func:`jitbench.targets.as_target` takes; see
     :func:`jitbench.measure.timing.time_subject`."""
     from jitbench.measure.timing import time_subject
     from jitbench.subjects.subject import subject_of
+    from jitbench.targets import as_target
 
-    return time_subject(subject_of(target), **kwargs)
+    return time_subject(subject_of(as_target(target, call=call, inputs=inputs)), **kwargs)

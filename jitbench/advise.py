@@ -212,31 +212,30 @@ def _clearly_cheaper(way: WayRow, written: WayRow, ranked_by: str) -> bool:
 
 
 def advise_object(
-    target: Target | str, *, call: str | None = None, inputs: str | None = None,
+    target: Any, *, call: Any = None, inputs: Any = None,
     fields: str | None = None, repeat: int = REPEAT, arrays: int = fieldlib.DEFAULT_ARRAYS,
     instructions: bool = True, device: str = "cpu", cold_calls: int = COLD_CALLS,
 ) -> Advice:  # fmt: skip
     """Every way of jitting ``target``'s call, measured alike, and the one to use.
 
-    ``target``: a :class:`~jitbench.targets.Target`, or its spec ``package.module:factory``
-    (then ``call`` and ``inputs`` as :func:`~jitbench.targets.load_target` takes them,
-    and the ways' instructions are counted where Valgrind is present and
-    ``instructions``). ``fields``/``arrays`` choose the changes as the audit does,
+    ``target``, ``call`` and ``inputs``: any form :func:`~jitbench.targets.as_target`
+    takes; the ways' instructions are counted where the target is a spec
+    ``package.module:factory`` (the counting process loads it by name), Valgrind is
+    present and ``instructions``. ``fields``/``arrays`` choose the changes as the audit does,
     ``repeat`` the samples per cached and dispatch timing, ``cold_calls`` per cold one,
     ``device`` where a spec's target is built. JitbenchError where the call as written
     cannot be audited (its first call raises, or differs from the call without jit).
     """
     from jitbench.subjects.way_builders import unjitted
     from jitbench.subjects.ways import WaySubject, kind_of, names_of, ways_of
+    from jitbench.targets import as_target
 
     spec = target if isinstance(target, str) else None
     if spec is not None:
         from jitbench.measure.case import use_device
-        from jitbench.targets import load_target
 
         use_device(device)
-        target = load_target(spec, call=call, inputs=inputs)
-    assert isinstance(target, Target)
+    target = as_target(target, call=call, inputs=inputs)
     kind = kind_of(target.obj)
     ways = ways_of(target)
     platform = _platform(target)

@@ -124,3 +124,28 @@ def test_an_error_whose_message_holds_a_traceback_reads_as_the_error_it_ends_in(
         + "shape=(2,), " * 40 + ")"
     ))  # fmt: skip
     assert hashing == "ValueError: Non-hashable static arguments are not supported. ..."
+
+
+def test_every_entry_point_takes_every_target_form():
+    """One target form for audit_object, time_object, advise_object and assert_jit_safe
+    (jitbench.targets.as_target): a spec, a factory, a Target or the object, with call and
+    inputs as specs, functions or values."""
+    import user_models
+
+    import jitbench
+    from jitbench.targets import as_target
+
+    spec = "user_models:custom_class_target"
+    forms = [spec, user_models.custom_class_target, load_target(spec), load_target(spec).obj]
+    for form in forms:
+        target = as_target(form, call="calc", inputs="user_models:vector")
+        assert type(target.obj) is user_models.CustomClass and target.call == "calc"
+        assert len(target.inputs) == 1 and target.inputs[0].shape == user_models.vector().shape
+    assert as_target(spec).factory is not None and as_target(spec).name == spec
+    by_spec = jitbench.audit_object(spec)
+    by_factory = jitbench.audit_object(user_models.custom_class_target)
+    assert [s.cell for s in by_spec.steps] == [s.cell for s in by_factory.steps]
+    timed = jitbench.time_object(spec, repeat=1, cold_calls=1, after_runs=0)
+    assert timed.cached.median > 0
+    with pytest.raises(jitbench.JitbenchError, match="has no method 'nope'"):
+        jitbench.audit_object(spec, call="nope")

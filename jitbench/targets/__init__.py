@@ -165,20 +165,53 @@ def load_target(spec: str, *, call: str | None = None, inputs: str | None = None
     returning the arguments. Either overrides what a factory returning a
     :class:`Target` chose. Every failure is one JitbenchError naming the value.
     """
-    factory = resolve_callable(spec, "target")
-    made = _call_factory(factory, spec)
-    target = made if isinstance(made, Target) else Target(made)
-    chosen: str | Callable[..., Any] = target.call
+    return as_target(spec, call=call, inputs=inputs)
+
+
+def as_target(
+    target: Any, *, call: str | Callable[..., Any] | None = None, inputs: Any = None
+) -> Target:
+    """Every entry point's target (``jitbench.audit_object``, ``time_object``,
+    ``advise_object``, ``assert_jit_safe``, the command line), from any of its forms.
+
+    ``target``: a :class:`Target`; a ``package.module:factory`` spec; a factory function
+    (it builds each new instance as the project does); or the object itself. ``call``: a
+    method name, a function called as ``call(obj, *inputs)``, or its
+    ``package.module:function`` spec. ``inputs``: a ``package.module:function`` spec
+    returning them, an :class:`Inputs`, a tuple or list, or one value. ``call`` and
+    ``inputs`` override what a factory's :class:`Target` chose. Every failure is one
+    JitbenchError naming the value.
+    """
+    import inspect
+
+    if isinstance(target, str):
+        factory = resolve_callable(target, "target")
+        made = _call_factory(factory, target)
+        made = made if isinstance(made, Target) else Target(made)
+        found = dataclasses.replace(made, name=target, factory=made.factory or factory)
+    elif isinstance(target, Target):
+        found = target
+    elif inspect.isfunction(target):
+        name = f"{target.__module__}:{target.__qualname__}"
+        made = _call_factory(target, name)
+        made = made if isinstance(made, Target) else Target(made)
+        found = dataclasses.replace(made, name=name, factory=made.factory or target)
+    else:
+        found = Target(target)
     if call is not None:
-        chosen = resolve_name(call, "call") if ":" in call else call
-    loaded = load_inputs(inputs) if inputs is not None else None
-    target = dataclasses.replace(
-        target,
-        inputs=target.inputs if loaded is None else loaded,
-        kwargs=loaded.kwargs if isinstance(loaded, Inputs) else target.kwargs,
-        call=chosen,
-        name=spec,
-        factory=target.factory or factory,
-    )
-    check_call(target)
-    return target
+        if not isinstance(call, str) and not callable(call):
+            raise JitbenchError(
+                f"call {call!r} must be a method name or a function called as call(obj, *inputs)"
+            )
+        if isinstance(call, str) and ":" in call:  # package.module:function, as --call
+            call = resolve_name(call, "call")
+        found = dataclasses.replace(found, call=call)
+    if inputs is not None:
+        if isinstance(inputs, str) and ":" in inputs:
+            inputs = load_inputs(inputs)
+        elif not isinstance(inputs, Inputs):
+            inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+        kwargs = inputs.kwargs if isinstance(inputs, Inputs) else found.kwargs
+        found = dataclasses.replace(found, inputs=inputs, kwargs=kwargs)
+    check_call(found)
+    return found

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 import io
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,6 @@ from jitbench.testing.counts import CountsCheck, check_counts
 
 if TYPE_CHECKING:
     from jitbench.subjects.result import AuditResult
-    from jitbench.targets import Target
 
 __all__ = [
     "HAZARDS",
@@ -35,48 +33,6 @@ __all__ = [
     "check_counts",
     "compiles",
 ]
-
-
-def _built(factory: Callable[[], Any], name: str) -> Target:
-    """The target a factory builds (an object or a Target), with the factory kept."""
-    from jitbench.targets import Target
-
-    made = factory()
-    made = made if isinstance(made, Target) else Target(made)
-    return dataclasses.replace(made, factory=made.factory or factory, name=name)
-
-
-def _target(obj: Any, call: str | Callable[..., Any] | None, inputs: Any) -> Target:
-    """The target of ``assert_jit_safe``'s first argument (see its docstring)."""
-    from jitbench.targets import Inputs, Target, check_call, load_inputs, resolve_name
-
-    if isinstance(obj, str):
-        factory = resolve_name(obj, "target")
-        if not callable(factory):
-            raise JitbenchError(f"target {obj!r} is not callable: it is a {type(factory).__name__}")
-        target = _built(factory, obj)
-    elif isinstance(obj, Target):
-        target = obj
-    elif inspect.isfunction(obj):  # a factory: it builds a new instance as the user does
-        target = _built(obj, f"{obj.__module__}:{obj.__qualname__}")
-    else:
-        target = Target(obj)
-    if call is not None:
-        if not isinstance(call, str) and not callable(call):
-            raise JitbenchError(
-                f"call {call!r} must be a method name or a function called as call(obj, *inputs)"
-            )
-        if isinstance(call, str) and ":" in call:  # package.module:function, as --call
-            call = resolve_name(call, "call")
-        target = dataclasses.replace(target, call=call)
-    if inputs is not None:  # as --inputs: a spec; else an Inputs, a tuple or list, one value
-        if isinstance(inputs, str) and ":" in inputs:
-            inputs = load_inputs(inputs)
-        elif not isinstance(inputs, Inputs):
-            inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
-        target = dataclasses.replace(target, inputs=inputs)
-    check_call(target)
-    return target
 
 
 def _check_allow(allow: str | Iterable[str]) -> frozenset[str]:
@@ -160,7 +116,9 @@ def assert_jit_safe(
     the value and the valid choices.
     """
     allowed = _check_allow(allow)
-    target = _target(target_or_object, call, inputs)
+    from jitbench.targets import as_target
+
+    target = as_target(target_or_object, call=call, inputs=inputs)
     from jitbench.subjects.audit import audit_subject, with_verdict
     from jitbench.subjects.subject import subject_of
     from jitbench.targets.kinds import object_kind

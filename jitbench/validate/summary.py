@@ -162,9 +162,9 @@ def _fidelity_notes(outcome: Outcome, cpus: int) -> list[str]:
         low, high = FIDELITY_RANGE
         notes.append(
             f"Fidelity: outside {low}-{high}: {cases}. {_load_text(outcome, 'fidelity', cpus)} "
-            "Compare the two sources (`jitbench show STRATEGY` and `jitbench/twins/`): a "
-            "ratio that stays outside the range on a quiet machine is a difference in the "
-            "code each call runs."
+            "Compare the two sources (`jitbench show STRATEGY` and "
+            "`jitbench/strategies/twins/`): a ratio that stays outside the range on a quiet "
+            "machine is a difference in the code each call runs."
         )
     return notes
 
