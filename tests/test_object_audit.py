@@ -387,16 +387,41 @@ def test_a_call_that_donates_the_object_is_refused_in_one_line(spec, call):
     )
 
 
-def test_an_audit_that_judged_no_change_matches_no_strategy():
-    # Compared on nothing, every built-in strategy would agree with it.
+def test_an_equal_instance_is_judged_where_every_field_change_raises():
+    """Every new value of the one field raises without jit too (lineax's operator checks): the
+    field is set back before the equal instance, which is judged on values the call takes
+    (it had raised with the rejected values, and no change could be judged)."""
     result = _target_audit("user_models:rotation", "user_models:rotate", verdict=True)
-    assert {s.outcome for s in result.steps[2:]} == {"n/a"}
-    assert result.matches == ""
-    assert result.verdict[0] == (
-        "no change could be judged: each raises without jit too, or leaves the result without "
-        "jit as it was, so no built-in is matched"
+    outcomes = {s.name: s.outcome for s in result.steps[2:]}
+    assert outcomes == {
+        "same_shape_array": "n/a", "new_shape_array": "n/a", "equal_instance": "correct",
+        "other_instance": "n/a",  # no other field to give new values
+    }  # fmt: skip
+    assert result.step("equal_instance").how.endswith(
+        "(m back to its values: the call cannot take new ones)"
     )
-    assert not any(line.startswith(("no hazard", "behaves like")) for line in result.verdict)
+    assert result.matches == "equinox_filter_jit"
+
+
+def test_new_values_the_call_rejects_are_their_fields_own_outcome():
+    """New values of ``m`` raise with jit and without (the library rejects them): ``m``'s steps
+    are not applicable, and ``m`` is set back before ``b`` plays, so ``b``'s steps and the
+    instances are judged on values the call takes."""
+    result = _target_audit("user_models:checked_shift", "user_models:shift", verdict=True)
+    outcomes = [(s.name, s.field, s.outcome) for s in result.steps[2:]]
+    assert outcomes == [
+        ("same_shape_array", "m", "n/a"), ("new_shape_array", "m", "n/a"),
+        ("same_shape_array", "b", "correct"), ("new_shape_array", "b", "correct"),
+        ("equal_instance", "", "correct"), ("other_instance", "", "correct"),
+    ]  # fmt: skip
+    assert result.step("new_shape_array").how == "eqx.tree_at"
+    assert next(s.how for s in result.steps if s.field == "b") == (
+        "eqx.tree_at (m back to its values: the call cannot take new ones)"
+    )
+    assert result.step("other_instance").how == "the factory's, new values in b"
+    not_applicable = [line for line in result.verdict if line.startswith("not applicable")]
+    assert len(not_applicable) == 2 and all("(`m`)" in line for line in not_applicable)
+    assert result.matches == "equinox_filter_jit"
 
 
 def _loop(result) -> list[str]:

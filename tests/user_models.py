@@ -885,6 +885,26 @@ def rotation() -> Rotation:
     return Rotation(jnp.eye(2))
 
 
+class CheckedShift(eqx.Module):
+    """A checked matrix beside a shift its call adds: new values of the matrix raise, with jit
+    or without; the shift takes any."""
+
+    m: jax.Array
+    b: jax.Array
+
+    def __call__(self, y):
+        return Rotation(self.m)(y) + self.b
+
+
+@eqx.filter_jit
+def shift(model, y):
+    return model(y)
+
+
+def checked_shift() -> CheckedShift:
+    return CheckedShift(jnp.eye(2), jnp.arange(2.0))
+
+
 class Trajectory(struct.PyTreeNode):
     """An ODE's state as its users start it: the time a Python float, so jit traces it with a
     weak type; the state its step returns holds a float32 array there."""

@@ -50,6 +50,10 @@ TIMED_CHANGES = CHANGES[:-1]
 # How a not-applicable step's error starts where only jit raised, while it traced code the
 # call without jit skips (both branches of a lax.cond: a new shape only one of them meets).
 WHILE_TRACING = "only under jit, while tracing what the call without jit skips: "
+# The outcomes of a change the call cannot take (it raises, with jit or without).
+REJECTED = ("n/a", "error")
+# How an array field played before is set back, by whether its new values were rejected.
+_BACK = {False: "back to its shape", True: "back to its values: the call cannot take new ones"}
 
 
 class Play:
@@ -176,11 +180,13 @@ class Play:
         self.changed.append(("", ""))
         yield "repeat_call"
         release = len(self.played) > RELEASE_ABOVE
+        rejected: set[str] = set()  # the fields whose new value the call cannot take
         for field in (f for f in self.played if f.kind == "static"):
             before = get(self.obj, field)
             self._set(field, values.new_value(before, field.choices))
             self.changed.append((field.path, field.how))
-            yield "new_static"
+            if (yield "new_static") in REJECTED:
+                rejected.add(field.path)
             self._set(field, before)
             self.changed.append((field.path, field.how))
             yield "seen_static"
@@ -193,36 +199,44 @@ class Play:
             before = get(self.obj, field)
             self._set(field, values.new_number(before))
             self.changed.append((field.path, field.how))
-            yield "same_shape_array"
+            if (yield "same_shape_array") in REJECTED:
+                rejected.add(field.path)
             self._set(field, before)
             self.changed.append((field.path, field.how))
             yield "seen_static"
-        restore: tuple[Field, Any] | None = None
+        # The array field played before, set back as the next step begins: to its shape, or to
+        # its own values where the call cannot take new ones (rejected: with jit or without).
+        restore: tuple[Field, Any, bool] | None = None
         last = None
         for field in (f for f in self.played if f.kind == "array"):
             how = field.how
             if restore is not None:
-                self._set(*restore)
-                how += f" ({restore[0].path} back to its shape)"
-            same = values.new_array(get(self.obj, field), self.rng)
+                self._set(*restore[:2])
+                how += f" ({restore[0].path} {_BACK[restore[2]]})"
+            before = get(self.obj, field)
+            same = values.new_array(before, self.rng)
             self._set(field, same)
             self.changed.append((field.path, how))
-            yield "same_shape_array"
+            if (yield "same_shape_array") in REJECTED:
+                rejected.add(field.path)
+            restore = (field, before, True) if field.path in rejected else None
             if field.fixed_shape:  # its class refuses a new shape (edit.refused)
-                restore = None
                 continue
             self._set(field, values.new_array(same, self.rng, values.new_shape(same)))
             self.changed.append((field.path, field.how))
             last = yield "new_shape_array"
-            restore = (field, same)
+            restore = restore or (field, same, False)
         how = self.subject.equal_how
-        if restore is not None and last in ("n/a", "error"):
-            self._set(*restore)
-            how += f" ({restore[0].path} back to its shape: the call cannot take it)"
+        if restore is not None and (restore[2] or last in REJECTED):
+            self._set(*restore[:2])
+            back = _BACK[True] if restore[2] else "back to its shape: the call cannot take it"
+            how += f" ({restore[0].path} {back})"
         self.obj = self.subject.equal(self.obj)
         self.changed.append(("", how))
         yield "equal_instance"
-        self.obj, how = self.subject.other(self.obj, self.played, self.rng)
+        # Other values in the fields the call took: a value it rejected was its field's outcome.
+        taken = [f for f in self.played if f.path not in rejected] or self.played
+        self.obj, how = self.subject.other(self.obj, taken, self.rng)
         self.changed.append(("", how))
         yield "other_instance"
         for name in FED_BACK:  # a loop: state = step(state, x)
