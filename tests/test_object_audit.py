@@ -114,6 +114,19 @@ def test_a_library_s_jitted_function_is_not_taken_for_op_by_op_dispatch():
     assert one.verdict[0].startswith("the call is not jitted: JAX compiles each operation")
 
 
+def test_a_numbers_value_back_is_said_as_set_back():
+    """A jit made at every call compiles for a number's value back too: the verdict says the
+    value was set back, not given a new value (whose step is another)."""
+    result = _target_audit("user_models:jit_per_call_module")
+    number = [(s.name, s.cell) for s in result.steps if s.field == "scale"]
+    assert number == [("same_shape_array", "1/1"), ("seen_static", "1/1")]
+    assert (
+        "`scale` set back to a value seen before with eqx.tree_at compiles again: nothing "
+        "compiled before is reused for it"
+    ) in result.verdict
+    assert not any(line.startswith("`scale` given a new value") for line in result.verdict)
+
+
 def test_a_linen_module_as_a_static_argument_is_changed_with_clone_and_hashed_by_value():
     result = _target_audit("user_models:linen_mlp", inputs=None)
     assert {(s.field, s.how) for s in result.steps[2:6]} == {

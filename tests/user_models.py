@@ -614,6 +614,21 @@ def one_op() -> OneOp:
     return OneOp(_x(), True)
 
 
+class JitPerCall(eqx.Module):
+    """A module whose call writes ``jax.jit`` at the call: a new jit, and a compile, at every
+    call; its Python float is traced."""
+
+    w: jax.Array
+    scale: float = 2.0
+
+    def __call__(self, y):
+        return jax.jit(lambda w, scale, y: w * y * scale)(self.w, self.scale, y)
+
+
+def jit_per_call_module() -> JitPerCall:
+    return JitPerCall(_x())
+
+
 class LinenMLP(linen.Module):
     """A linen module handed to jit as a static argument, its params an argument (linen's
     docs); its users change a field with ``.clone``."""

@@ -105,7 +105,9 @@ def closest(
 def _subject(step: Step) -> str:
     if step.name in ("equal_instance", "other_instance", *FED_BACK):
         return STEPS[step.name]
-    what = "given a new value" if step.role == "traced number" else WHAT[step.name]
+    # A number's new value (its value back is a seen_static step, said as a flag's)
+    number = step.role == "traced number" and step.name == "same_shape_array"
+    what = "given a new value" if number else WHAT[step.name]
     return f"`{step.field}` {what} {HOW.get(step.how, f'({step.how})')}"
 
 
