@@ -290,6 +290,19 @@ def test_arrays_a_static_arguments_closures_hold_leak():
     assert result.hazards()["leak"] == 3
 
 
+def test_arrays_alone_left_alive_are_a_leak_everywhere_it_is_counted():
+    """A NamedTuple of arrays a library keeps (a history of states): no weak reference reaches
+    the states, so their arrays tell the leak, in the hazards, the verdict's words and the
+    built-in match alike (it had matched pytree_class, which leaks nothing)."""
+    result = _target_audit("user_models:point", "user_models:kept_scale")
+    assert result.leaked_instances is None and result.leaked_arrays > 0
+    assert result.leaks == result.hazards()["leak"] == result.leaked_arrays
+    assert f"{result.leaked_arrays} arrays the scenario built stay alive" in result.verdict[0]
+    assert result.matches == ""
+    assert result.verdict[-1].startswith("no built-in strategy behaves the same")
+    assert result.verdict[-1].endswith("differs on: leak")
+
+
 def test_a_nested_objects_leaves_flattened_as_the_parents_own_are_traced():
     """A distribution flattened as distrax's are: its base's array is a child of its own,
     without a key, so the base is no auxiliary data and its array is traced."""

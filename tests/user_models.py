@@ -773,6 +773,30 @@ def bounded() -> Bounded:
     return Bounded(_x())
 
 
+class Point(typing.NamedTuple):
+    """A state of arrays alone: a NamedTuple takes no weak reference."""
+
+    x: jax.Array
+
+
+# Every state handed to ``kept_scale``, as a library keeping a history of what it was called on.
+HISTORY: list = []
+
+
+@jax.jit
+def _scaled_point(point, y):
+    return point.x * y
+
+
+def kept_scale(point, y):
+    HISTORY.append(point)
+    return _scaled_point(point, y)
+
+
+def point() -> Point:
+    return Point(_x())
+
+
 class Algorithm(typing.NamedTuple):
     """A bundle of closures, as blackjax builds its samplers (``blackjax.nuts(...)``)."""
 

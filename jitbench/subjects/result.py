@@ -102,15 +102,22 @@ class AuditResult:
         """Compiles caused by calling an unchanged object again (>0: recompiles every call)."""
         return self.step("repeat_call").compiles
 
+    @property
+    def leaks(self) -> int | None:
+        """The ``leak`` hazard's count, the one every place that counts it reads: the objects
+        left alive; where no object can be weakly referenced (a NamedTuple), the arrays left
+        alive; None where neither tells (no object checked, no array left alive)."""
+        if self.leaked_instances is not None:
+            return self.leaked_instances
+        return self.leaked_arrays or None
+
     def hazards(self) -> dict[str, int]:
         """How often each hazard of :data:`jitbench.hazards.FOUND` occurs, the absent left out:
-        steps; for ``leak`` the objects left alive, or the arrays where no object can be weakly
-        referenced."""
-        leaked = self.leaked_instances
+        steps; for ``leak``, :attr:`leaks`."""
         counts = {
             "stale": self.stale_results,
             "error": self.errors,
-            "leak": self.leaked_arrays if leaked is None else leaked,
+            "leak": self.leaks or 0,
             "recompile": sum(step.recompiled for step in self.steps),
         }
         return {name: n for name, n in counts.items() if n}

@@ -52,8 +52,7 @@ def signature(result: AuditResult) -> Signature:
         steps = [s for s in result.steps if s.name == kind and s.outcome not in UNKNOWN]
         worst = max(steps, key=lambda s: (_WORST[s.outcome], s.compiles > 0), default=None)
         found[kind] = None if worst is None else (worst.compiles > 0, worst.outcome)
-    leaked = result.leaked_instances
-    found["leak"] = None if leaked is None else leaked > 0
+    found["leak"] = None if result.leaks is None else result.leaks > 0
     return found
 
 
@@ -189,7 +188,7 @@ def hazards(result: AuditResult) -> list[str]:
         lines.append(f"{_named(hashed)} given new values compile again: the call hashes "
                      "them, a new program for every new value")  # fmt: skip
     leaked, arrays = result.leaked_instances, result.leaked_arrays
-    if leaked or (leaked is None and arrays):  # arrays alone: the objects cannot be weakref'd
+    if result.leaks:  # arrays alone where the objects cannot be weakly referenced
         counts = [(n, what) for n, what in ((leaked, "object"), (arrays, "array")) if n]
         held = " and ".join(_count(n, what) for n, what in counts)
         one = [n for n, _ in counts] == [1]
