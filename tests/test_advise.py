@@ -293,6 +293,45 @@ def test_a_bound_method_jitted_in_init_is_left_out_of_every_way():
     assert "(o.x,), (o.mul,)" in rows["pytree registration"].code
 
 
+def _algorithm_target() -> jitbench.Target:
+    """A NamedTuple of closures (blackjax's samplers, haiku's ``Transformed``) called by the
+    name of the field holding the function: ``algorithm.step(x, y)``."""
+    import user_models
+
+    x = user_models.vector()
+    return jitbench.Target(user_models.algorithm(), (x, x), call="step", name="algorithm",
+                           factory=user_models.algorithm)  # fmt: skip
+
+
+def test_a_function_the_object_holds_is_called_through_it_by_every_way():
+    """The raw call reads the field, as the call as written does: the call without jit had
+    been the field's getter called on the object (TypeError: '_tuplegetter' object is not
+    callable), and advise stopped where jitbench audit ran."""
+    from jitbench.subjects.audit import audit_object
+
+    target = _algorithm_target()
+    advice = advise_object(target, repeat=1, cold_calls=1, instructions=False)
+    written = advice.row(AS_WRITTEN)
+    assert written.built and written.hazards == tuple(audit_object(target).hazards())
+    assert advice.row("static self, value hash").built
+    names = names_of(target, unjitted(target))
+    assert (names.fn, names.args) == ("lambda obj, *args: obj.step(*args)", "x, y")
+    assert names.unjitted == "obj.step as written"
+
+
+def test_a_method_jitted_into_another_attribute_is_the_raw_call():
+    """``self.jitted = jax.jit(self.calc)``, called as ``jitted``: the raw call is the method
+    (advise had refused a call that is no method of the class)."""
+    import user_models
+
+    target = load_target("user_models:marked_bound", inputs=VECTOR)
+    assert unjitted(target) is user_models.MarkedBound.calc
+    assert names_of(target, unjitted(target)).fn == "MarkedBound.calc"
+    advice = _advice("user_models:marked_bound")
+    assert "stale" in advice.row(AS_WRITTEN).hazards
+    assert advice.row("pytree registration").hazards == ()
+
+
 @pytest.mark.parametrize(
     "spec, call, inputs",
     [

@@ -22,19 +22,46 @@ from jitbench.targets import fields as fieldlib
 Bound = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
+@dataclasses.dataclass(frozen=True)
+class HeldCall:
+    """A call the object holds in a field (a NamedTuple's function, as haiku's
+    ``Transformed.apply``; an instance attribute): ``obj.name(*inputs)``, the object itself
+    not passed. ``unjitted``: the held function's jit wrapper taken off, as :func:`unjitted`
+    takes a method's."""
+
+    name: str
+    unjitted: bool = False
+
+    def __call__(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        function = getattr(obj, self.name)
+        return (_unwrapped(function) if self.unjitted else function)(*args, **kwargs)
+
+
 def written(target: Target) -> Callable[..., Any]:
     """The target's call as written, taking the object first: the method as its class holds
-    it (its jit wrapper included), or the function called as ``call(obj, *inputs)``."""
+    it (its jit wrapper included), a function the object holds in a field (:class:`HeldCall`),
+    or the function called as ``call(obj, *inputs)``."""
     call = target.call
     if not isinstance(call, str):
         return call
     found = inspect.getattr_static(type(target.obj), call, None)
-    if isinstance(found, staticmethod | classmethod) or found is None:
+    if isinstance(found, staticmethod | classmethod):
         raise JitbenchError(
             f"call {call!r} of target {target.name!r} is no method of its class "
             f"{type(target.obj).__name__}: give --call a function taking the object"
         )
+    if found is None or not callable(found):  # a field's getter (a NamedTuple's), or none
+        return HeldCall(call)
     return found
+
+
+def held_method(target: Target, raw: Callable[..., Any]) -> bool:
+    """Whether ``raw`` (:func:`unjitted`) is the object's own method under a jit the object
+    holds in a field of another name (``self.jitted = jax.jit(self.calc)``)."""
+    try:
+        return isinstance(written(target), HeldCall) and not isinstance(raw, HeldCall)
+    except JitbenchError:
+        return False
 
 
 def unjitted(target: Target) -> Callable[..., Any]:
@@ -44,6 +71,15 @@ def unjitted(target: Target) -> Callable[..., Any]:
     decorator of the user's own (``functools.wraps``: numpyro's ``@validate_sample``), part
     of what the call computes: kept."""
     call = written(target)
+    if not isinstance(call, HeldCall):
+        return _unwrapped(call)
+    inner = _unwrapped(getattr(target.obj, call.name))
+    if isinstance(inner, types.MethodType) and inner.__self__ is target.obj:
+        return inner.__func__  # its own method, jitted in __init__: self.f = jax.jit(self.calc)
+    return dataclasses.replace(call, unjitted=True)  # what the object holds, read at every call
+
+
+def _unwrapped(call: Any) -> Any:
     while hasattr(call, "__wrapped__") and not _plain(call):
         call = call.__wrapped__
     return call

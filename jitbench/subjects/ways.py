@@ -87,21 +87,18 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
 
     obj = target.obj
     cls = type(obj).__name__
-    try:
-        found = list(inspect.signature(raw).parameters.values())[1:]
+    held = isinstance(raw, build.HeldCall)
+    try:  # a held function takes the inputs alone; a method or function the object first
+        params = _positional(getattr(obj, raw.name)) if held else _positional(raw)[1:]
     except (TypeError, ValueError):
-        found = []
-    named = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    params = []  # the names up to a *args (linen's apply(variables, *args)): x<i> after it
-    for param in found:
-        if param.kind not in named:
-            break
-        params.append(param.name)
+        params = []
+    # The names up to a *args (linen's apply(variables, *args)): x<i> after it.
     args = params[: len(target.inputs)]
     args += [f"x{i}" for i in range(len(args), len(target.inputs))]
     args += list(target.kwargs)
     if isinstance(target.call, str):
-        fn, name = f"{cls}.{target.call}", target.call.strip("_") or "call"
+        method = raw.__name__ if build.held_method(target, raw) else target.call
+        fn, name = f"{cls}.{method}", target.call.strip("_") or "call"
     else:  # the jitted function gets a name of its own: it calls the user's
         fn = getattr(raw, "__name__", "")
         fn = fn if fn.isidentifier() else "call"  # a lambda: named as the snippet reads it
@@ -116,16 +113,30 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
     if not hasattr(obj, "__dict__") or (attributes is not None and set(vars(obj)) != set(own)):
         state = "{" + ", ".join(f"{n!r}: obj.{n}" for n in own) + "}"
     var = "model" if module else "obj"
-    decorated = build.written(target) is not raw
+    decorated = build.written(target) is not raw and not build.held_method(target, raw)
     unjitted = f"the jit decorator removed from {fn}" if decorated else f"{fn} as written"
     if fn == "call" and getattr(raw, "__name__", "") == "<lambda>":
         unjitted = "call: the call's lambda as written"
-    body = helper_body(raw, (*children, *aux)) if attributes is not None else None
+    if held:  # the snippets' functions take the object first: one that calls what it holds
+        rest = "*args, **kwargs" if target.kwargs else "*args"
+        fn = f"lambda {var}, {rest}: {var}.{raw.name}({rest})"
+        unjitted = f"{var}.{raw.name} as written"
+    body = helper_body(raw, (*children, *aux)) if attributes is not None and not held else None
     names = Names(cls, fn, name, ", ".join(args), var, children, aux, state, unjitted=unjitted,
                   body=body or _NO_BODY)  # fmt: skip
     if any(kinds.is_key(leaf) for leaf in jax.tree_util.tree_leaves(attributes or [])):
         return dataclasses.replace(names, data="_data(leaf)", prelude=_KEY_DATA)
     return names
+
+
+def _positional(function: Callable[..., Any]) -> list[str]:
+    """The names of ``function``'s parameters up to its ``*args`` (a signature's names)."""
+    found = []
+    for name, param in inspect.signature(function).parameters.items():
+        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            break
+        found.append(name)
+    return found
 
 
 # A typed PRNG key has no bytes of its own (NumPy cannot read it): its key data's are hashed.
