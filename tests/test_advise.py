@@ -303,6 +303,11 @@ def _algorithm_target() -> jitbench.Target:
                            factory=user_models.algorithm)  # fmt: skip
 
 
+@functools.cache
+def _algorithm_advice():
+    return advise_object(_algorithm_target(), repeat=1, cold_calls=1, instructions=False)
+
+
 def test_a_function_the_object_holds_is_called_through_it_by_every_way():
     """The raw call reads the field, as the call as written does: the call without jit had
     been the field's getter called on the object (TypeError: '_tuplegetter' object is not
@@ -310,13 +315,34 @@ def test_a_function_the_object_holds_is_called_through_it_by_every_way():
     from jitbench.subjects.audit import audit_object
 
     target = _algorithm_target()
-    advice = advise_object(target, repeat=1, cold_calls=1, instructions=False)
+    advice = _algorithm_advice()
     written = advice.row(AS_WRITTEN)
     assert written.built and written.hazards == tuple(audit_object(target).hazards())
     assert advice.row("static self, value hash").built
     names = names_of(target, unjitted(target))
     assert (names.fn, names.args) == ("lambda obj, *args: obj.step(*args)", "x, y")
     assert names.unjitted == "obj.step as written"
+
+
+def test_jax_jit_of_a_held_function_is_offered_where_the_call_is_one():
+    """haiku's documented pattern, ``apply = jax.jit(forward.apply)``: a way where the call is a
+    function the object holds; a new instance's new closures are a new jit (a recompile)."""
+    from jitbench.subjects.ways import JIT_HELD_CALL
+
+    row = _algorithm_advice().row("jax.jit of the call")
+    assert row.built and row.code == (
+        "step = jax.jit(obj.step)   # once, outside the loop\nstep(x, y)"
+    )
+    assert row.hazards == ("recompile",)  # the equal instance: new closures, a new jit
+    assert row.compiles == 4  # the first call, the new step, the equal and the other instance
+    assert JIT_HELD_CALL not in ways_for(kind_of(load_target(SEED).obj))
+    import user_models
+
+    jitted = user_models.Algorithm(lambda x: x, jax.jit(lambda x, y: x * y))
+    x = user_models.vector()
+    target = jitbench.Target(jitted, (x, x), call="step", factory=lambda: jitted)
+    with pytest.raises(jitbench.JitbenchError, match="already jits: step is a jitted function"):
+        WaySubject(target, JIT_HELD_CALL)
 
 
 def test_a_method_jitted_into_another_attribute_is_the_raw_call():

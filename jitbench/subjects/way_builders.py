@@ -55,6 +55,15 @@ def written(target: Target) -> Callable[..., Any]:
     return found
 
 
+def held(target: Target) -> bool:
+    """Whether the target's raw call is a function its object holds (:class:`HeldCall`), not
+    one of its own methods."""
+    try:
+        return isinstance(unjitted(target), HeldCall)
+    except JitbenchError:
+        return False
+
+
 def held_method(target: Target, raw: Callable[..., Any]) -> bool:
     """Whether ``raw`` (:func:`unjitted`) is the object's own method under a jit the object
     holds in a field of another name (``self.jitted = jax.jit(self.calc)``)."""
@@ -262,6 +271,44 @@ def jit_taking_object(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Boun
     import jax
 
     return _TakingObject(jax.jit(raw))
+
+
+def jit_held_call(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    """``jax.jit`` of the function the object holds, made once per function (haiku's
+    ``apply = jax.jit(forward.apply)``): the object is no argument, only what it holds is
+    called; a new function (a new instance's) is a new jit."""
+    import jax
+
+    assert isinstance(raw, HeldCall)
+    held = getattr(obj, raw.name)
+    if kinds.is_jitted(held):
+        raise JitbenchError(f"the call as written already jits: {raw.name} is a jitted function")
+    try:
+        weakref.ref(held)
+    except TypeError:
+        raise JitbenchError(
+            f"{raw.name} holds a {type(held).__name__}, which takes no weak reference: its jit "
+            "could not be let go with it"
+        ) from None
+
+    def jit(function: Any) -> Any:  # through a weak reference: the jit lets the function go
+        ref = weakref.ref(function)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return ref()(*args, **kwargs)
+
+        call.__name__ = getattr(function, "__name__", "call")
+        return jax.jit(call)
+
+    jits = PerObject(jit)
+
+    def bind(o: Any) -> Bound:
+        function = getattr(o, raw.name)
+        bound = functools.partial(jits(function))
+        bound.held = function  # alive while its call is, as the user's jit holds it
+        return bound, ()
+
+    return bind
 
 
 def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:

@@ -79,6 +79,7 @@ class Names:
     prelude: str = ""  # a helper the snippet needs first
     unjitted: str = ""  # the comment on where the raw function comes from
     body: str = _NO_BODY  # the raw function's body, self.<name> read as <name> (indented)
+    held: str = ""  # the field holding the function called (build.HeldCall), if it is one
 
 
 def names_of(target: Target, raw: Callable[..., Any]) -> Names:
@@ -123,7 +124,7 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
         unjitted = f"{var}.{raw.name} as written"
     body = helper_body(raw, (*children, *aux)) if attributes is not None and not held else None
     names = Names(cls, fn, name, ", ".join(args), var, children, aux, state, unjitted=unjitted,
-                  body=body or _NO_BODY)  # fmt: skip
+                  body=body or _NO_BODY, held=raw.name if held else "")  # fmt: skip
     if any(kinds.is_key(leaf) for leaf in jax.tree_util.tree_leaves(attributes or [])):
         return dataclasses.replace(names, data="_data(leaf)", prelude=_KEY_DATA)
     return names
@@ -279,6 +280,18 @@ HOISTED = Way(
 
 PYTREE_WAYS = (JIT_TAKING_OBJECT, VALUE_HASH)
 
+# Offered where the call is a function the object holds (build.HeldCall), whatever its kind.
+JIT_HELD_CALL = Way(
+    "jax.jit of the call",
+    "the function the object holds is jitted alone, once per function: a new instance holding "
+    "new functions (hk.transform called again) compiles again; the object is no argument",
+    """
+{name} = jax.jit({var}.{held})   # once, outside the loop
+{name}({args})
+""",
+    build.jit_held_call,
+)
+
 EQX_WAYS = (
     Way(
         "eqx.filter_jit",
@@ -393,17 +406,18 @@ def kind_of(obj: Any) -> str:
     return PLAIN if build.attributes(obj) is not None else described
 
 
-def ways_for(kind: str) -> tuple[Way, ...]:
+def ways_for(kind: str, held: bool = False) -> tuple[Way, ...]:
     """The ways of an object of ``kind`` (:func:`kind_of`), the call as written first; only
-    that one for a kind with no alternative."""
+    that one for a kind with no alternative. ``held``: the call is a function the object
+    holds (``build.held``), which ``jax.jit`` of the call jits alone."""
     found = {NNX: NNX_WAYS, EQX: EQX_WAYS, PYTREE: PYTREE_WAYS, PLAIN: PLAIN_WAYS}.get(kind, ())
-    return (WRITTEN, *found)
+    return (WRITTEN, *found, *((JIT_HELD_CALL,) if held and found else ()))
 
 
 def ways_of(target: Target) -> tuple[Way, ...]:
     """The ways advise measures for ``target``: :func:`ways_for` its kind, and the jit made
     once where the call as written makes one at every call."""
-    ways = ways_for(kind_of(target.obj))
+    ways = ways_for(kind_of(target.obj), build.held(target))
     if len(ways) > 1 and build.jits_at_every_call(target):
         return (ways[0], HOISTED, *ways[1:])
     return ways
@@ -469,7 +483,7 @@ class WaySubject(Walked):
 def way_subject(target: Target, name: str) -> WaySubject:
     """The subject of the way called ``name`` on ``target`` (JitbenchError: unknown, or it
     does not apply to the object's kind)."""
-    valid = ways_for(kind_of(target.obj))
+    valid = ways_for(kind_of(target.obj), build.held(target))
     way = next((w for w in valid if w.name == name), None)
     if way is None:
         choices = ", ".join(w.name for w in valid)
