@@ -302,13 +302,8 @@ def jit_held_call(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
 
     jits = PerObject(jit)
 
-    def bind(o: Any) -> Bound:
-        function = getattr(o, raw.name)
-        bound = functools.partial(jits(function))
-        bound.held = function  # alive while its call is, as the user's jit holds it
-        return bound, ()
-
-    return bind
+    # The function stays alive while its call does: the call holds the object (WaySubject).
+    return lambda o: (jits(getattr(o, raw.name)), ())
 
 
 def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
