@@ -7,6 +7,7 @@ init writes is tests/test_target_loop.py.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -22,7 +23,15 @@ from jitbench.suite import scaffold
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = "target_models:make_model"
 WHEEL = f"{scaffold.WHEEL_DIR}/jitbench-{scaffold.jitbench_version()}-py3-none-any.whl"
-WRITTEN = ["asv.conf.json", "benchmarks/__init__.py", "benchmarks/bench_targets.py", WHEEL]
+WRITTEN = [
+    "asv.conf.json",
+    "benchmarks/__init__.py",
+    "benchmarks/bench_targets.py",
+    "benchmarks/README.md",
+    WHEEL,
+]
+# A tcmalloc that does not exist: this machine cannot count, whatever it has installed.
+NO_COUNTS = {"JITBENCH_TCMALLOC": "/nonexistent/libtcmalloc_minimal.so"}
 
 
 def _repo(folder: Path, *, pyproject: bool = True) -> Path:
@@ -31,6 +40,15 @@ def _repo(folder: Path, *, pyproject: bool = True) -> Path:
     if pyproject:
         (folder / "pyproject.toml").write_text('[project]\nname = "my-models"\nversion = "1"\n')
     return folder
+
+
+def _init(repo: Path, *args: str, env: dict[str, str] | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "jitbench", "init", str(repo), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -45,11 +63,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 def written(tmp_path_factory) -> tuple[Path, list[str]]:
     """One init with a target (it builds a jitbench wheel: seconds)."""
     repo = _repo(tmp_path_factory.mktemp("init") / "project")
-    done = subprocess.run(
-        [sys.executable, "-m", "jitbench", "init", str(repo), "--target", TARGET],
-        capture_output=True,
-        text=True,
-    )
+    done = _init(repo, "--target", TARGET)
     assert done.returncode == 0, done.stderr
     return repo, done.stdout.splitlines()
 
@@ -68,12 +82,52 @@ def test_asv_reads_the_config_as_the_projects(written):
     assert config.branches == ["trunk"]
     assert config.environment_type == "virtualenv"
     assert config.pythons == [f"{sys.version_info.major}.{sys.version_info.minor}"]
-    assert config.matrix == {"req": {"asv_runner": [scaffold.asv_runner_pin()], "jax": [""]}}
+    req = {"asv_runner": [scaffold.asv_runner_pin()], "jax": [""]}
+    hooks, _ = scaffold.counting_hooks()
+    if hooks is None:
+        assert config.matrix == {"req": req}
+    else:
+        assert config.matrix == {
+            "req": {**req, "pytest-codspeed": [hooks]},
+            "env_nobuild": {"JITBENCH_INSTRUCTIONS": ["1"]},
+        }
     # The project's wheel and the pinned jitbench wheel, at every commit.
     assert config.install_command == [
         f"in-dir={{env_dir}} python -m pip install {{wheel_file}} {{conf_dir}}/{WHEEL}"
     ]
     assert config.project_url == "report/index.html"
+
+
+def test_where_this_machine_counts_every_asv_run_counts(written):
+    """Valgrind, tcmalloc and the hooks here: asv's environments get the hooks' release
+    installed here and the opt-in, and the written README says so."""
+    from jitbench.measure.counting import callgrind
+
+    reason = callgrind.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"this machine cannot count: {reason}")
+    repo, _ = written
+    matrix = Config.load(str(repo / "asv.conf.json")).matrix
+    assert matrix["req"]["pytest-codspeed"] == [importlib.metadata.version("pytest-codspeed")]
+    assert matrix["env_nobuild"] == {"JITBENCH_INSTRUCTIONS": ["1"]}
+    guide = (repo / "benchmarks" / "README.md").read_text()
+    assert "Instruction counts: on. asv's environments install pytest-codspeed" in guide
+    assert "asv continuous --factor 2 trunk HEAD" in guide
+    assert "jitbench compare --factor 2 $(git rev-parse trunk) $(git rev-parse HEAD)" in guide
+
+
+def test_where_this_machine_cannot_count_the_readme_says_why_and_how(tmp_path):
+    repo = _repo(tmp_path / "project")
+    done = _init(repo, "--target", TARGET, env=NO_COUNTS)
+    assert done.returncode == 0, done.stderr
+    assert Config.load(str(repo / "asv.conf.json")).matrix == {
+        "req": {"asv_runner": [scaffold.asv_runner_pin()], "jax": [""]}
+    }
+    reason = f"JITBENCH_TCMALLOC={NO_COUNTS['JITBENCH_TCMALLOC']!r} is not a file"
+    assert done.stderr.startswith(f"instruction counts: off: {reason}")
+    guide = (repo / "benchmarks" / "README.md").read_text()
+    assert f"Instruction counts: off: {reason}" in guide
+    assert "and run `jitbench init` again" in guide
 
 
 def test_the_wheel_is_this_jitbench(written):

@@ -199,10 +199,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from jitbench.suite.scaffold import init_project
+    from jitbench.suite.scaffold import counting_hooks, init_project
 
     for path in init_project(args.dir, args.target):
         print(path)
+    hooks, why = counting_hooks()
+    print(f"instruction counts: {'on' if hooks else 'off'}: {why}", file=sys.stderr)
     return 0
 
 

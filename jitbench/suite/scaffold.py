@@ -4,6 +4,7 @@ here only. Nothing is overwritten: an existing file is one error, and nothing is
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import shutil
@@ -48,7 +49,7 @@ ASV_CONF = """\
     "uninstall_command": ["return-code=any python -m pip uninstall -y {{project}}"],
     // asv_runner pinned: jitbench's timing relies on its batching; "jax": [""] takes the
     // newest release, or list releases ("0.6.2", "0.7.2") to measure each.
-    "matrix": {{"req": {{"asv_runner": ["{asv_runner}"], "jax": [""]}}}},
+{counts_comment}    "matrix": {matrix},
     "benchmark_dir": "benchmarks",
     "env_dir": ".asv/env",
     "results_dir": "results",
@@ -78,6 +79,62 @@ TARGETS = [
 
 globals().update(benchmark_classes(TARGETS))
 '''
+
+BENCH_README = """\
+# {project}'s jitted calls, benchmarked by jitbench
+
+`jitbench init` wrote this folder, `../asv.conf.json` and the jitbench wheel in
+`../{wheel_dir}/` ({wheel_source}).
+
+`bench_targets.py` lists the targets: the objects and calls measured at every
+commit.
+
+Instruction counts: {counts}
+From the repository's root, where jitbench is installed
+(`pip install -e '/path/to/jitbench[report,instructions]'`):
+
+```bash
+git add asv.conf.json benchmarks {wheel_dir}
+git commit -m "asv benchmarks through jitbench"
+asv machine --yes
+# the newest commit of {branch}, in a virtualenv asv builds
+asv run
+# a change: edit, commit
+git checkout -b my-change
+# exit 1 where a time got 2x slower
+asv continuous --factor 2 {branch} HEAD
+# exit 1 where a time got 2x slower{counted}
+jitbench compare --factor 2 $(git rev-parse {branch}) $(git rev-parse HEAD)
+# the dashboard, with jitbench's report linked
+asv publish && jitbench report --out html/report && python -m jitbench.dashboard html
+asv preview
+```
+"""
+
+COUNTS_ON = """\
+on. asv's environments install pytest-codspeed {hooks} and set
+`JITBENCH_INSTRUCTIONS=1` (the matrix in `asv.conf.json`), so every `asv run`
+also counts each target's instructions per cached call and per dispatch under
+Valgrind (a minute or two per target and commit). A count does not move with
+the machine's load: `jitbench compare` marks one that moved by more than 1%
+(`--count-tolerance`) and exits 1 on a rise, so a per-call slowdown of 2% is
+flagged where a time is not. Every machine that runs these benchmarks needs
+Valgrind and tcmalloc (Debian/Ubuntu: `apt-get install valgrind
+libtcmalloc-minimal4`); without them the count rows are n/a, with the reason.
+"""
+
+COUNTS_OFF = """\
+off: {reason}. With Valgrind, tcmalloc and pytest-codspeed where `jitbench init`
+runs, asv's environments get the hooks and every `asv run` also counts each
+target's instructions per call, which `jitbench compare` judges to 1%. To add
+them, install those, remove `asv.conf.json`, `benchmarks/` and `{wheel_dir}/`,
+and run `jitbench init` again.
+"""
+
+COUNTS_COMMENT = """\
+    // Instruction counts (benchmarks/README.md): pytest-codspeed's hooks start and stop
+    // Valgrind's counting; JITBENCH_INSTRUCTIONS=1 asks every asv run for the counts.
+"""
 
 EXAMPLE_TARGET = """\
     # "mypackage.models:make_model",  # fill in: package.module:factory
@@ -123,6 +180,27 @@ def asv_runner_pin() -> str:
     return pin
 
 
+def counting_hooks() -> tuple[str | None, str]:
+    """The pytest-codspeed release asv's environments install so that every ``asv run``
+    counts instructions, or None where this machine cannot count; with why not."""
+    from jitbench.measure.counting import callgrind
+
+    reason = callgrind.unavailable_reason()
+    if reason is not None:
+        return None, reason
+    hooks = importlib.metadata.version("pytest-codspeed")
+    return hooks, f"pytest-codspeed {hooks} in asv's environments"
+
+
+def _matrix(hooks: str | None) -> dict[str, Any]:
+    req = {"asv_runner": [asv_runner_pin()], "jax": [""]}
+    if hooks is None:
+        return {"req": req}
+    from jitbench.measure.counting.instructions import OPT_IN_ENV
+
+    return {"req": {**req, "pytest-codspeed": [hooks]}, "env_nobuild": {OPT_IN_ENV: ["1"]}}
+
+
 def _build_wheel(source: Path, into: Path) -> Path:
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(into), str(source)],
@@ -162,6 +240,7 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
         folder / "asv.conf.json",
         folder / "benchmarks" / "__init__.py",
         folder / "benchmarks" / "bench_targets.py",
+        folder / "benchmarks" / "README.md",
         wheel,
     ]
     existing = [str(p) for p in files if p.exists()]
@@ -173,20 +252,36 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
     if commit:
         dirty = _git(source, "status", "--porcelain", "--untracked-files=no")
         origin += f" at commit {commit}" + (" with local changes" if dirty else "")
-    conf, init, bench, _ = files
+    conf, init, bench, readme, _ = files
+    hooks, why = counting_hooks()
     # The distribution name in pyproject.toml (what asv uninstalls), else the folder's.
     project = _project(folder / "pyproject.toml").get("name")
     if not (isinstance(project, str) and project):
         project = folder.resolve().name
+    branch = _git(folder, "symbolic-ref", "--short", "HEAD") or "main"
     text = ASV_CONF.format(
         project=project,
         project_json=json.dumps(project),
-        branch_json=json.dumps(_git(folder, "symbolic-ref", "--short", "HEAD") or "main"),
+        branch_json=json.dumps(branch),
         python_json=json.dumps(f"{sys.version_info.major}.{sys.version_info.minor}"),
         wheel_dir=WHEEL_DIR,
         wheel_source=origin,
         wheel_path=f"{WHEEL_DIR}/{wheel.name}",
-        asv_runner=asv_runner_pin(),
+        counts_comment=COUNTS_COMMENT if hooks else "",
+        matrix=json.dumps(_matrix(hooks)),
+    )
+    counts = (
+        COUNTS_ON.format(hooks=hooks)
+        if hooks
+        else COUNTS_OFF.format(reason=why, wheel_dir=WHEEL_DIR)
+    )
+    guide = BENCH_README.format(
+        project=project,
+        wheel_dir=WHEEL_DIR,
+        wheel_source=origin,
+        counts=counts,
+        branch=branch,
+        counted=" or a count rose by over 1%" if hooks else "",
     )
     with tempfile.TemporaryDirectory() as scratch:
         built = _build_wheel(source, Path(scratch))
@@ -199,4 +294,5 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
     init.write_text(BENCHMARKS_INIT)
     listed = "".join(f"    {json.dumps(t)},\n" for t in chosen)
     bench.write_text(BENCH_TARGETS.format(targets=listed or EXAMPLE_TARGET))
+    readme.write_text(guide)
     return files
