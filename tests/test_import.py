@@ -3,8 +3,10 @@ package's ``audit`` is the function, not the module."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 from test_audit import observed
 
@@ -54,11 +56,18 @@ def test_audit_twice_through_the_package():
 
 
 def test_the_public_names_are_listed_once_each_and_agree():
-    # __all__ stays literal (type checkers and linters read it statically), so it is held
-    # to the lazy table and the functions the package defines.
+    # __all__ is the lazy table's names and the package's functions, built at run time; the
+    # TYPE_CHECKING imports, all that type checkers see of the lazy names, must match the table.
     import jitbench
 
     functions = {"advise_object", "audit", "audit_object", "time_object"}
     assert len(set(jitbench.__all__)) == len(jitbench.__all__)
     assert set(jitbench.__all__) == set(jitbench._HOME) | functions
     assert all(callable(getattr(jitbench, name)) for name in functions)
+    assert all(hasattr(jitbench, name) for name in jitbench.__all__)
+    tree = ast.parse(Path(jitbench.__file__).read_text(encoding="utf-8"))
+    (block,) = [
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    ]
+    imported = {alias.name: node.module for node in block.body for alias in node.names}
+    assert {name: imported.get(name) for name in jitbench._HOME} == jitbench._HOME
