@@ -114,8 +114,8 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
     ]
     assert len(changed) == 10 and all("vendor/" in line for line in changed)
     # Every licence notice travels with the files.
-    for package in vendored.PACKAGES.values():
-        assert (html / "vendor" / package.folder / "package.json").is_file()
+    for package in {asset.path.split("/")[0] for asset in vendored.ASSETS}:
+        assert (html / "vendor" / package / "package.json").is_file()
     assert (html / "vendor" / "jquery-3.3.1" / "LICENSE.txt").is_file()
     assert (html / "vendor" / "bootstrap-3.1.1" / "dist" / "fonts").is_dir()
 
@@ -131,16 +131,15 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
 
 
 def test_vendored_files_are_the_bytes_the_cdns_serve_where_npm_has_them() -> None:
-    """asv's own integrity values check five of the ten files independently of the pins."""
+    """asv's own integrity values check five of the ten committed files."""
     files = vendored.vendored_files()
     same = 0
     for asset in vendored.ASSETS:
-        data = files[vendored.local_path(asset).removeprefix("vendor/")]
         algorithm = asset.cdn_integrity.split("-")[0]
-        if vendored.integrity(data, algorithm) == asset.cdn_integrity:
+        if vendored.integrity(files[asset.path], algorithm) == asset.cdn_integrity:
             same += 1
         else:  # cdnjs minified these itself; npm ships the release's sources
-            assert asset.package in ("flot", "stupid-table-plugin"), asset
+            assert asset.path.startswith(("flot-0.8.3/", "stupid-table-plugin-")), asset
     assert same == 5
 
 
@@ -177,19 +176,12 @@ def test_new_asv_page_shape_fails(tmp_path: Path, edit, message: str) -> None:
     assert _snapshot(html) == before
 
 
-def test_vendored_file_with_wrong_hash_is_rejected(tmp_path: Path) -> None:
-    source = tmp_path / "vendor-source"
+def test_a_missing_vendored_file_is_named(tmp_path: Path) -> None:
+    source = tmp_path / "vendor"
     shutil.copytree(vendored.VENDOR_SOURCE, source)
-    tampered = source / "jquery-3.3.1" / "dist" / "jquery.min.js"
-    tampered.write_bytes(tampered.read_bytes().replace(b"jQuery", b"jQuerz", 1))
-    html = _asv_site(tmp_path)
-    before = _snapshot(html)
-    with pytest.raises(dashboard.DashboardError, match=r"jquery\.min\.js has sha256 [0-9a-f]{64}"):
-        dashboard.publish(html, source)
-    assert _snapshot(html) == before
-    with pytest.raises(dashboard.DashboardError) as info:
+    (source / "jquery-3.3.1" / "dist" / "jquery.min.js").unlink()
+    with pytest.raises(dashboard.DashboardError, match=r"missing: jquery-3\.3\.1/dist/jquery"):
         vendored.vendored_files(source)
-    assert "\n" not in str(info.value) and str(tampered) in str(info.value)
 
 
 def test_report_must_be_there(tmp_path: Path) -> None:

@@ -16,12 +16,10 @@ from jitbench.cli.arguments import Parser
 from jitbench.dashboard.vendored import (
     ASSETS,
     VENDOR_DIR,
-    VENDOR_SOURCE,
     Asset,
     DashboardError,
     integrity,
     local_path,
-    refresh_vendor,
     vendored_files,
 )
 
@@ -106,7 +104,7 @@ def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, se
         url = (tag.attrs.get(attribute) or "").strip()
         if url in by_local:  # already vendored by an earlier run
             asset = by_local[url]
-            expected = integrity(files[url.removeprefix(VENDOR_DIR + "/")])
+            expected = integrity(files[asset.path])
             if tag.attrs.get("integrity") != expected:
                 raise DashboardError(
                     f"{name}: {url} has integrity {tag.attrs.get('integrity')!r}, "
@@ -122,7 +120,7 @@ def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, se
                 )
             new = local_path(asset)
             text = _set_attribute(tag.text, attribute, new)
-            text = _set_attribute(text, "integrity", integrity(files[new.split("/", 1)[1]]))
+            text = _set_attribute(text, "integrity", integrity(files[asset.path]))
             edits.append((tag, text))
             seen.add(asset)
         elif _is_external(url):
@@ -191,10 +189,10 @@ def link_report(report_page: Path) -> str:
     return text[: body.end()] + BACK_LINK + "\n" + text[body.end() :]
 
 
-def publish(html_dir: Path, source: Path = VENDOR_SOURCE) -> list[Path]:
+def publish(html_dir: Path) -> list[Path]:
     """Vendor asv's CDN files into ``html_dir`` and link the report; the files written."""
     html_dir = Path(html_dir)
-    files = vendored_files(source)
+    files = vendored_files()
     pages = vendor(html_dir, files)
     report_page = html_dir / REPORT_DIR / "index.html"
     report = link_report(report_page)
@@ -216,25 +214,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m jitbench.dashboard",
         description="Make asv publish's html/ work offline and link it with the jitbench report.",
     )
-    parser.add_argument("html_dir", nargs="?", type=Path, help="asv's html_dir, after publish")
-    parser.add_argument(
-        "--refresh-vendor",
-        action="store_true",
-        help="download the pinned npm releases again into jitbench/dashboard/vendor/",
-    )
+    parser.add_argument("html_dir", type=Path, help="asv's html_dir, after publish")
     args = parser.parse_args(argv)
-    if args.refresh_vendor == (args.html_dir is not None):
-        parser.error("give either HTML_DIR or --refresh-vendor")
     try:
-        if args.refresh_vendor:
-            refresh_vendor()
-            print(f"{VENDOR_SOURCE}: every pinned file downloaded and verified")
-        else:
-            written = publish(args.html_dir)
-            print(
-                f"{args.html_dir}: {len(ASSETS)} CDN files served from {VENDOR_DIR}/, "
-                f"report linked back ({len(written)} files written)"
-            )
+        written = publish(args.html_dir)
+        print(
+            f"{args.html_dir}: {len(ASSETS)} CDN files served from {VENDOR_DIR}/, "
+            f"report linked back ({len(written)} files written)"
+        )
     except DashboardError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
