@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -84,30 +86,69 @@ def line_plot(
         run.text(f"Log-log. {DASHED}")
 
 
-def plot_cached(run: Run) -> None:
-    line_plot(
-        run,
-        {"cached call": catalog.CACHED, "dispatch only": catalog.DISPATCH},
-        "size",
-        "Cached call vs size",
-        "cached-call-vs-size",
-        "seconds per call",
-    )
-
-
-def plot_cold(run: Run) -> None:
-    line_plot(
-        run,
-        {
-            "first call, in process": catalog.COLD,
-            "first call, fresh process": catalog.COLD_FRESH,
-            "first call, warm disk cache": catalog.DISK_WARM,
-        },
-        "size",
-        "Cold first call vs size",
-        "first-call-vs-size",
-        "seconds",
-    )
+plot_cached = partial(
+    line_plot,
+    benchmarks={"cached call": catalog.CACHED, "dispatch only": catalog.DISPATCH},
+    x="size",
+    title="Cached call vs size",
+    name="cached-call-vs-size",
+    ylabel="seconds per call",
+)
+plot_cold = partial(
+    line_plot,
+    benchmarks={
+        "first call, in process": catalog.COLD,
+        "first call, fresh process": catalog.COLD_FRESH,
+        "first call, warm disk cache": catalog.DISK_WARM,
+    },
+    x="size",
+    title="Cold first call vs size",
+    name="first-call-vs-size",
+    ylabel="seconds",
+)
+plot_width = partial(
+    line_plot,
+    benchmarks={"dispatch": catalog.WIDTH},
+    x="n_arrays",
+    title="Dispatch vs pytree width",
+    name="dispatch-vs-width",
+    ylabel="seconds per call",
+)
+plot_device_count = partial(
+    line_plot,
+    benchmarks={"dispatch": catalog.DEVICE_COUNT},
+    x="n_devices",
+    title="Dispatch vs device count",
+    name="dispatch-vs-device-count",
+    ylabel="seconds per call",
+    doubling=True,
+)
+plot_depth = partial(
+    line_plot,
+    benchmarks={"cached call": catalog.DEPTH_CALL, "dispatch only": catalog.DEPTH_DISPATCH},
+    x="depth",
+    title="Cached call vs nesting depth",
+    name="cached-call-vs-depth",
+    ylabel="seconds per call",
+    doubling=True,
+)
+plot_depth_compile = partial(
+    line_plot,
+    benchmarks={"trace": catalog.DEPTH_TRACE, "compile": catalog.DEPTH_COMPILE},
+    x="depth",
+    title="Trace and compile vs nesting depth",
+    name="compile-vs-depth",
+    ylabel="seconds",
+    doubling=True,
+)
+plot_ops = partial(
+    line_plot,
+    benchmarks={"trace": catalog.OPS_TRACE, "compile": catalog.OPS_COMPILE},
+    x="n_ops",
+    title="Trace and compile vs program size",
+    name="compile-vs-ops",
+    ylabel="seconds",
+)
 
 
 def plot_stages(run: Run) -> None:
@@ -152,61 +193,3 @@ def plot_stages(run: Run) -> None:
             "The stages of one cold first call at the largest measured size, stacked; "
             "the rest of that call (grey) is dispatch, argument handling and running the program."
         )
-
-
-def plot_width(run: Run) -> None:
-    line_plot(
-        run,
-        {"dispatch": catalog.WIDTH},
-        "n_arrays",
-        "Dispatch vs pytree width",
-        "dispatch-vs-width",
-        "seconds per call",
-    )
-
-
-def plot_device_count(run: Run) -> None:
-    line_plot(
-        run,
-        {"dispatch": catalog.DEVICE_COUNT},
-        "n_devices",
-        "Dispatch vs device count",
-        "dispatch-vs-device-count",
-        "seconds per call",
-        doubling=True,
-    )
-
-
-def plot_depth(run: Run) -> None:
-    line_plot(
-        run,
-        {"cached call": catalog.DEPTH_CALL, "dispatch only": catalog.DEPTH_DISPATCH},
-        "depth",
-        "Cached call vs nesting depth",
-        "cached-call-vs-depth",
-        "seconds per call",
-        doubling=True,
-    )
-
-
-def plot_depth_compile(run: Run) -> None:
-    line_plot(
-        run,
-        {"trace": catalog.DEPTH_TRACE, "compile": catalog.DEPTH_COMPILE},
-        "depth",
-        "Trace and compile vs nesting depth",
-        "compile-vs-depth",
-        "seconds",
-        doubling=True,
-    )
-
-
-def plot_ops(run: Run) -> None:
-    line_plot(
-        run,
-        {"trace": catalog.OPS_TRACE, "compile": catalog.OPS_COMPILE},
-        "n_ops",
-        "Trace and compile vs program size",
-        "compile-vs-ops",
-        "seconds",
-    )

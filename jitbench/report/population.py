@@ -3,6 +3,8 @@ from which a later jit loses its fast path (read from a count)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 
 from jitbench.report import plots
@@ -76,15 +78,14 @@ def section(run: Run) -> None:
         run.blocks += run.table(f"population-{slug(device)}", shown.rename(columns=COLUMNS))
 
 
-def plot(run: Run) -> None:
-    plots.line_plot(
-        run,
-        {
-            "first instance": catalog.POPULATION["first_call_dispatch"],
-            "jit made after": catalog.POPULATION["after_jit_dispatch"],
-        },
-        "instances",
-        "Dispatch vs live instances",
-        "dispatch-vs-instances",
-        "seconds per call",
-    )
+plot = partial(
+    plots.line_plot,
+    benchmarks={
+        "first instance": catalog.POPULATION["first_call_dispatch"],
+        "jit made after": catalog.POPULATION["after_jit_dispatch"],
+    },
+    x="instances",
+    title="Dispatch vs live instances",
+    name="dispatch-vs-instances",
+    ylabel="seconds per call",
+)
