@@ -63,7 +63,9 @@ def test_several_envs_get_a_section_each(runs, tmp_path):
     # Chosen by commit: every env of it (without, the env of unknown JAX is left out).
     report.write_report(copy, out, commit=runs.c3[:8])
     index = _index(out)
-    assert "## testbox / virtualenv-py3.11-jax0.4.30 (jax 0.4.30)" in index
+    headings = [line for line in index.splitlines() if line.startswith("## ")]
+    # Machine and JAX release (asv recorded an interpreter's path, no version, for Python).
+    assert headings == ["## testbox, jax 0.4.30", "## testbox"]
     links = _links_exist(out, "index.md")
     assert len({link.split("/")[0] for link in links}) == 2
     # One JAX release known (the other env records none): no release page.
@@ -130,7 +132,9 @@ def test_release_page_compares_hazards_per_release(runs, releases):
     assert "[JAX releases compared](releases.md)" in index
     assert 'href="releases.html"' in (out / "index.html").read_text(encoding="utf-8")
     sections = [
-        index.index(f"## testbox / virtualenv-py3.{sys.version_info.minor}-jax{jax}")
+        index.index(
+            f"## testbox, jax {jax}, python {sys.version_info.major}.{sys.version_info.minor}\n"
+        )
         for jax in IN_ORDER
     ]
     assert sections == sorted(sections)  # in release order

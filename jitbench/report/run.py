@@ -74,9 +74,18 @@ class Run:
 
     @property
     def label(self) -> str:
+        """The machine, JAX release and Python: the run's heading (the env, a long name, is in
+        the page's list of runs; :attr:`env_label` where two runs share this one)."""
         first = self.frame.iloc[0]
-        jax = f" (jax {first['jax']})" if pd.notna(first["jax"]) else ""
-        return f"{first['machine']} / {first['env']}{jax}"
+        jax = f", jax {first['jax']}" if pd.notna(first["jax"]) else ""
+        # asv records a version, or the interpreter's path for an existing environment.
+        version = re.search(r"\d+\.\d+(\.\d+)?", str(first["python"]))
+        python = f", python {version[0]}" if version else ""
+        return f"{first['machine']}{jax}{python}"
+
+    @property
+    def env_label(self) -> str:
+        return f"{self.label}, env {self.frame.iloc[0]['env']}"
 
     def rows(self, benchmark: str) -> pd.DataFrame:
         return self.frame[self.frame["benchmark"] == benchmark]
