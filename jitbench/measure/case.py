@@ -1,6 +1,6 @@
 """The case runtime: a :class:`Row` names what an asv row measures and loads its subject;
 :class:`Prepared` (cached call, dispatch), cold, fresh-process and staged first calls, and
-the audit's totals per row (see README.md).
+the audit's totals per row (what each measures: docs/benchmarks.md).
 """
 
 from __future__ import annotations

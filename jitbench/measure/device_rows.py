@@ -2,7 +2,7 @@
 
 An accelerator costs a process 10-13 s to open, and asv runs each row in a process of its
 own, so the device family measures its whole grid here, in asv's ``setup_cache``, and asv
-reads each figure back as a ``track_`` row (README.md). Per row: dispatch onto an idle
+reads each figure back as a ``track_`` row (docs/accelerator.md). Per row: dispatch onto an idle
 device, the synchronous call, a loop of calls with one wait at the end (per call), the cold
 first call, and the call right after each change of the scenario.
 """

@@ -1,5 +1,5 @@
 """JAX's on-disk compilation cache, seen from a new process: filled, hit, or cold (see
-README.md)."""
+docs/benchmarks.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Many live instances of one strategy: what a process holding a population pays, for its
-first instance and for a jit made after it (jax issue 39078; see README.md).
+first instance and for a jit made after it (jax issue 39078; see docs/scaling.md).
 """
 
 from __future__ import annotations

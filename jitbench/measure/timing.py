@@ -1,5 +1,5 @@
 """``jitbench time``: any subject's call timed the way the suite times it (cold, cached,
-dispatch, right after each change of the scenario), in seconds per call (see README.md).
+dispatch, right after each change of the scenario), in seconds per call (see docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -1,3 +1,3 @@
 """Instructions per call, counted by Valgrind: ``callgrind`` (the counted process and its
 dumps), ``instructions`` (rows, the table asv reads, the process that counts them) and
-``worker`` (what runs under Valgrind). Design notes: ../README.md."""
+``worker`` (what runs under Valgrind). Design notes: docs/counting.md."""

@@ -1,6 +1,6 @@
 """Instructions executed by chosen stretches of a Python process, counted by Valgrind's
 callgrind between client requests issued through pytest-codspeed's compiled hooks; the
-deterministic environment of the counted process (see ../README.md).
+deterministic environment of the counted process (see docs/counting.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from jitbench.errors import JitbenchError
 HOOKS_MODULE = "pytest_codspeed.instruments.hooks.dist_instrument_hooks"
 HOOKS_PACKAGE = "pytest-codspeed>=5,<6"
 OUT_NAME = "callgrind.out"
-# The options every counting process runs with (see ../README.md):
+# The options every counting process runs with (see docs/counting.md):
 # nothing instrumented until the first request, one file per thread and dump,
 # instruction counts only (no per-instruction or jump data to write).
 OPTIONS = (
@@ -76,7 +76,7 @@ def _hooks() -> Any:
 
 # What the counted process's environment fixes so that two runs of the same code execute
 # the same instructions: the hash seed, and memory (Python's objects from malloc, malloc
-# from tcmalloc). Why, with the spread each left: ../README.md.
+# from tcmalloc). Why, with the spread each left: docs/counting.md.
 ALLOCATOR_ENV = "JITBENCH_TCMALLOC"
 ALLOCATOR = "tcmalloc_minimal"
 ALLOCATOR_PACKAGE = "libtcmalloc-minimal4"

@@ -1,5 +1,5 @@
 """Instructions per cached call and per dispatch, counted by Valgrind, one process per subject:
-the rows, the table asv reads, and the processes that count them (see ../README.md).
+the rows, the table asv reads, and the processes that count them (see docs/counting.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The counting process: every row of a plan, counted under callgrind. The driver's
 module-level code counts each stretch, the row's ``loop`` makes the calls: every counted
-call is made from the same :data:`CALL_FRAMES` frames (see ../README.md).
+call is made from the same :data:`CALL_FRAMES` frames (see docs/counting.md).
 """
 
 from __future__ import annotations
