@@ -1117,6 +1117,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/advise.md": ("advise-seed", "advise-flax"),
     # Its example is written by hand: it is tests/test_testing.py's project.
     "docs/testing.md": ("hazards", "assert-message"),
+    "docs/design.md": (),
 }
 
 

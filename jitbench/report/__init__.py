@@ -1,5 +1,5 @@
 """``jitbench report``: tables, plots and an index page from asv results (design notes:
-README.md); a second page compares JAX releases measured at one commit."""
+docs/design.md); a second page compares JAX releases measured at one commit."""
 
 from __future__ import annotations
 

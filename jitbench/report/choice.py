@@ -1,5 +1,5 @@
 """Which runs of a results folder a reader sees first, where their instruction counts come
-from, and why the others are left out (README.md)."""
+from, and why the others are left out (docs/design.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Counts of a hooks-only asv env (``nox -s instructions``) read as rows of its timed twin env,
-beside the times of the same calls (README.md)."""
+beside the times of the same calls (docs/counting.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The device rows (``jitbench device-run``): per strategy, an accelerator beside the host's
 CPU: dispatch, synchronous call, loop per call, compiles, the size from which the device hides
-the host's overhead, and break-even against eager (definitions in README.md)."""
+the host's overhead, and break-even against eager (definitions in docs/accelerator.md)."""
 
 from __future__ import annotations
 

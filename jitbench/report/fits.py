@@ -1,5 +1,5 @@
 """Straight-line fits of a cost against a count (layers, leaves, ops, devices), with 95%
-intervals; a fit not told apart from zero shows as "below noise" (README.md)."""
+intervals; a fit not told apart from zero shows as "below noise" (docs/design.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The numbers behind every table: per (device, size, strategy) and per (device, strategy),
-with ratios, the ★, and break-even against eager (definitions in README.md)."""
+with ratios, the ★, and break-even against eager (definitions: README.md#results)."""
 
 from __future__ import annotations
 
@@ -200,7 +200,8 @@ def _summary(run: Run) -> pd.DataFrame:
 
 
 def _best(table: pd.DataFrame) -> None:
-    """The ★ of each (device, size) and the dispatches dearer than their call (README.md)."""
+    """The ★ of each (device, size) and the dispatches dearer than their call
+    (README.md#results)."""
     groups = [table["device"], table["size"]]
     # The floor is no way of jitting a method: the bar the others are set against.
     method = ~table["stale"] & (table["strategy"] != FLOOR)

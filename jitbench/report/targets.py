@@ -1,5 +1,5 @@
 """Target rows read as rows of the built-in benchmark they twin, the target as strategy and no
-size (README.md)."""
+size (docs/design.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """asv result files as one tidy pandas table: a row per (file, benchmark, parameter
-combination), each parameter in its own typed column (design notes: README.md)."""
+combination), each parameter in its own typed column (design notes: docs/design.md)."""
 
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def _load_benchmarks_json(root: Path, skip_bad: bool) -> dict[str, dict[str, Any
 
 
 def _result_paths(root: Path, skip_bad: bool) -> Iterator[tuple[Path, str]]:
-    """(result file, machine name) pairs; a broken machine.json names the file (README.md)."""
+    """(result file, machine name) pairs; a broken machine.json names the file (docs/design.md)."""
     for machine_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         files = sorted(p for p in machine_dir.glob("*.json") if p.name != "machine.json")
         if not files:

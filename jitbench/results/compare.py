@@ -1,5 +1,5 @@
 """``jitbench compare``: two commits, two envs (e.g. two JAX releases) or two machines, marked
-as ``asv compare`` marks them; counts by a tolerance, noise from validate (README.md)."""
+as ``asv compare`` marks them; counts by a tolerance, noise from validate (docs/running.md)."""
 
 from __future__ import annotations
 

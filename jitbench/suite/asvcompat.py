@@ -1,5 +1,5 @@
 """The private parts of asv that jitbench relies on, all here and each guarded: a name the
-installed asv lacks is one line naming it and the pinned release (README)."""
+installed asv lacks is one line naming it and the pinned release (docs/design.md)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def result_requirements(result: Any) -> dict[str, str]:
 
 def describe_machine(name: str) -> dict[str, Any]:
     """Record this host in asv's machine file under ``name``, its hardware as asv detects it
-    (``Machine.get_defaults``) where the file lacks it; the entry. Why: README."""
+    (``Machine.get_defaults``) where the file lacks it; the entry. Why: docs/design.md."""
     machine = private("asv.machine", "Machine")
     collection = private("asv.machine", "MachineCollection")
     user_error = private("asv.util", "UserError")

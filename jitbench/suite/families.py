@@ -1,7 +1,7 @@
 """The asv benchmark families, written once for a built-in strategy's rows and a target's.
 
 Each method measures the row its parameters name through the class's ``row(*params)``;
-the timing disciplines and the calling stack are in this folder's README.
+the timing disciplines are in docs/benchmarks.md, the calling stack in docs/counting.md.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class OneCallTiming:
 
 class ManyCallsTiming:
     """asv's settings for samples of cached calls (see :class:`Cached`); three rounds, so that
-    no one process or busy minute sets the figure alone (README)."""
+    no one process or busy minute sets the figure alone (docs/benchmarks.md)."""
 
     number = 30
     # Up to 10 samples in half a second: a cached call reaches 10 (30 calls take

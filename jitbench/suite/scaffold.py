@@ -1,6 +1,7 @@
 """``jitbench init``: what asv needs to benchmark another project's commits with jitbench:
-``asv.conf.json``, ``benchmarks/`` and a wheel of this jitbench (README); the templates are
-here only. Nothing is overwritten: an existing file is one error, and nothing is written."""
+``asv.conf.json``, ``benchmarks/`` and a wheel of this jitbench (docs/own-objects.md); the
+templates are here only. Nothing is overwritten: an existing file is one error, and nothing
+is written."""
 
 from __future__ import annotations
 
