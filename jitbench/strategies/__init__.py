@@ -1,6 +1,6 @@
 """The registry of ways to jit a method (:class:`Strategy`, :data:`STRATEGIES`) and plugins.
 
-Never imports JAX; design notes in this folder's README.md.
+Never imports JAX; design notes in docs/design.md.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from jitbench.strategies.codegen import (
     source,
 )
 
-# How users of a style change an object (see README.md).
+# How users of a style change an object (see docs/design.md).
 Update = Literal["setattr", "dataclasses.replace", "replace method", "variable"]
 UPDATES: tuple[Update, ...] = get_args(Update)
 PLUGINS_ENV = "JITBENCH_PLUGINS"
@@ -152,7 +152,7 @@ def register_strategy(strategy: Strategy, *, replace: bool = False) -> Strategy:
     """Add a strategy to :data:`STRATEGIES`; the asv suite reads the registry at import.
 
     Register before the benchmarks are imported (from a module named in
-    ``JITBENCH_PLUGINS``, see the README) so the grid includes it.
+    ``JITBENCH_PLUGINS``, see docs/own-objects.md) so the grid includes it.
     ``replace=True`` overwrites a registered strategy of the same name.
     """
     if not replace and strategy.name in STRATEGIES:

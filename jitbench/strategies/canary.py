@@ -2,7 +2,7 @@
 (``JITBENCH_CANARY_SLOWDOWN``), calibrated in the process that uses it.
 
 Registered on import only (``JITBENCH_PLUGINS=jitbench.strategies.canary``); how the
-work is sized: this folder's README.md.
+work is sized: docs/design.md.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _seconds(
     pick: Callable[[list[float]], float] = statistics.median,
 ) -> float:
     """Seconds per call of ``func``: ``pick`` (median) of ``repeats`` loops of about ``budget``
-    (kept short on purpose: see README.md)."""
+    (kept short on purpose: see docs/design.md)."""
     once = math.inf
     for _ in range(3):
         start = time.perf_counter()

@@ -1,7 +1,7 @@
 """The class factory: a recipe's source rendered for a :class:`Shape` by a :class:`Template`,
 executed once per (strategy, shape) into a real module, and what a generated object holds.
 
-Design notes (why one class per shape, linecache, probes) in this folder's README.md.
+Design notes (why one class per shape, linecache, probes) in docs/design.md.
 """
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ PROBES: dict[type, Probe] = {}
 
 def make_class(strategy: Recipe, shape: Shape, probe: bool = False) -> type:
     """The generated class of ``strategy`` for ``shape``: rendered and executed once, cached
-    (jit's cache needs one class per shape: see README.md). ``probe=True`` builds a
+    (jit's cache needs one class per shape: see docs/design.md). ``probe=True`` builds a
     separate class whose body counts its runs (:data:`PROBES`), for tests only."""
     strategy.check_available()
     return _make_class(strategy, shape, probe)

@@ -1,6 +1,6 @@
 """The one computation every strategy jits, rendered as source lines, and its NumPy reference.
 
-Why the body looks as it does (every input shows in the result): this folder's README.md.
+Why the body looks as it does (every input shows in the result): docs/design.md.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 class _Alive:
     """Weak references to every object and array the scenario built, inner ones included,
-    what existed before the audit left out (what counts as a leak: README.md)."""
+    what existed before the audit left out (what counts as a leak: docs/design.md)."""
 
     def __init__(self) -> None:
         # Held, not only their ids: a freed object's id is soon another object's.

@@ -1,6 +1,6 @@
 """The scenario: what a user does to an object over its life, step by step (:data:`STEPS`),
 played on any subject (:class:`Play`, :func:`replay`), and the call right after a change
-(:func:`call_after`); see README.md.
+(:func:`call_after`); see docs/design.md.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ RETURNED = "the object the call returned"
 SCENARIO = tuple(s for s in STEPS if s not in FED_BACK)
 CHANGES = SCENARIO[2:]
 # Past this many played fields, the programs a static field's pair of steps compiled are
-# released after it: memory stays bounded (README.md).
+# released after it: memory stays bounded (docs/design.md).
 RELEASE_ABOVE = 24
 # The changes the after-change benchmark times (other_instance is a cold call).
 TIMED_CHANGES = CHANGES[:-1]

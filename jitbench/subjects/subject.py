@@ -1,6 +1,6 @@
 """What is measured: a subject, the one model of a built-in strategy (:class:`Generated`) and
 of a user's object (:class:`Walked`): how it is built, called and changed, and its oracle
-(see README.md).
+(see docs/design.md).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ Fields = tuple[list[fieldlib.Field], list[fieldlib.Skipped]]
 
 @dataclasses.dataclass
 class Judging:
-    """The oracle's memory over one run (README.md): the leaves its first call differs on, by
-    how much (None: not judged yet); its last result; whether the step changed a field and
-    jit reused a program for it (traced nothing)."""
+    """The oracle's memory over one run (docs/own-objects.md): the leaves its first call
+    differs on, by how much (None: not judged yet); its last result; whether the step changed
+    a field and jit reused a program for it (traced nothing)."""
 
     noise: dict[str, float] | None = None
     last: Any = None

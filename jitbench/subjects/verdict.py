@@ -1,5 +1,5 @@
 """What a user's object's audit means: its hazards in words, and the built-in strategy it
-behaves like, so that the README's tables for that strategy apply to it (see README.md).
+behaves like, so that the README's tables for that strategy apply to it (see docs/design.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Ways of jitting a user's call (``jitbench advise``), by kind of object, each built from the
-user's own object and method: a :class:`Way` and its :class:`WaySubject` (see README.md).
+user's own object and method: a :class:`Way` and its :class:`WaySubject` (see docs/advise.md).
 """
 
 from __future__ import annotations

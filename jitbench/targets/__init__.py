@@ -1,7 +1,7 @@
 """A target: a user's own object with a jitted method and the call to measure, and how to load
 one by name (``package.module:factory``, the factory kept to build new instances as the user
 does). Importing this module imports neither JAX nor the user's packages: loading does.
-Design notes: README.md in this folder.
+Design notes: docs/design.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A field read and set the way its object's users do it (``setattr``, ``set_value``,
 ``.replace``, ``eqx.tree_at``...): a change to a frozen object returns a new root, an in-place
-one the same object (see README.md).
+one the same object (see docs/design.md).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _put(node: Any, key: Key, value: Any) -> Any:
             return eqx.tree_at(lambda n: getattr(n, name), node, value)
         except (TypeError, ValueError):
             # A static field: built as equinox's own unflatten builds a module (copy.copy
-            # would keep the copy alive for good: README.md).
+            # would keep the copy alive for good: docs/design.md).
             new = object.__new__(type(node))
             for attr, item in vars(node).items():
                 object.__setattr__(new, attr, item)

@@ -1,6 +1,6 @@
 """The fields of any object, found by walking it (:func:`walk`) and classified the way jit sees
 each one (``array``, ``number``, ``static``), and which of them play (:func:`choose`); see
-README.md.
+docs/design.md.
 """
 
 from __future__ import annotations
@@ -294,7 +294,7 @@ def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
 
 
 def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
-    """Every value of ``obj`` a user changes, by path and classified (see README.md), and
+    """Every value of ``obj`` a user changes, by path and classified (see docs/design.md), and
     what was skipped (depth first). ``filtered``: the call hashes non-array leaves
     (``eqx.filter_jit``)."""
     fields: list[Field] = []

@@ -1,5 +1,5 @@
 """New values for a field, the kind its users set: another valid value, a new array; None where
-none is known (see README.md).
+none is known (see docs/design.md).
 """
 
 from __future__ import annotations
