@@ -1,8 +1,8 @@
 """``jitbench validate``: does the suite measure what it claims, on this machine?
 
 Phases fidelity, accuracy, noise, sensitivity and counts, each against a target, written to
-``validation.md`` and CSVs (README). This package imports pandas and asv: only the command
-imports it.
+``validation.md`` and CSVs (docs/validation.md). This package imports pandas and asv: only
+the command imports it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The phases that run asv: noise (unchanged code twice) and sensitivity (the canary), each
-run through a config copy into a temporary folder, one asv machine name per side (README)."""
+run through a config copy into a temporary folder, one asv machine name per side
+(docs/validation.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The counts phase of ``jitbench validate``: Valgrind's instruction counts checked for noise,
 sensitivity and fidelity, every check between rows at the same place of the same plan in
-different processes (README). Only ``--phases counts`` runs it: it needs Valgrind and minutes.
+different processes (docs/validation.md). Only ``--phases counts`` runs it: it needs
+Valgrind and minutes.
 """
 
 from __future__ import annotations

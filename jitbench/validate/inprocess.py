@@ -1,6 +1,6 @@
 """The phases timed in this process: fidelity (generated class against hand-written twin) and
 accuracy (asv's benchmark objects against ``timeit``), each pair timed in alternation so that a
-change of load hits both sides; and the host-parallelism probe (README)."""
+change of load hits both sides; and the host-parallelism probe (docs/validation.md)."""
 
 from __future__ import annotations
 
@@ -173,7 +173,8 @@ def suite_grid(sizes: Sequence[int], devices: Sequence[str]) -> Iterator[None]:
 
 class _Plain:
     """The timeit side: an instance of its own, built as the benchmark builds one, with another
-    seed so that it shares no jit cache entry with the benchmark's (README)."""
+    seed so that it shares no jit cache entry with the benchmark's
+    (docs/validation.md)."""
 
     def __init__(self, strategy: str, size: int, device: str) -> None:
         from jitbench.measure.case import Prepared, Row
@@ -273,7 +274,8 @@ def _pinned(cpus: set[int]) -> Iterator[None]:
 
 def host_parallelism(size: int) -> dict[str, Any] | None:
     """helper_function's cached call at ``size`` on all of this process's CPUs, then on one
-    (README); None where thread affinity cannot be set (Linux only) or on one CPU."""
+    (docs/validation.md); None where thread affinity cannot be set (Linux only) or on one
+    CPU."""
     if not hasattr(os, "sched_setaffinity") or not os.path.isdir("/proc/self/task"):
         return None
     cpus = os.sched_getaffinity(0)

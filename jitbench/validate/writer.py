@@ -1,5 +1,6 @@
 """The report: ``validation.md`` (Markdown tables through pandas), the CSVs behind it (among
-them ``noise.csv``, which ``jitbench compare --noise`` reads) and ``summary.json`` (README)."""
+them ``noise.csv``, which ``jitbench compare --noise`` reads) and ``summary.json``
+(docs/validation.md)."""
 
 from __future__ import annotations
 
