@@ -2,7 +2,7 @@
 
 ``import jitbench`` is light (asv and pytest's plugin import it everywhere): its names
 load on first use, and JAX, pandas, matplotlib, equinox and flax only when a function
-needs them (see README.md in this folder).
+needs them (see docs/design.md).
 """
 
 from __future__ import annotations

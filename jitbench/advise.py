@@ -1,6 +1,6 @@
 """``jitbench advise``: every way of jitting a user's call, measured alike (audit, timings,
 instructions where Valgrind counts), and the one to use: the cheapest that is never stale
-and never raises. How ways are ranked: README.md in this folder.
+and never raises. How ways are ranked: docs/advise.md.
 """
 
 from __future__ import annotations

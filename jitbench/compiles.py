@@ -1,5 +1,5 @@
 """Compile accounting through ``jax.monitoring`` (:func:`count_compiles`), JAX's explanations
-of cache misses, and cold-cache control. Design notes: README.md in this folder.
+of cache misses, and cold-cache control. Design notes: docs/design.md.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def explain_misses() -> Iterator[list[str]]:
     """Collect JAX's explanation of every tracing-cache miss in the block (none are printed).
 
     JAX explains misses of functions defined outside its own package only, by
-    heuristics (see README.md). Capturing costs microseconds per call: never around a
+    heuristics (see docs/design.md). Capturing costs microseconds per call: never around a
     timed call.
     """
     import jax

@@ -2,7 +2,7 @@
 live, and whether this host has it, decided without starting JAX where possible.
 
 An absent device raises :class:`~jitbench.errors.DeviceUnavailable` (asv: skipped).
-Design notes (sharding, host devices): README.md in this folder.
+Design notes (sharding, host devices): docs/design.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The ``jitbench`` command: every argument is parsed here, and nowhere else.
 
 Subcommands call library functions with typed keyword arguments; bad input is one line on
-stderr naming the bad value and the valid choices, exit status 2, nothing written (README).
+stderr naming the bad value and the valid choices, exit status 2, nothing written (README.md).
 """
 
 from __future__ import annotations

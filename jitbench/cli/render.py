@@ -1,5 +1,5 @@
 """What the commands print: their results as a table, JSON or CSV, one rendering per kind of
-result whichever subject it comes from (README)."""
+result whichever subject it comes from (README.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Make ``asv publish``'s dashboard work offline (asv's CDN files served from ``vendor/``) and
-link it with the jitbench report: ``python -m jitbench.dashboard html`` (README.md)."""
+link it with the jitbench report: ``python -m jitbench.dashboard html`` (docs/running.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ failing with JAX's explanation of each miss) and :func:`check_counts` (instructi
 per call under Valgrind against a committed baseline). Under pytest the plugin
 (:mod:`jitbench.testing.plugin`) adds the ``jitbench_counts`` fixture. Importing this
 package imports neither JAX nor Valgrind's tooling. docs/testing.md is the guide;
-design notes in this folder's README.md.
+design notes in docs/design.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The counts snapshot: instructions per cached call and per dispatch, counted under Valgrind
 in a process of their own, against a baseline file committed in the project.
 
-Imports neither JAX nor the counting machinery; design notes in this folder's README.md.
+Imports neither JAX nor the counting machinery; design notes in docs/design.md.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from jitbench.options import COUNT_TOLERANCE
 BASELINE_NAME = "jitbench-counts.json"
 UPDATE_FLAG = "--jitbench-update-counts"
 REFRESH = f"refresh it with pytest {UPDATE_FLAG} (check_counts(update=True) elsewhere)"
-# The file's format, and the packages whose versions a count depends on (see README.md).
+# The file's format, and the packages whose versions a count depends on (see docs/testing.md).
 FORMAT = 1
 PACKAGES = ("jax", "jaxlib", "numpy", "flax", "equinox", "filelock", "jitbench")
 ABSENT = "absent"
