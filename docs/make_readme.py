@@ -31,11 +31,11 @@ from pathlib import Path
 import pandas as pd
 
 import jitbench
-from jitbench import results
+from jitbench import document, results
+from jitbench.document import Page
 from jitbench.report import (
     choice,
     device,
-    document,
     fit_tables,
     plots,
     population,
@@ -43,7 +43,6 @@ from jitbench.report import (
     write_report,
 )
 from jitbench.report import releases as release_page
-from jitbench.report.document import Page
 from jitbench.report.fits import text as fit_text
 from jitbench.report.run import Run
 from jitbench.report.summary import FLOOR

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from jitbench import results
+from jitbench import document, results
+from jitbench.document import Block, Bold, Bullets, Code, Details, Heading, Page, PageLink
 from jitbench.errors import JitbenchError
 from jitbench.report import (
     audit,
     choice,
     counts,
     device,
-    document,
     fit_tables,
     plots,
     population,
@@ -24,7 +24,6 @@ from jitbench.report import (
     sections,
     targets,
 )
-from jitbench.report.document import Block, Bold, Bullets, Code, Details, Heading, Page, PageLink
 from jitbench.report.run import Run, slug
 
 Step = tuple[str, Callable[[Run], None]]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from jitbench.document import Bold, Bullets
 from jitbench.report import fits
-from jitbench.report.document import Bold, Bullets
 from jitbench.report.run import Run, order, slug
 from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards, per_device
 from jitbench.suite import catalog

@@ -7,8 +7,8 @@ from functools import partial
 
 import pandas as pd
 
+from jitbench.document import Code
 from jitbench.report import plots
-from jitbench.report.document import Code
 from jitbench.report.run import Run, order, slug
 from jitbench.report.summary import hazard_of
 from jitbench.suite import catalog

@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from jitbench import hazards, results
-from jitbench.report.document import Block, Bullets, Code, Heading, Page, Paragraph
+from jitbench.document import Block, Bullets, Code, Heading, Page, Paragraph
 from jitbench.report.plots import DASHED, outside_legend, style
 from jitbench.report.run import HAZARD_MARK, Run, order, slug
 from jitbench.suite import catalog

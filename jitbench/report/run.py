@@ -12,8 +12,8 @@ from asv.util import human_value
 from matplotlib.figure import Figure
 
 from jitbench import results
+from jitbench.document import Block, Heading, Image, Link, Paragraph, Table
 from jitbench.report import fits
-from jitbench.report.document import Block, Heading, Image, Link, Paragraph, Table
 
 HAZARD_MARK = "⚠"
 BEST_MARK = "★"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from jitbench.devices import PLATFORMS
+from jitbench.document import Bold, Bullets, Code, Details, Paragraph
 from jitbench.report import fit_tables
 from jitbench.report.audit import explanations
 from jitbench.report.device import has_rows as has_device_rows
-from jitbench.report.document import Bold, Bullets, Code, Details, Paragraph
 from jitbench.report.run import BEST_MARK, DEARER_MARK, HAZARD_MARK, Run, order, slug
 from jitbench.report.summary import (
     BREAK_EVEN,

@@ -1,5 +1,7 @@
-"""One document model for the report's pages (blocks of inline pieces), rendered as Markdown
-and as HTML by walking the same blocks, so the two files cannot drift apart."""
+"""One document model for the pages jitbench writes (``jitbench report``'s pages,
+``jitbench validate``'s report): blocks of inline pieces, rendered as Markdown and as HTML by
+walking the same blocks, so no command formats a page of its own. Imports nothing heavy:
+tables are pandas frames, built by the commands that import pandas."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ import base64
 import html as _html
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
