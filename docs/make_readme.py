@@ -993,7 +993,7 @@ def accelerator_block(runs: Runs) -> str:
     acc = Accelerator(runs)
     side = device.side_by_side(acc.head, acc.devices)
     blocks = acc.run.table("device-headline", side, csv=False)
-    table = document.markdown(Page("", blocks)).split("\n", 2)[2].strip()
+    table = document.markdown_blocks(blocks).strip()
     size = device.size_text(acc.head["size"].min())
     jitted = acc.head[(acc.head["device"] == acc.chip)
                       & ~acc.head["strategy"].isin(["eager", "jit_per_call"])]  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import html as _html
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,11 +65,13 @@ class Bullets:
 @dataclass(frozen=True, eq=False)
 class Table:
     """A frame of display strings; in HTML ``left`` columns align left (numbers right) and
-    ``wrap`` ones (long free text) wrap."""
+    ``wrap`` ones (long free text) wrap. Markdown reads number-like cells as numbers (aligned
+    right, in tabulate's format) unless ``as_written``, which keeps each cell's string."""
 
     frame: pd.DataFrame
     left: tuple[str, ...] = ()
     wrap: tuple[str, ...] = ()
+    as_written: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,10 +113,12 @@ STYLE = (
 
 def markdown(page: Page) -> str:
     """The page as Markdown (GitHub's flavour: pipe tables, ``<details>``)."""
-    lines = [f"# {page.title}", ""]
-    for block in page.blocks:
-        lines += _md_block(block)
-    return "\n".join(lines)
+    return f"# {page.title}\n\n" + markdown_blocks(page.blocks)
+
+
+def markdown_blocks(blocks: Iterable[Block]) -> str:
+    """Blocks as Markdown, a blank line after each: a part of a page written elsewhere."""
+    return "\n".join(line for block in blocks for line in _md_block(block))
 
 
 def _md_block(block: Block) -> list[str]:
@@ -126,7 +131,7 @@ def _md_block(block: Block) -> list[str]:
     if isinstance(block, Table):
         cells = block.frame.map(lambda v: " ".join(str(v).split()).replace("|", "\\|"))
         # to_markdown needs tabulate, which asv (the results reader) depends on.
-        return [cells.to_markdown(index=False), ""]
+        return [cells.to_markdown(index=False, disable_numparse=block.as_written), ""]
     if isinstance(block, Image):
         return [f"![{block.alt}]({block.path})", ""]
     inner = [line for child in block.blocks for line in _md_block(child)]
