@@ -22,7 +22,6 @@ from jitbench.validate.stats import (
     minutes,
     noise_by_size,
     pct,
-    seconds,
     sensitivity_summary,
     smallest_flagged,
 )
@@ -122,7 +121,7 @@ def _sensitivity_row(summary: pd.DataFrame, factor: float) -> dict[str, Any]:
 
 
 def limits(outcome: Outcome) -> list[str]:
-    """Plain statements of what the data say about each missed target."""
+    """What the data say about each missed target, a sentence each."""
     notes = []
     cpus = os.cpu_count() or 1
     if outcome.fidelity is not None:
@@ -133,11 +132,8 @@ def limits(outcome: Outcome) -> list[str]:
             f"{FAMILIES[r.benchmark]} {r.strategy} {r.size} x{r.ratio:.2f}"
             for r in bad.itertuples()
         )
-        notes.append(
-            f"Accuracy: outside {ACCURACY_RANGE[0]}-{ACCURACY_RANGE[1]}: {cases}. "
-            f"{_load_text(outcome, 'accuracy', cpus)} The two sides are measured seconds "
-            "apart in one process, so a change of load between them moves the ratio."
-        )
+        low, high = ACCURACY_RANGE
+        notes.append(f"Accuracy: outside {low}-{high}: {cases}{_load(outcome, 'accuracy', cpus)}.")
     if outcome.noise_summary is not None and outcome.noise is not None:
         notes += _noise_notes(outcome, cpus)
     summary = outcome.sensitivity_summary
@@ -160,12 +156,7 @@ def _fidelity_notes(outcome: Outcome, cpus: int) -> list[str]:
     if not bad.empty:
         cases = ", ".join(f"{r.measure} {r.strategy} x{r.ratio:.2f}" for r in bad.itertuples())
         low, high = FIDELITY_RANGE
-        notes.append(
-            f"Fidelity: outside {low}-{high}: {cases}. {_load_text(outcome, 'fidelity', cpus)} "
-            "Compare the two sources (`jitbench show STRATEGY` and "
-            "`jitbench/strategies/twins/`): a ratio that stays outside the range on a quiet "
-            "machine is a difference in the code each call runs."
-        )
+        notes.append(f"Fidelity: outside {low}-{high}: {cases}{_load(outcome, 'fidelity', cpus)}.")
     return notes
 
 
@@ -181,57 +172,28 @@ def _noise_notes(outcome: Outcome, cpus: int) -> list[str]:
         sized = by_size[by_size["family"] == row.family]
         where = ", ".join(f"{r.device} size {r.size}: {r.spread:.0%}" for r in sized.itertuples())
         parts.append(f"{row.family} {pct(row.spread)} over {row.scope} ({where})")
-    text = f"Noise above target: {'; '.join(parts)}. "
-    text += _load_text(outcome, "noise", cpus) + " "
-    probe = outcome.parallelism
-    if probe:
-        text += (
-            f"helper_function's cached call at size {probe['size']} takes "
-            f"{seconds(probe['all_cpus_s'])} on all {probe['cpus']} CPUs and "
-            f"{seconds(probe['one_cpu_s'])} pinned to one "
-            f"(x{probe['one_cpu_s'] / probe['all_cpus_s']:.2f}): XLA spreads large "
-            "elementwise work over the cores, so whether another process holds a core "
-            "during a run moves the large sizes by up to that factor. "
-        )
-    text += (
-        "The two runs are minutes apart: this is the drift of the machine between runs, "
-        "which a comparison of two commits sees too; `jitbench compare --noise noise.csv` "
-        "leaves differences within it unflagged."
-    )
-    return [text]
+    return [f"Noise above target: {'; '.join(parts)}{_load(outcome, 'noise', cpus)}."]
 
 
 def _sensitivity_note(outcome: Outcome, cpus: int) -> str:
     assert outcome.sensitivity is not None
     by_size = sensitivity_summary(outcome.sensitivity, by_size=True)
-    parts = [
+    parts = "; ".join(
         f"{row.slowdown_pct:g}% size {row.size}: canary flagged "
         f"{row.canary_flagged}/{row.canary_rows} (ratio "
         f"{row.canary_ratio_min:.2f}-{row.canary_ratio_max:.2f}; above the factor "
         f"{row.canary_above_factor}, significant {row.canary_significant}), "
         f"{row.false_flags} false flags"
         for row in by_size.itertuples()
-    ]
-    return (
-        f"Sensitivity at factor {outcome.plan.factor:g}: "
-        + "; ".join(parts)
-        + ". "
-        + _load_text(outcome, "sensitivity", cpus)
-        + " compare flags a row when its ratio exceeds the factor and asv's test "
-        "finds the two sets of samples different (Mann-Whitney, p < 0.002): a canary row "
-        "is missed when run-to-run drift pulls its ratio under the factor or the scatter "
-        "of its samples hides the shift, and an unchanged row is flagged when drift "
-        "between its two runs exceeds the factor. False flags are listed in "
-        "sensitivity_summary.csv."
     )
+    load = _load(outcome, "sensitivity", cpus)
+    return f"Sensitivity at factor {outcome.plan.factor:g}: {parts}{load}."
 
 
-def _load_text(outcome: Outcome, phase: str, cpus: int) -> str:
+def _load(outcome: Outcome, phase: str, cpus: int) -> str:
+    """The phase's 1-minute load average, as a clause ending a note; "" when not recorded."""
     loads = outcome.loads.get(phase)
     if not loads:
         return ""
-    busy = "; other processes competed for them" if loads[1] > cpus else ""
-    return (
-        f"The 1-minute load average during this phase was {loads[0]:.1f}-{loads[1]:.1f} "
-        f"on {cpus} CPUs{busy}."
-    )
+    busy = ", other processes competing" if loads[1] > cpus else ""
+    return f"; load average {loads[0]:.1f}-{loads[1]:.1f} on {cpus} CPUs{busy}"
