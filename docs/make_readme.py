@@ -32,7 +32,7 @@ import pandas as pd
 
 import jitbench
 from jitbench import document, results
-from jitbench.document import Page
+from jitbench.document import Bold, Code, Page, Paragraph
 from jitbench.report import (
     choice,
     device,
@@ -427,20 +427,21 @@ def newest(folder: Path, date: Callable[[dict], str]) -> dict | None:
 
 def validation_block() -> str:
     """The summary of the committed ``nox -s validate`` run (docs/validation/MACHINE.json)."""
-    from jitbench.validate.writer import header, summary_markdown
+    from jitbench.validate.writer import header, verdicts
 
     record = newest(VALIDATIONS, lambda r: r["started"])
     if record is None:
         raise SystemExit(f"no validation run in {VALIDATIONS.relative_to(ROOT)}: nox -s validate")
-    return "\n".join(
-        [
-            f"`nox -s validate` on machine **{record['machine']}** "
-            f"(`docs/validation/{record['machine']}.json`):",
-            "",
-            header(record),
-            "",
-            summary_markdown(record),
-        ]
+    about = (
+        Code("nox -s validate"),
+        " on machine ",
+        Bold(record["machine"]),
+        " (",
+        Code(f"docs/validation/{record['machine']}.json"),
+        "):",
+    )
+    return document.markdown_blocks(
+        [Paragraph(about), Paragraph(header(record)), verdicts(record["summary"])]
     )
 
 
@@ -452,7 +453,7 @@ def counts_block(frame: pd.DataFrame) -> str:
     ``nox -s instructions`` builds: a count depends on the packages installed
     (README), and the counts phase counts in nox's environment, which has more.
     """
-    from jitbench.validate.writer import header, summary_markdown
+    from jitbench.validate.writer import header, verdicts
 
     record = newest(COUNTS, lambda r: r["started"])
     if record is None:
@@ -499,7 +500,7 @@ def counts_block(frame: pd.DataFrame) -> str:
             "nox's environment, which holds more packages than asv's, so its checks stand "
             "beside the table, not its counts:",
             "",
-            summary_markdown(record),
+            document.markdown_blocks([verdicts(record["summary"])]),
         ]
     )
 

@@ -20,6 +20,7 @@ from jax_releases import below_minimum
 import jitbench
 from jitbench import cli, validate
 from jitbench.compiles import block
+from jitbench.document import markdown_blocks
 from jitbench.errors import JitbenchError
 from jitbench.results.compare import Noise
 from jitbench.strategies import STRATEGIES, get_strategy
@@ -510,7 +511,7 @@ def test_summary_and_report(tmp_path):
     assert record["seconds"] == {"total": 100.0, "fidelity": 1.0, "noise": 1.0, "sensitivity": 1.0}
     assert [row["met"] for row in record["summary"]] == table["met"].tolist()
     assert writer.header(record) == lines[2]
-    assert f"## Summary\n\n{writer.summary_markdown(record)}\n" in text
+    assert f"## Summary\n\n{markdown_blocks([writer.verdicts(record['summary'])])}" in text
 
 
 # --- running it, and input errors -------------------------------------------------------

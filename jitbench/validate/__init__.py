@@ -12,10 +12,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from jitbench.document import markdown_blocks
 from jitbench.errors import JitbenchError
 from jitbench.validate.plan import PHASES, Outcome, Plan, Progress
 from jitbench.validate.summary import summary_table
-from jitbench.validate.writer import markdown, write_report, yes
+from jitbench.validate.writer import verdicts, write_report
 
 __all__ = ["PHASES", "run_validation"]
 
@@ -118,6 +119,6 @@ def _run(plan: Plan, root: Path | None, commit: str | None) -> int:
     total_seconds = time.perf_counter() - clock
     table = summary_table(outcome, total_seconds)
     path = write_report(outcome, table, total_seconds)
-    print(markdown(table.assign(met=table["met"].map(yes))))
+    print(markdown_blocks([verdicts(table)]), end="")
     print(path)
     return 0 if bool(table["met"].all()) else 1

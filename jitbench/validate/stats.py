@@ -21,12 +21,8 @@ FIDELITY_RANGE = (0.9, 1.1)
 FIDELITY_MEASURES = ("cached call", "dispatch")
 # Reported, but not held to FIDELITY_RANGE: their time per call is not a jitted call.
 FIDELITY_EXEMPT = {
-    "eager": "no jit: each call is JAX's op-by-op dispatch of every operation in the body, "
-    "the baseline the others are measured against; the target is about the jit call path "
-    "(argument flattening, cache lookup) a strategy's class builds, and eager has none",
-    "jit_per_call": "a new jit wrapper every call, so every call traces, lowers and "
-    "compiles: milliseconds of JAX's compiler that vary from call to call, not a cached "
-    "call path, and only a few rounds fit the phase's time",
+    "eager": "no jit: the op-by-op baseline",
+    "jit_per_call": "every call compiles, for milliseconds that vary",
 }
 ACCURACY_RANGE = (0.8, 1.25)
 # Noise: p95 of |ratio - 1| per family, over its rows in a scope.

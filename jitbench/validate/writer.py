@@ -1,5 +1,5 @@
-"""The report: ``validation.md`` (Markdown tables through pandas), the CSVs behind it (among
-them ``noise.csv``, which ``jitbench compare --noise`` reads) and ``summary.json``
+"""The report: ``validation.md`` (a :class:`jitbench.document.Page`), the CSVs behind it
+(among them ``noise.csv``, which ``jitbench compare --noise`` reads) and ``summary.json``
 (docs/validation.md)."""
 
 from __future__ import annotations
@@ -8,11 +8,14 @@ import json
 import os
 import platform
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from jitbench import document
+from jitbench.document import Block, Bold, Bullets, Code, Heading, Page, Paragraph, Table
 from jitbench.validate import counts
 from jitbench.validate.asvphases import NOISE_DEVICES, SENSITIVITY_DEVICE
 from jitbench.validate.inprocess import (
@@ -37,9 +40,8 @@ from jitbench.validate.stats import (
 )
 from jitbench.validate.summary import limits
 
-
-def markdown(table: pd.DataFrame) -> str:
-    return table.to_markdown(index=False, disable_numparse=True)
+# Every cell is a display string: a ratio keeps its three decimals.
+Shown = partial(Table, as_written=True)
 
 
 def yes(flag: Any) -> str:
@@ -50,11 +52,10 @@ def _ratio(value: float) -> str:
     return f"{value:.3f}" if pd.notna(value) else "n/a"
 
 
-def _fidelity_section(outcome: Outcome, out: Path) -> list[str]:
+def _fidelity_section(outcome: Outcome, out: Path) -> list[Block]:
     table = outcome.fidelity
     assert table is not None
     table.to_csv(out / "fidelity.csv", index=False)
-    low, high = FIDELITY_RANGE
     shown = pd.DataFrame(
         {
             "strategy": table["strategy"],
@@ -68,31 +69,19 @@ def _fidelity_section(outcome: Outcome, out: Path) -> list[str]:
         }
     )
     size, device = table["size"].iloc[0], table["device"].iloc[0]
-    lines = [
-        "## Fidelity: each generated class against its hand-written twin",
-        "",
-        f"Size {size} on {device}. The generated instance (`jitbench show STRATEGY`) and its "
-        "twin (`jitbench.strategies.twins`) hold the same arrays and are called with the same "
-        "`y`, in "
-        "this process, in alternation: per round one timeit loop of each (about "
-        f"{FIDELITY_LOOP_S * 1e3:g} ms of calls, the same number on both sides), the order "
-        f"swapped every round, up to {FIDELITY_ROUNDS} rounds; each side is the median. "
-        "Loops are timed in CPU seconds of this process (all its threads), so time spent "
-        "waiting for a core on a busy machine counts on neither side. "
-        "Cached call: `jax.block_until_ready(obj.calc(y))`; dispatch: `obj.calc(y)`. "
-        f"Target: generated / twin in {low}-{high} for the jit strategies. Data: "
-        "`fidelity.csv`.",
-        "",
-        markdown(shown),
-        "",
-        "Not held to the target:",
-        "",
+    exempt = ", ".join(f"{name} ({why})" for name, why in FIDELITY_EXEMPT.items())
+    return [
+        Heading("Fidelity: each generated class against its hand-written twin"),
+        Paragraph(
+            f"Size {size} on {device}, CPU seconds of this process, the median over up to "
+            f"{FIDELITY_ROUNDS} rounds of about {FIDELITY_LOOP_S * 1e3:g} ms a side; target "
+            f"{FIDELITY_RANGE[0]}-{FIDELITY_RANGE[1]}, not held for {exempt}."
+        ),
+        Shown(shown),
     ]
-    lines += [f"- {name}: {why}." for name, why in FIDELITY_EXEMPT.items()]
-    return [*lines, ""]
 
 
-def _accuracy_section(outcome: Outcome, out: Path) -> list[str]:
+def _accuracy_section(outcome: Outcome, out: Path) -> list[Block]:
     table = outcome.accuracy
     assert table is not None
     table.to_csv(out / "accuracy.csv", index=False)
@@ -111,22 +100,17 @@ def _accuracy_section(outcome: Outcome, out: Path) -> list[str]:
     if "rounds" in table:
         shown["rounds"] = table["rounds"]
     return [
-        "## Accuracy: asv's figure against an independent timeit",
-        "",
-        "asv: the suite's own benchmark object run in-process as asv's runner runs it, "
-        "median of its samples; timeit: an instance of its own, timeit's own calibration "
-        f"(`autorange`). Up to {ACCURACY_ROUNDS} rounds alternate the two (asv's run, then "
-        f"{TIMEIT_REPEATS} timeit loop); each side is the median over its rounds. jit's "
-        "in-memory caches are cleared before each benchmark, so its instance is the only one "
-        "in its cache entry, as in an asv benchmark process. Target: every ratio in "
-        f"{ACCURACY_RANGE[0]}-{ACCURACY_RANGE[1]}. Data: `accuracy.csv`.",
-        "",
-        markdown(shown),
-        "",
+        Heading("Accuracy: asv's figure against an independent timeit"),
+        Paragraph(
+            f"The median over up to {ACCURACY_ROUNDS} rounds of one asv run (in-process) and "
+            f"{TIMEIT_REPEATS} timeit loop; target: every ratio in "
+            f"{ACCURACY_RANGE[0]}-{ACCURACY_RANGE[1]}."
+        ),
+        Shown(shown),
     ]
 
 
-def _noise_section(outcome: Outcome, out: Path) -> list[str]:
+def _noise_section(outcome: Outcome, out: Path) -> list[Block]:
     table, summary = outcome.noise, outcome.noise_summary
     assert table is not None and summary is not None
     table.to_csv(out / "noise.csv", index=False)
@@ -149,36 +133,36 @@ def _noise_section(outcome: Outcome, out: Path) -> list[str]:
     sized = by_size.assign(
         spread=by_size["spread"].map(pct), median_ratio=by_size["median_ratio"].map(_ratio)
     )
-    lines = [
-        "## Noise: asv twice on unchanged code",
-        "",
-        f"Devices {', '.join(NOISE_DEVICES)}, the benchmark classes' own timing attributes; "
-        "ratio = second run's median / first's; a row's spread = |ratio - 1|; a family's "
-        "spread = the 95th percentile of its rows', over all rows and over "
-        f"{SCOPES['small']}. Flagged = rows `jitbench compare` marks as changed at factor "
-        f"{outcome.plan.factor:g}. Rows: `noise.csv`, which `jitbench compare --noise` reads "
-        "to leave differences within a row's measured noise unflagged.",
-        "",
-        markdown(shown),
-        "",
-        "By size and device (`noise_by_size.csv`):",
-        "",
-        markdown(sized),
-        "",
+    blocks: list[Block] = [
+        Heading("Noise: asv twice on unchanged code"),
+        Paragraph(
+            (
+                f"Devices {', '.join(NOISE_DEVICES)}; ratio = second run / first, spread = p95 "
+                f"of |ratio - 1| over all rows and over {SCOPES['small']}, flagged by ",
+                Code("jitbench compare"),
+                f" at factor {outcome.plan.factor:g} (",
+                Code("--noise noise.csv"),
+                " leaves a change within a row's spread unflagged).",
+            )
+        ),
+        Shown(shown),
+        Paragraph("By size and device:"),
+        Shown(sized),
     ]
     probe = outcome.parallelism
     if probe:
-        lines += [
-            f"Host parallelism: helper_function's cached call at size {probe['size']} takes "
-            f"{seconds(probe['all_cpus_s'])} with this process on all {probe['cpus']} "
-            f"CPUs and {seconds(probe['one_cpu_s'])} pinned to one "
-            f"(x{probe['one_cpu_s'] / probe['all_cpus_s']:.2f}).",
-            "",
-        ]
-    return lines
+        blocks.append(
+            Paragraph(
+                f"Host parallelism: helper_function's cached call at size {probe['size']} "
+                f"takes {seconds(probe['all_cpus_s'])} on all {probe['cpus']} CPUs and "
+                f"{seconds(probe['one_cpu_s'])} pinned to one "
+                f"(x{probe['one_cpu_s'] / probe['all_cpus_s']:.2f})."
+            )
+        )
+    return blocks
 
 
-def _sensitivity_shown(table: pd.DataFrame) -> pd.DataFrame:
+def _sensitivity_shown(table: pd.DataFrame) -> Table:
     frame = pd.DataFrame({"slowdown": table["slowdown_pct"].map("{:g}%".format)})
     if "size" in table:
         frame["size"] = table["size"]
@@ -189,49 +173,46 @@ def _sensitivity_shown(table: pd.DataFrame) -> pd.DataFrame:
         for r in rows
     ]
     frame["false flags"] = [f"{r.false_flags}/{r.unchanged_rows}" for r in rows]
-    return frame
+    return Shown(frame)
 
 
-def _sensitivity_section(outcome: Outcome, out: Path) -> list[str]:
+def _sensitivity_section(outcome: Outcome, out: Path) -> list[Block]:
     judged, summary = outcome.sensitivity, outcome.sensitivity_summary
     assert judged is not None and summary is not None
     judged.to_csv(out / "sensitivity.csv", index=False)
     summary.to_csv(out / "sensitivity_summary.csv", index=False)
-    by_size = sensitivity_summary(judged, by_size=True)
     smallest = smallest_flagged(summary)
-    lines = [
-        "## Sensitivity: a planted regression against jitbench compare",
-        "",
-        "`canary` is helper_function plus host work calibrated to slow its cached call by the "
-        f"given fraction; {outcome.plan.repetitions} independent base/head pairs per slowdown "
-        f"on {SENSITIVITY_DEVICE}, every strategy in each run, judged by `compare_frames` at "
-        f"factor {outcome.plan.factor:g}. Smallest slowdown flagged in every repetition with "
-        "no unchanged strategy flagged: "
-        f"**{'none' if smallest is None else f'{smallest:g}%'}**. Rows: `sensitivity.csv`.",
-        "",
-        markdown(_sensitivity_shown(summary)),
-        "",
-        "By size:",
-        "",
-        markdown(_sensitivity_shown(by_size)),
-        "",
+    blocks: list[Block] = [
+        Heading("Sensitivity: a planted regression against jitbench compare"),
+        Paragraph(
+            (
+                f"{outcome.plan.repetitions} base/head pairs per slowdown of the canary on "
+                f"{SENSITIVITY_DEVICE} at factor {outcome.plan.factor:g}; the smallest flagged "
+                "every time with no false flag: ",
+                Bold("none" if smallest is None else f"{smallest:g}%"),
+                ".",
+            )
+        ),
+        _sensitivity_shown(summary),
+        Paragraph("By size:"),
+        _sensitivity_shown(sensitivity_summary(judged, by_size=True)),
     ]
     false = summary[summary["false_flags"] > 0]
     if not false.empty:
-        lines += ["False flags (unchanged strategies marked as regressions):", ""]
-        lines += [f"- {r.slowdown_pct:g}%: {r.false_flag_cases}" for r in false.itertuples()]
-        lines += [""]
+        cases = (f"{r.slowdown_pct:g}%: {r.false_flag_cases}" for r in false.itertuples())
+        blocks += [Paragraph("False flags:"), Bullets(tuple(cases))]
     zero = outcome.canary_zero
     if zero is not None and not zero.empty:
-        lines += [
-            "Canary at slowdown 0 / helper_function in the same base run: "
-            f"{zero['ratio'].min():.3f}-{zero['ratio'].max():.3f} over {len(zero)} rows.",
-            "",
-        ]
-    return lines
+        blocks.append(
+            Paragraph(
+                "Canary at slowdown 0 / helper_function in the same base run: "
+                f"{zero['ratio'].min():.3f}-{zero['ratio'].max():.3f} over {len(zero)} rows."
+            )
+        )
+    return blocks
 
 
-def _counts_section(outcome: Outcome, out: Path) -> list[str]:
+def _counts_section(outcome: Outcome, out: Path) -> list[Block]:
     table, found = outcome.counts, outcome.count_figures
     assert table is not None and found is not None
     table.to_csv(out / "counts.csv", index=False)
@@ -239,23 +220,18 @@ def _counts_section(outcome: Outcome, out: Path) -> list[str]:
         columns={"call": "instructions per cached call", "dispatch": "instructions per dispatch"}
     )
     return [
-        "## Counts: instructions per call under Valgrind",
-        "",
-        f"{table['process'].nunique()} Valgrind processes "
-        "(`jitbench.measure.counting.instructions`): a base "
-        "one counts every strategy with a hand-written twin at the smallest size on cpu and "
-        f"then {counts.BASELINE} again, {counts.SLOWED} more the same with that last row slowed "
-        f"by {counts.SLOWDOWN:.0%} of its instructions (planted work sized by counts), and one "
-        "the twins in the same order. The calling thread's instructions per call, median over "
-        "the base and slowed processes (every count: `counts.csv`):",
-        "",
-        markdown(per_call.round(0)),
-        "",
+        Heading("Counts: instructions per call under Valgrind"),
+        Paragraph(
+            f"The calling thread's, median over the base process and the {counts.SLOWED} with "
+            f"{counts.BASELINE} slowed by {counts.SLOWDOWN:.0%} "
+            f"({table['process'].nunique()} processes in all):"
+        ),
+        Shown(per_call.round(0)),
     ]
 
 
 SUMMARY_JSON = "summary.json"
-SUMMARY_COLUMNS = ("check", "target", "reached", "met")
+SUMMARY_COLUMNS = ["check", "target", "reached", "met"]
 
 
 def summary_record(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) -> dict:
@@ -297,10 +273,10 @@ def header(record: dict) -> str:
     )
 
 
-def summary_markdown(record: dict) -> str:
-    """The summary table of ``record`` as the report shows it."""
-    table = pd.DataFrame(record["summary"], columns=list(SUMMARY_COLUMNS))
-    return markdown(table.assign(met=table["met"].map(yes)))
+def verdicts(summary: pd.DataFrame | list[dict]) -> Table:
+    """The summary table (a frame, or ``summary.json``'s rows) as the report shows it."""
+    table = pd.DataFrame(summary, columns=SUMMARY_COLUMNS)
+    return Shown(table.assign(met=table["met"].map(yes)))
 
 
 def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) -> Path:
@@ -310,20 +286,11 @@ def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) 
     summary.to_csv(out / "summary.csv", index=False)
     record = summary_record(outcome, summary, total_seconds)
     (out / SUMMARY_JSON).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    lines = [
-        "# jitbench validation",
-        "",
-        header(record),
-        "",
-        "## Summary",
-        "",
-        summary_markdown(record),
-        "",
-    ]
+    page = Page("jitbench validation", [Paragraph(header(record)), Heading("Summary")])
+    page.blocks.append(verdicts(summary))
     notes = limits(outcome)
     if notes:
-        lines += ["## What limits the missed targets", ""]
-        lines += [f"- {note}" for note in notes] + [""]
+        page.blocks += [Heading("What limits the missed targets"), Bullets(tuple(notes))]
     sections = (
         (outcome.fidelity, _fidelity_section),
         (outcome.accuracy, _accuracy_section),
@@ -333,6 +300,11 @@ def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) 
     )
     for measured, section in sections:
         if measured is not None:
-            lines += section(outcome, out)
-    (out / "validation.md").write_text("\n".join(lines), encoding="utf-8")
+            page.blocks += section(outcome, out)
+    page.blocks.append(
+        Paragraph(
+            ("Rows: the CSVs beside this file; method: ", Code("jitbench/validate/README.md"), ".")
+        )
+    )
+    (out / "validation.md").write_text(document.markdown(page), encoding="utf-8")
     return out / "validation.md"
