@@ -303,7 +303,11 @@ def write_report(outcome: Outcome, summary: pd.DataFrame, total_seconds: float) 
             page.blocks += section(outcome, out)
     page.blocks.append(
         Paragraph(
-            ("Rows: the CSVs beside this file; method: ", Code("jitbench/validate/README.md"), ".")
+            (
+                "Rows: the CSVs beside this file; how each phase measures: jitbench's ",
+                Code("docs/validation.md"),
+                ".",
+            )
         )
     )
     (out / "validation.md").write_text(document.markdown(page), encoding="utf-8")
