@@ -162,7 +162,7 @@ def test_audit_json(capsys):
             "outcome": "stale" if cell.endswith("!") else "correct",
             "error": "",
             "body_runs": None,
-            "role": "",
+            "role": "attribute" if field else "",  # an attribute of a plain class
         }
         assert how == ("setattr" if field else how)
         # Where nested traces count (before 0.10), JAX explains the traced call only.

@@ -69,6 +69,7 @@ class Subject:
     size: int
     raises_on: tuple[str, ...] = ()
     equal_how = "the constructor, given the current field values"
+    filtered = False  # the call hashes every non-array leaf (eqx.filter_jit)
 
     def new(self, seed: int = 0) -> Any:
         """A new instance, as its user builds one (``seed``: other values, where the subject
@@ -91,8 +92,9 @@ class Subject:
         return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}
 
     def fields(self, obj: Any) -> Fields:
-        """The fields of ``obj`` the scenario may change, and what it leaves out (why)."""
-        raise NotImplementedError
+        """The fields of ``obj`` the scenario may change, and what it leaves out (why): the
+        walk of the object as its call sees it (:func:`jitbench.targets.fields.walk`)."""
+        return fieldlib.walk(obj, self.filtered)
 
     def playable(self, obj: Any, chosen: list[fieldlib.Field]) -> Fields:
         """The ``chosen`` fields whose changes ``obj``'s class takes, and the others (why)."""
@@ -145,6 +147,7 @@ class Generated(Subject):
             free_arguments(strategy, obj)  # NotImplementedError (n/a) on a nested object
         call = functools.partial(_free_call, strategy) if strategy.function else "calc"
         self.target = Target(obj, (y,), call=call, name=strategy.name, factory=self.new)
+        self.filtered = filters(self.target)
 
     def instance(self, **kwargs: Any) -> tuple[Any, Any]:
         """A generated instance and its ``y`` (see :mod:`jitbench.strategies.instances`)."""
@@ -158,18 +161,11 @@ class Generated(Subject):
         return self.instance(seed=seed)[0]
 
     def fields(self, obj: Any) -> Fields:
-        how = self.strategy.update_style
-        found = [fieldlib.Field(n, (("attr", n),), "static", how) for n in self.shape.static_fields]
-        found += [fieldlib.Field(n, (("attr", n),), "array", how) for n in self.shape.array_fields]
-        return found, []
-
-    def get(self, obj: Any, field: fieldlib.Field) -> Any:
-        from jitbench.strategies.codegen import fields_of
-
-        return fields_of(obj)[field.path]
-
-    def set(self, obj: Any, field: fieldlib.Field, value: Any) -> Any:
-        return self.strategy.update(obj, **{field.path: value})
+        """The strategy's own fields (``s0``, ``a0``...), walked and changed as a user's
+        object is: the same paths, roles and changes a target of this class gets."""
+        owner = f"{self.strategy.holder}." if self.strategy.holder else ""
+        declared = {owner + name for name in self.shape.static_fields + self.shape.array_fields}
+        return [f for f in super().fields(obj)[0] if f.path in declared], []
 
     def equal(self, obj: Any) -> Any:
         from jitbench.strategies.codegen import fields_of
@@ -196,6 +192,14 @@ class Generated(Subject):
         got = np.asarray(result)
         same = got.shape == expected.shape and np.allclose(got, expected, rtol=RTOL, atol=ATOL)
         return ("correct" if same else "stale"), ""
+
+
+def filters(target: Target) -> bool:
+    """Whether the target's call is ``eqx.filter_jit``'s, which hashes every non-array leaf."""
+    call = target.call
+    if isinstance(call, str):
+        call = inspect.getattr_static(type(target.obj), call, None)
+    return kinds.filters(call)
 
 
 def free_arguments(strategy: Strategy, obj: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -228,10 +232,7 @@ class Walked(Subject):
         # Where a new instance comes from, in the steps' words.
         self.origin = "the factory's" if target.factory is not None else "a copy's"
         self.equal_how = f"{self.origin}, traced values copied"
-        call = target.call
-        if isinstance(call, str):
-            call = inspect.getattr_static(type(target.obj), call, None)
-        self.filtered = kinds.filters(call)
+        self.filtered = filters(target)
         self.device, self.size = _device_and_size(target.obj, self.fields(target.obj)[0])
 
     def _copy(self, obj: Any) -> Any:
@@ -249,9 +250,6 @@ class Walked(Subject):
         if self.target.factory is not None:
             return self.target.new_instance()
         return self._copy(self.pristine)
-
-    def fields(self, obj: Any) -> Fields:
-        return fieldlib.walk(obj, self.filtered)
 
     def playable(self, obj: Any, chosen: list[fieldlib.Field]) -> Fields:
         # Tried on the chosen fields only: each try builds a new value (memory, on a deep model).
