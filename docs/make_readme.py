@@ -701,14 +701,20 @@ def ecosystem_block() -> str:
 
 
 def _changed_by(strategy) -> str:
-    """How the strategy's users change an object, as the strategies table says it."""
-    style = {
-        "setattr": "`setattr`",
-        "dataclasses.replace": "`dataclasses.replace`",
-        "replace method": "`.replace`",
-        "variable": "flags `setattr`, arrays `Variable.set_value`",
-    }[strategy.update_style]
-    return f"{style} on `.{strategy.holder}`" if strategy.holder else style
+    """How the audit changes the strategy's objects, as it changes a user's: the walk's
+    change of each field (``jitbench.targets.edit``), flags and arrays apart where they
+    differ, on the object that holds them."""
+    from jitbench.devices import resolve
+    from jitbench.subjects.subject import Generated
+
+    subject = Generated(strategy, resolve("cpu"), 8)
+    found = subject.fields(subject.target.obj)[0]
+    words = {f.kind: f"({f.how})" if " " in f.how else f"`{f.how}`" for f in found}
+    style = f"flags {words['static']}, arrays {words['array']}"
+    if len(set(words.values())) == 1:
+        style = words["array"]
+    holder = found[0].path.rpartition(".")[0]
+    return f"{style} on `.{holder}`" if holder else style
 
 
 def strategies_table_block() -> str:

@@ -17,6 +17,8 @@ from jitbench.devices import resolve
 from jitbench.strategies import Strategy, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, fields_of
 from jitbench.strategies.instances import DEFAULT_STATIC, random_array
+from jitbench.subjects.subject import Generated
+from jitbench.targets.fields import EQX_STATIC
 
 NAMES = [
     "eager",
@@ -55,17 +57,21 @@ PYTREES = [
     "flax_struct_dataclass",
     "equinox_module_jax_jit",
 ]
-UPDATE_STYLES = {
-    "pytree_dataclass": "dataclasses.replace",
-    "equinox_filter_jit": "dataclasses.replace",
-    "equinox_module_jax_jit": "dataclasses.replace",
-    "flax_struct_dataclass": "replace method",
-    "flax_nnx_jit": "variable",
-    "nnx_cached_partial": "variable",
-    "nnx_split_merge": "variable",
-    "nnx_tree_mode": "variable",
-    "nnx_jit_partial": "variable",
-}
+# How the audit changes each strategy's flag s0 and array a0, as it changes a user's object
+# (jitbench.targets.edit): setattr elsewhere.
+CHANGES = {
+    "pytree_dataclass": ("dataclasses.replace", "dataclasses.replace"),
+    "equinox_filter_jit": (EQX_STATIC, "eqx.tree_at"),
+    "equinox_module_jax_jit": (EQX_STATIC, "eqx.tree_at"),
+    "flax_struct_dataclass": (".replace", ".replace"),
+    **dict.fromkeys(
+        ["flax_nnx_jit", "nnx_cached_partial", "nnx_split_merge", "nnx_tree_mode",
+         "nnx_jit_partial"],
+        ("setattr", "Variable.set_value"),
+    ),
+}  # fmt: skip
+# The strategies whose change builds a new object (the others change it in place).
+FROZEN = set(PYTREES) - {"pytree_class"}
 CPU = resolve("cpu")
 
 
@@ -109,59 +115,39 @@ def test_first_result_matches_reference(name, device):
 
 
 @pytest.mark.parametrize("name", runnable(NAMES))
-def test_update_follows_the_style(name):
+def test_fields_change_as_a_user_s_object_does(name):
+    """A generated instance is walked and changed as a user's object is: its own fields, on
+    the object holding them, each changed the way its kind's users change it."""
     strategy = get_strategy(name)
-    assert strategy.update_style == UPDATE_STYLES.get(name, "setattr")
-    obj, _ = _instance(name)
+    subject = Generated(strategy, CPU, 4)
+    obj = subject.new()
+    found = subject.fields(obj)[0]
+    owner = f"{strategy.holder}." if strategy.holder else ""
+    assert [(f.path, f.kind) for f in found] == [(owner + "a0", "array"), (owner + "s0", "static")]
+    static, array = sorted(found, key=lambda f: f.kind != "static")
+    assert (static.how, array.how) == CHANGES.get(name, ("setattr", "setattr"))
     old_array = fields_of(obj)["a0"]
     new_array = random_array(CPU, (4,), np.random.default_rng(5))
-    changed = strategy.update(obj, s0=5, a0=new_array)
+    changed = subject.set(subject.set(obj, static, 5), array, new_array)
     assert fields_of(changed)["s0"] == 5 and fields_of(changed)["a0"] is new_array
     assert type(changed) is type(obj)
-    if strategy.frozen:
+    if name in FROZEN:
         assert changed is not obj
         assert fields_of(obj)["s0"] == 1 and fields_of(obj)["a0"] is old_array
     else:
         assert changed is obj
 
 
-def test_frozen_is_what_builds_a_new_object():
-    frozen = {name for name in NAMES if get_strategy(name).frozen}
-    assert frozen == {
-        "pytree_dataclass",
-        "equinox_filter_jit",
-        "equinox_module_jax_jit",
-        "flax_struct_dataclass",
-    }
-    # Updating a real instance of each: exactly the frozen ones hand back another object.
-    here = [name for name in NAMES if below_minimum(name) is None]
-    built = set()
-    for name in here:
-        obj, _ = _instance(name)
-        if get_strategy(name).update(obj, s0=5) is not obj:
-            built.add(name)
-    assert built == frozen & set(here)
-
-
 @needs("nnx_cached_partial")
-def test_variable_update_keeps_the_variable():
+def test_a_variable_keeps_its_identity_through_a_change():
     # nnx users set a new value into the Variable the jitted call already shares.
-    obj, _ = _instance("nnx_cached_partial")
+    subject = Generated(get_strategy("nnx_cached_partial"), CPU, 4)
+    obj = subject.new()
     variable = obj.model.a0
     new_array = random_array(CPU, (4,), np.random.default_rng(5))
-    get_strategy("nnx_cached_partial").update(obj, a0=new_array)
+    (array,) = [f for f in subject.fields(obj)[0] if f.kind == "array"]
+    subject.set(obj, array, new_array)
     assert obj.model.a0 is variable and fields_of(obj)["a0"] is new_array
-
-
-def test_update_rejects_unknown_fields():
-    obj, _ = _instance("pytree_class")
-    with pytest.raises(jitbench.JitbenchError, match=r"unknown field\(s\) \['nope'\] for Pytree"):
-        get_strategy("pytree_class").update(obj, nope=1)
-
-
-def test_unknown_update_style_is_rejected():
-    with pytest.raises(jitbench.JitbenchError, match="unknown update style 'copy'; valid: setattr"):
-        Strategy("x", "s", "m", get_strategy("eager").render, update_style="copy")
 
 
 @pytest.mark.parametrize("name", runnable(NAMES))

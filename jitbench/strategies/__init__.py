@@ -11,7 +11,6 @@ import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Callable
-from typing import Any, Literal, get_args
 
 from jitbench.errors import JitbenchError, StrategyUnavailable
 from jitbench.strategies import library_recipes, recipes
@@ -19,15 +18,10 @@ from jitbench.strategies.codegen import (
     DEFAULT_SHAPE,
     Shape,
     Template,
-    field_owner,
     make_class,
-    shape_of,
     source,
 )
 
-# How users of a style change an object (see docs/design.md).
-Update = Literal["setattr", "dataclasses.replace", "replace method", "variable"]
-UPDATES: tuple[Update, ...] = get_args(Update)
 PLUGINS_ENV = "JITBENCH_PLUGINS"
 
 
@@ -40,9 +34,9 @@ class Strategy:
     ``HelperFunction``) with one constructor parameter per field and a
     ``calc(y)`` method. ``requires`` lists the importable packages it needs,
     as requirement specifiers (``"flax>=0.12.1"``: that release or a newer one), ``extra`` the pip
-    extra that installs them, ``update_style`` how users change it, and
-    ``holder`` the attribute holding the fields when the class keeps them on
-    another object (an nnx module) rather than on itself.
+    extra that installs them, and ``holder`` the attribute holding the fields when the class
+    keeps them on another object (an nnx module) rather than on itself. Its fields are
+    changed as a user's object is, found by walking it (``jitbench.targets``).
     ``function`` names a module-level jitted function the user calls on the fields
     (``_calc(s0, a0, y)``), no method, no object: the floor the strategies are held to.
     ``raises_on`` names the scenario steps (``jitbench.subjects.scenario``) where a call
@@ -57,16 +51,11 @@ class Strategy:
     render: Callable[[Template], str]
     requires: tuple[str, ...] = ()
     extra: str | None = None
-    update_style: Update = "setattr"
     holder: str = ""
     raises_on: tuple[str, ...] = ()
     function: str = ""
 
     def __post_init__(self) -> None:
-        if self.update_style not in UPDATES:
-            raise JitbenchError(
-                f"unknown update style {self.update_style!r}; valid: {', '.join(UPDATES)}"
-            )
         self._check_requires()
 
     def _check_requires(self) -> None:
@@ -113,11 +102,6 @@ class Strategy:
         if reason is not None:
             raise StrategyUnavailable(reason)
 
-    @property
-    def frozen(self) -> bool:
-        """Whether a change builds a new object (else the object changes in place)."""
-        return self.update_style in ("dataclasses.replace", "replace method")
-
     def make_class(self, shape: Shape = DEFAULT_SHAPE, *, probe: bool = False) -> type:
         """The generated class for ``shape`` (one class per shape, cached)."""
         return make_class(self, shape, probe)
@@ -125,24 +109,6 @@ class Strategy:
     def source(self, shape: Shape = DEFAULT_SHAPE) -> str:
         """The generated module source for ``shape``."""
         return source(self, shape)
-
-    def update(self, obj: Any, **changes: Any) -> Any:
-        """Change fields the way a user of this style does; returns the changed object."""
-        shape = shape_of(obj)
-        unknown = sorted(set(changes) - set(shape.fields))
-        if unknown:
-            raise JitbenchError(f"unknown field(s) {unknown} for {type(obj).__name__}")
-        if self.update_style == "dataclasses.replace":
-            return dataclasses.replace(obj, **changes)
-        if self.update_style == "replace method":
-            return obj.replace(**changes)
-        owner = field_owner(obj)
-        for name, value in changes.items():
-            if self.update_style == "variable" and name in shape.array_fields:
-                getattr(owner, name).set_value(value)
-            else:
-                setattr(owner, name, value)
-        return obj
 
 
 STRATEGIES: dict[str, Strategy] = {}
@@ -231,7 +197,6 @@ for _strategy in (
         "frozen dataclass registered with jax.tree_util.register_dataclass",
         "data and meta fields flattened in C++; changed with dataclasses.replace",
         recipes.pytree_dataclass,
-        update_style="dataclasses.replace",
     ),
     Strategy(
         "jit_per_call",
@@ -246,7 +211,6 @@ for _strategy in (
         library_recipes.equinox_filter_jit,
         requires=("equinox",),
         extra="equinox",
-        update_style="dataclasses.replace",
     ),
     Strategy(
         "flax_struct_dataclass",
@@ -255,7 +219,6 @@ for _strategy in (
         library_recipes.flax_struct_dataclass,
         requires=("flax",),
         extra="flax",
-        update_style="replace method",
     ),
     Strategy(
         "flax_nnx_jit",
@@ -264,7 +227,6 @@ for _strategy in (
         library_recipes.flax_nnx_jit,
         requires=("flax",),
         extra="flax",
-        update_style="variable",
     ),
     Strategy(
         "aot_compiled",
@@ -280,7 +242,6 @@ for _strategy in (
         library_recipes.equinox_module_jax_jit,
         requires=("equinox",),
         extra="equinox",
-        update_style="dataclasses.replace",
     ),
     Strategy(
         "nnx_cached_partial",
@@ -289,7 +250,6 @@ for _strategy in (
         library_recipes.nnx_cached_partial,
         requires=("flax>=0.12.1",),
         extra="flax",
-        update_style="variable",
         holder="model",
     ),
     Strategy(
@@ -299,7 +259,6 @@ for _strategy in (
         library_recipes.nnx_split_merge,
         requires=("flax>=0.12.1",),
         extra="flax",
-        update_style="variable",
         holder="model",
     ),
     Strategy(
@@ -309,7 +268,6 @@ for _strategy in (
         library_recipes.nnx_tree_mode,
         requires=("flax>=0.12.6",),
         extra="flax",
-        update_style="variable",
     ),
     Strategy(
         "nnx_jit_partial",
@@ -318,7 +276,6 @@ for _strategy in (
         library_recipes.nnx_jit_partial,
         requires=("flax>=0.12.8",),
         extra="flax",
-        update_style="variable",
         holder="model",
     ),
     Strategy(
