@@ -3,7 +3,9 @@ by step against the built-in strategy each behaves like (whose rows test_audit p
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 
 import numpy as np
 import pytest
@@ -12,10 +14,11 @@ from jax_releases import for_release, runnable
 from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 
 import jitbench
+from jitbench.cli import render
 from jitbench.devices import resolve
-from jitbench.subjects.audit import audit_object
+from jitbench.subjects.audit import audit_object, audit_subject
 from jitbench.subjects.scenario import FED_BACK, SCENARIO, WHILE_TRACING, Play
-from jitbench.subjects.subject import Generated, leaves_off, tolerance
+from jitbench.subjects.subject import Generated, Walked, leaves_off, tolerance
 from jitbench.subjects.verdict import hazards
 from jitbench.targets import Target, load_target
 
@@ -634,6 +637,43 @@ def test_builtins_through_the_object_path(name):
     assert mine.leaked_instances == builtin.leaked_instances
     assert [_row(s) for s in mine.steps] == [_row(s) for s in builtin.steps]
     assert mine.subject == "mine" and not mine.builtin and mine.verdict
+
+
+# Generated classes whose call the call without jit judges as the reference does (not the
+# nnx fast paths' cached graphs, nor an AOT executable, which disable_jit does not bypass).
+JUDGED_ALIKE = [
+    "helper_function", "static_self_id_hash", "pytree_class", "pytree_dataclass",
+    "flax_struct_dataclass", "equinox_filter_jit", "flax_nnx_jit", "nnx_tree_mode",
+]  # fmt: skip
+
+
+def _printed(result) -> list[str]:
+    """``jitbench audit``'s page of a result, as it prints a user's object's audit."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        render.object_audit(result, "the class", explain=False)
+    return out.getvalue().splitlines()
+
+
+def _changes(result) -> list[tuple]:
+    """The steps that change a field: which, as jit sees it, how, and the cell."""
+    return [(s.name, s.field, s.role, s.how, s.cell) for s in result.steps if s.field]
+
+
+@pytest.mark.parametrize("name", runnable(NAMES))
+def test_a_builtin_and_its_class_as_a_target_print_the_same_steps(name):
+    """One way to change a field: a built-in strategy's fields are walked and changed as a
+    user's object's are, so its audit and its generated class audited as a target print the
+    same page, 'jit sees it as' and 'change made with' included; and a user's own audit of
+    that class (its factory, the call without jit as the oracle) changes the same fields the
+    same way, with the same cells where that oracle judges as the reference does."""
+    target = Generated(jitbench.get_strategy(name), resolve("cpu")).target
+    as_target = Target(target.obj, target.inputs, "calc", "mine", target.factory)
+    builtin = _audit(name, "cpu")
+    assert _printed(audit_object(as_target, verdict=False)) == _printed(builtin)
+    assert all(s.how and s.role for s in builtin.steps if s.field)
+    if name in JUDGED_ALIKE:
+        assert _changes(audit_subject(Walked(as_target))) == _changes(builtin)
 
 
 # How the verdict's words name each hazard that assert_jit_safe and advise count.
