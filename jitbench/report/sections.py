@@ -253,7 +253,7 @@ def after_change(run: Run) -> None:
     if not after:
         return
     run.text(
-        "The call right after a change made through the strategy's own update; a retrace "
+        "The call right after a change made as the object's users make it; a retrace "
         "shows as a call close to the cold first call."
     )
     for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
