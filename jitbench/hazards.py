@@ -1,8 +1,9 @@
-"""The audit's totals: one table that names each, its unit, its column and its words.
+"""The audit's totals and an object's hazards: one table, a row per total.
 
-The asv hazard tracks of built-in strategies and of targets, the CLI's audit
-columns and the report's hazard words are all generated from :data:`HAZARDS`;
-what ``assert_jit_safe`` fails on and ``advise`` reports is named in :data:`FOUND`.
+The asv hazard tracks of built-in strategies and of targets, the CLI's audit columns,
+the report's hazard words and what ``assert_jit_safe`` fails on and ``advise`` reports
+(:data:`FOUND`) are all read from :data:`HAZARDS`; which hazard a step shows is
+``Step.hazard`` (jitbench.subjects.result).
 """
 
 from __future__ import annotations
@@ -13,41 +14,37 @@ import dataclasses
 @dataclasses.dataclass(frozen=True)
 class Hazard:
     """One total of an audit: ``name`` (the attribute and the asv track ``track_NAME``),
-    ``unit`` (asv's), ``short`` (the CLI's column) and ``words`` (the report's label of a
-    strategy with a non-zero count; empty for a count that is no hazard by itself)."""
+    ``unit`` (asv's), ``short`` (the CLI's column); for a hazard's total, ``found`` (the
+    hazard's name in assert_jit_safe's allow= and advise's rows), ``means`` (what it is)
+    and ``words`` (the report's label of a strategy with a non-zero count)."""
 
     name: str
     unit: str
     short: str
+    found: str = ""
     words: str = ""
+    means: str = ""
 
 
 HAZARDS = (
     Hazard("compiles", "compiles", "compiles"),
     Hazard("traces", "traces", "traces"),
-    Hazard("stale_results", "stale results", "stale", "stale"),
-    Hazard("errors", "errors", "errors", "errors"),
-    Hazard("leaked_instances", "instances", "leaked", "leaks"),
-    Hazard("repeat_call_compiles", "compiles", "repeat", "recompiles every call"),
-)
+    Hazard("stale_results", "stale results", "stale", "stale", "stale",
+           "a call returns a result computed for other values (a change jit does not see)"),
+    Hazard("errors", "errors", "errors", "error", "errors",
+           "a call raises under jit where the call without jit does not"),
+    Hazard("leaked_instances", "instances", "leaked", "leak", "leaks",
+           "instances (their arrays, where they cannot be weakly referenced) stay alive after "
+           "the scenario dropped them (jit's cache holds them)"),
+    # Tracked at the repeated call, where a built-in recompiles; found at every step.
+    Hazard("repeat_call_compiles", "compiles", "repeat", "recompile", "recompiles every call",
+           "a compile where nothing new was seen: the same call again, a flag set back to a "
+           "value seen before, a new instance equal to one already called, new values of an "
+           "array of the same shape (the call hashes them), or the object the call returned "
+           "called in turn, as a loop does (its types drift)"),
+)  # fmt: skip
 TOTALS = tuple(h.name for h in HAZARDS)
 # The report's words for each hazardous total, in the table's order.
 WORDS = {h.name: h.words for h in HAZARDS if h.words}
-
 # An object's hazards, by the name assert_jit_safe's allow= and advise's rows use.
-FOUND = {
-    "stale": "a call returns a result computed for other values (a change jit does not see)",
-    "error": "a call raises under jit where the call without jit does not",
-    "leak": "instances (their arrays, where they cannot be weakly referenced) stay alive after "
-    "the scenario dropped them (jit's cache holds them)",
-    "recompile": "a compile where nothing new was seen: the same call again, a flag set back "
-    "to a value seen before, a new instance equal to one already called, new values of "
-    "an array of the same shape (the call hashes them), or the object the call returned "
-    "called in turn, as a loop does (its types drift)",
-}
-# The steps where jit has seen all that the call needs, or a loop should: a compile there is
-# a recompile.
-SEEN_STEPS = (
-    "repeat_call", "seen_static", "equal_instance", "same_shape_array", "fed_back",
-    "fed_back_again",
-)  # fmt: skip
+FOUND = {h.found: h.means for h in HAZARDS if h.found}

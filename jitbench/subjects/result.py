@@ -5,11 +5,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from jitbench.hazards import SEEN_STEPS, TOTALS
+from jitbench.hazards import FOUND, TOTALS
 from jitbench.subjects.subject import Outcome
 from jitbench.targets.fields import ROLES
 
 MARKS = {"correct": "", "stale": "!", "error": " E", "n/a": " n/a", "unjudged": " ?"}
+# The steps where jit has seen all that the call needs, or a loop should: a compile there is
+# a recompile.
+SEEN_STEPS = (
+    "repeat_call", "seen_static", "equal_instance", "same_shape_array", "fed_back",
+    "fed_back_again",
+)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,11 +46,14 @@ class Step:
         return self.name == "same_shape_array" and self.role == ROLES["hashed"]
 
     @property
-    def recompiled(self) -> bool:
-        """Not stale nor raising, and compiled where nothing new was seen
-        (``hazards.SEEN_STEPS``)."""
-        judged = self.outcome in ("correct", "unjudged")
-        return self.compiles > 0 and judged and self.name in SEEN_STEPS and not self.hashed_number
+    def hazard(self) -> str:
+        """The step's hazard, by its name in :data:`jitbench.hazards.FOUND` ("" for none): a
+        stale result, an error under jit, or a compile where nothing new was seen
+        (:data:`SEEN_STEPS`) by a call that does not raise without jit."""
+        if self.outcome in ("stale", "error"):
+            return self.outcome
+        seen = self.name in SEEN_STEPS and not self.hashed_number
+        return "recompile" if self.compiles and seen and self.outcome != "n/a" else ""
 
     @property
     def cell(self) -> str:
@@ -87,11 +96,11 @@ class AuditResult:
 
     @property
     def stale_results(self) -> int:
-        return sum(step.outcome == "stale" for step in self.steps)
+        return self.count("stale")
 
     @property
     def errors(self) -> int:
-        return sum(step.outcome == "error" for step in self.steps)
+        return self.count("error")
 
     @property
     def not_applicable(self) -> int:
@@ -111,16 +120,15 @@ class AuditResult:
             return self.leaked_instances
         return self.leaked_arrays or None
 
+    def count(self, hazard: str) -> int:
+        """The steps whose :attr:`Step.hazard` is ``hazard``; for ``leak``, :attr:`leaks`."""
+        if hazard == "leak":
+            return self.leaks or 0
+        return sum(step.hazard == hazard for step in self.steps)
+
     def hazards(self) -> dict[str, int]:
-        """How often each hazard of :data:`jitbench.hazards.FOUND` occurs, the absent left out:
-        steps; for ``leak``, :attr:`leaks`."""
-        counts = {
-            "stale": self.stale_results,
-            "error": self.errors,
-            "leak": self.leaks or 0,
-            "recompile": sum(step.recompiled for step in self.steps),
-        }
-        return {name: n for name, n in counts.items() if n}
+        """How often each hazard of :data:`jitbench.hazards.FOUND` occurs, the absent left out."""
+        return {name: n for name in FOUND if (n := self.count(name))}
 
     def step(self, name: str) -> Step:
         return next(step for step in self.steps if step.name == name)

@@ -43,17 +43,38 @@ WHAT = {
 Signature = dict[str, tuple[bool, str] | bool | None]
 # The hazard of a state fed back (scenario.FED_BACK), which no built-in's call returns.
 LOOP = "recompiles in a loop"
+# A step's hazard in words, by (Step.hazard, step), else (Step.hazard, ""): {subject} is the
+# change (verdict._subject), {error} the jitted call's.
+_OTHER_VALUES = "{subject}: jit returns a result computed for other values"
+SAID = {
+    ("stale", "repeat_call"): "the same call again returns the first call's result, the call "
+    "without jit another: the call changes the object, and jit does not see it",
+    **dict.fromkeys([("stale", n) for n in ("equal_instance", "other_instance", *FED_BACK)],
+                    _OTHER_VALUES),
+    ("stale", ""): "{subject} is not seen: jit keeps returning results for the old values",
+    ("error", ""): "{subject} makes the jitted call raise, the call without jit does not: {error}",
+    ("recompile", "repeat_call"): "the same call again, nothing changed, compiles again: at "
+    "every call",
+    ("recompile", "seen_static"): "{subject} compiles again: nothing compiled before is reused "
+    "for it",
+}  # fmt: skip
+SAID["recompile", "equal_instance"] = SAID["recompile", "seen_static"]
 
 
 def signature(result: AuditResult) -> Signature:
-    """Per kind of change (compiled?, outcome) of its worst step, and whether any leaked."""
+    """Per kind of change (compiled?, outcome) of its worst step; whether any leaked; then,
+    sorted, whether each hazard a dashboard tracks occurred, in the report's words (leaks
+    left to the entry above, which knows where they went unchecked), and a loop's recompile."""
     found: Signature = {}
     for kind in SIGNED:
         steps = [s for s in result.steps if s.name == kind and s.outcome not in UNKNOWN]
         worst = max(steps, key=lambda s: (_WORST[s.outcome], s.compiles > 0), default=None)
         found[kind] = None if worst is None else (worst.compiles > 0, worst.outcome)
     found["leak"] = None if result.leaks is None else result.leaks > 0
-    return found
+    tracked = {w: bool(getattr(result, t)) for t, w in WORDS.items() if t != "leaked_instances"}
+    # No built-in loops: a user's object that does differs from every one.
+    tracked[LOOP] = any(s.hazard == "recompile" for s in result.steps if s.name in FED_BACK)
+    return found | dict(sorted(tracked.items()))
 
 
 def judged(result: AuditResult) -> bool:
@@ -64,15 +85,6 @@ def judged(result: AuditResult) -> bool:
 def differences(a: Signature, b: Signature) -> list[str]:
     """The entries known on both sides that differ (an unknown entry differs from none)."""
     return [k for k, mine in a.items() if mine is not None and b.get(k) not in (None, mine)]
-
-
-def hazard_set(result: AuditResult) -> set[str]:
-    """The hazards a dashboard tracks, in the report's words, and a loop's recompile; leaks
-    left to the signature, which knows where they went unchecked."""
-    found = {words for total, words in WORDS.items() if getattr(result, total)}
-    if any(s.recompiled for s in result.steps if s.name in FED_BACK):  # no built-in loops
-        found.add(LOOP)
-    return found - {WORDS["leaked_instances"]}
 
 
 @functools.cache
@@ -90,12 +102,10 @@ def closest(
 ) -> tuple[str, list[str]]:
     """The built-in strategy nearest ``result`` and the entries where they differ (none: it
     behaves the same); a strategy with other hazards counts as differing on them."""
-    mine, hazards_ = signature(result), hazard_set(result)
-    order = list(STRATEGIES)
+    mine, order = signature(result), list(STRATEGIES)
 
     def apart(name: str) -> list[str]:
-        theirs = builtins[name]
-        return differences(mine, signature(theirs)) + sorted(hazards_ ^ hazard_set(theirs))
+        return differences(mine, signature(builtins[name]))
 
     name = min(builtins, key=lambda n: (len(apart(n)), strategy_kind(n) != kind, order.index(n)))
     return name, apart(name)
@@ -113,7 +123,7 @@ def _subject(step: Step) -> str:
 def _loop(result: AuditResult) -> list[str]:
     """A line where the object the call returns compiles again when fed back, once or at
     every step, with JAX's words for what differs."""
-    steps = [s for s in result.steps if s.name in FED_BACK and s.recompiled]
+    steps = [s for s in result.steps if s.name in FED_BACK and s.hazard == "recompile"]
     if not steps:
         return []
     every = len(steps) == len(FED_BACK)
@@ -153,18 +163,6 @@ def hazards(result: AuditResult) -> list[str]:
     lines = []
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
-        if step.outcome == "stale" and step.name == "repeat_call":
-            lines.append(
-                "the same call again returns the first call's result, the call without jit "
-                "another: the call changes the object, and jit does not see it"
-            )
-        elif step.outcome == "stale" and (step.name.endswith("_instance") or step.name in FED_BACK):
-            lines.append(f"{subject}: jit returns a result computed for other values")
-        elif step.outcome == "stale":
-            lines.append(f"{subject} is not seen: jit keeps returning results for the old values")
-        elif step.outcome == "error":
-            lines.append(f"{subject} makes the jitted call raise, the call without jit does not: "
-                         f"{step.error}")  # fmt: skip
         if step.outcome == "unjudged" and step.error:  # why its result was not compared
             lines += [] if step.error in lines else [step.error]
         elif step.outcome == "unjudged" and step.name in ("new_static", "same_shape_array"):
@@ -173,16 +171,15 @@ def hazards(result: AuditResult) -> list[str]:
                          "sees it is not known" + (
                              "; jit did not trace again, so a value that changes the result "
                              "would be stale" if step.name == "new_static" else ""))  # fmt: skip
-        if step.recompiled and step.name == "repeat_call":
-            lines.append("the same call again, nothing changed, compiles again: at every call")
-        if step.recompiled and step.name in ("seen_static", "equal_instance"):
-            lines.append(f"{subject} compiles again: nothing compiled before is reused for it")
+        said = SAID.get((step.hazard, step.name), SAID.get((step.hazard, "")))
+        lines += [said.format(subject=subject, error=step.error)] if said else []
     lines += _loop(result)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
     hashed = [
         f"`{s.field}`" for s in result.steps
-        if s.name == "same_shape_array" and s.recompiled and not result.repeat_call_compiles
+        if s.name == "same_shape_array" and s.hazard == "recompile"
+        and not result.repeat_call_compiles
     ]  # fmt: skip
     if hashed:
         lines.append(f"{_named(hashed)} given new values compile again: the call hashes "
@@ -201,7 +198,7 @@ def hazards(result: AuditResult) -> list[str]:
         stay = "stays" if result.first_held == 1 else "stay"
         # Where an equal instance compiles again, its key is its own: the first's is no set
         # that equal instances share, and the line must not say it does not grow.
-        apart = any(s.name == "equal_instance" and s.recompiled for s in result.steps)
+        apart = any(s.name == "equal_instance" and s.hazard == "recompile" for s in result.steps)
         why = (
             "an equal instance compiles again under a key of its own, so each new instance "
             "keeps its own alive too" if apart

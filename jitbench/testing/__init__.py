@@ -64,7 +64,7 @@ def _failure_text(result: AuditResult) -> str:
     from jitbench.cli import render
 
     lines = ["verdict:", *(f"  - {line}" for line in result.verdict)]
-    hazardous = [s for s in result.steps if s.outcome in ("stale", "error") or s.recompiled]
+    hazardous = [s for s in result.steps if s.hazard]
     if hazardous:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
