@@ -104,7 +104,7 @@ class AuditResult:
 
     @property
     def not_applicable(self) -> int:
-        return sum(step.outcome == "n/a" for step in self.steps)
+        return self.count("n/a")
 
     @property
     def repeat_call_compiles(self) -> int:
@@ -120,11 +120,12 @@ class AuditResult:
             return self.leaked_instances
         return self.leaked_arrays or None
 
-    def count(self, hazard: str) -> int:
-        """The steps whose :attr:`Step.hazard` is ``hazard``; for ``leak``, :attr:`leaks`."""
-        if hazard == "leak":
+    def count(self, name: str) -> int:
+        """The steps whose :attr:`Step.hazard` or outcome is ``name``; for ``leak``,
+        :attr:`leaks`."""
+        if name == "leak":
             return self.leaks or 0
-        return sum(step.hazard == hazard for step in self.steps)
+        return sum(name in (step.hazard, step.outcome) for step in self.steps)
 
     def hazards(self) -> dict[str, int]:
         """How often each hazard of :data:`jitbench.hazards.FOUND` occurs, the absent left out."""

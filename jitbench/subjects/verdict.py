@@ -44,21 +44,19 @@ Signature = dict[str, tuple[bool, str] | bool | None]
 # The hazard of a state fed back (scenario.FED_BACK), which no built-in's call returns.
 LOOP = "recompiles in a loop"
 # A step's hazard in words, by (Step.hazard, step), else (Step.hazard, ""): {subject} is the
-# change (verdict._subject), {error} the jitted call's.
-_OTHER_VALUES = "{subject}: jit returns a result computed for other values"
+# change (_subject), {error} the jitted call's.
 SAID = {
     ("stale", "repeat_call"): "the same call again returns the first call's result, the call "
     "without jit another: the call changes the object, and jit does not see it",
-    **dict.fromkeys([("stale", n) for n in ("equal_instance", "other_instance", *FED_BACK)],
-                    _OTHER_VALUES),
+    **{("stale", n): "{subject}: jit returns a result computed for other values"
+       for n in ("equal_instance", "other_instance", *FED_BACK)},
     ("stale", ""): "{subject} is not seen: jit keeps returning results for the old values",
     ("error", ""): "{subject} makes the jitted call raise, the call without jit does not: {error}",
     ("recompile", "repeat_call"): "the same call again, nothing changed, compiles again: at "
     "every call",
-    ("recompile", "seen_static"): "{subject} compiles again: nothing compiled before is reused "
-    "for it",
+    **{("recompile", n): "{subject} compiles again: nothing compiled before is reused for it"
+       for n in ("seen_static", "equal_instance")},
 }  # fmt: skip
-SAID["recompile", "equal_instance"] = SAID["recompile", "seen_static"]
 
 
 def signature(result: AuditResult) -> Signature:
@@ -176,12 +174,9 @@ def hazards(result: AuditResult) -> list[str]:
     lines += _loop(result)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
-    hashed = [
-        f"`{s.field}`" for s in result.steps
-        if s.name == "same_shape_array" and s.hazard == "recompile"
-        and not result.repeat_call_compiles
-    ]  # fmt: skip
-    if hashed:
+    hashed = [f"`{s.field}`" for s in result.steps
+              if s.name == "same_shape_array" and s.hazard == "recompile"]  # fmt: skip
+    if hashed and not result.repeat_call_compiles:
         lines.append(f"{_named(hashed)} given new values compile again: the call hashes "
                      "them, a new program for every new value")  # fmt: skip
     leaked, arrays = result.leaked_instances, result.leaked_arrays
