@@ -1,6 +1,6 @@
 """The call right after a user changes the object: recompile or cache reuse."""
 
-from jitbench.subjects.scenario import TIMED_CHANGES
+from jitbench.auditing.scenario import TIMED_CHANGES
 from jitbench.suite import families
 
 from .common import EDGE_SIZES, STRATEGIES, UNSHARDED_DEVICES, Benchmark

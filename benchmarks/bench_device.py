@@ -5,7 +5,7 @@ measured in one process, in the family's ``setup_cache``, so an accelerator is o
 run instead of once a row; otherwise every row is n/a with the reason.
 """
 
-from jitbench.subjects.scenario import TIMED_CHANGES
+from jitbench.auditing.scenario import TIMED_CHANGES
 from jitbench.suite import families
 
 from .common import LOOP_SIZES, SIZES, STRATEGIES, UNSHARDED_DEVICES, Track

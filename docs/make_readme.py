@@ -704,8 +704,8 @@ def _changed_by(strategy) -> str:
     """How the audit changes the strategy's objects, as it changes a user's: the walk's
     change of each field (``jitbench.targets.edit``), flags and arrays apart where they
     differ, on the object that holds them."""
+    from jitbench.auditing.subject import Generated
     from jitbench.devices import resolve
-    from jitbench.subjects.subject import Generated
 
     subject = Generated(strategy, resolve("cpu"), 8)
     found = subject.fields(subject.target.obj)[0]
@@ -788,10 +788,10 @@ def audit_block() -> str:
     """``jitbench audit`` on this machine's JAX, as a Markdown table."""
     import jax
 
+    from jitbench.auditing.audit import audit
+    from jitbench.auditing.scenario import SCENARIO
     from jitbench.devices import resolve
     from jitbench.strategies import STRATEGIES
-    from jitbench.subjects.audit import audit
-    from jitbench.subjects.scenario import SCENARIO
 
     placement = resolve("cpu")
     header = ["strategy", *SCENARIO, "stale", "errors", "leaked"]

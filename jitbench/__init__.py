@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 # time, out of a linter's sight); tests/test_import.py holds these imports to _LAZY.
 if TYPE_CHECKING:
     from jitbench.advise import Advice
+    from jitbench.auditing.result import AuditResult
     from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
     from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
     from jitbench.measure.timing import Timings
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from jitbench.strategies.codegen import Shape, Template, arrays_of, shape_of, statics_of
     from jitbench.strategies.computation import compute, reference_calc, render_body
     from jitbench.strategies.instances import make_instance
-    from jitbench.subjects.result import AuditResult
     from jitbench.targets import Inputs, Target, load_target
 
 # Each public name and the module that defines it, imported when the name is first read.
@@ -74,8 +74,8 @@ def __dir__() -> list[str]:
 
 def audit(strategy: Strategy, placement: Placement, **kwargs: Any) -> AuditResult:
     """The cache audit of a built-in strategy (imports JAX); see
-    :func:`jitbench.subjects.audit.audit`."""
-    from jitbench.subjects.audit import audit as run_audit
+    :func:`jitbench.auditing.audit.audit`."""
+    from jitbench.auditing.audit import audit as run_audit
 
     return run_audit(strategy, placement, **kwargs)
 
@@ -84,8 +84,8 @@ def audit_object(target: Any, *, call: Any = None, inputs: Any = None,
                  **kwargs: Any) -> AuditResult:  # fmt: skip
     """The cache audit of a user's object (imports JAX); ``target``, ``call`` and
     ``inputs`` in any form :func:`jitbench.targets.as_target` takes; see
-    :func:`jitbench.subjects.audit.audit_object`."""
-    from jitbench.subjects.audit import audit_object as run_audit
+    :func:`jitbench.auditing.audit.audit_object`."""
+    from jitbench.auditing.audit import audit_object as run_audit
     from jitbench.targets import as_target
 
     return run_audit(as_target(target, call=call, inputs=inputs), **kwargs)
@@ -105,8 +105,8 @@ def time_object(target: Any, *, call: Any = None, inputs: Any = None,
     """Time a user's object's call as the suite times it (imports JAX); ``target``,
     ``call`` and ``inputs`` in any form :func:`jitbench.targets.as_target` takes; see
     :func:`jitbench.measure.timing.time_subject`."""
+    from jitbench.auditing.subject import subject_of
     from jitbench.measure.timing import time_subject
-    from jitbench.subjects.subject import subject_of
     from jitbench.targets import as_target
 
     return time_subject(subject_of(as_target(target, call=call, inputs=inputs)), **kwargs)

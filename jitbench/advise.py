@@ -26,7 +26,7 @@ class WayRow:
     (:data:`jitbench.hazards.FOUND`, as ``assert_jit_safe`` names them), its compiles, timings
     (seconds per call), instructions, and ``ratio``, its cached call over the call as written's
     (by the advice's ranking figure); ``findings`` the audit's hazards in plain words
-    (:func:`jitbench.subjects.verdict.hazards`)."""
+    (:func:`jitbench.auditing.verdict.hazards`)."""
 
     way: str
     caveat: str
@@ -128,9 +128,9 @@ def _figure(row: WayRow, ranked_by: str) -> float | None:
 
 def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int,
              repeat: int, cold_calls: int) -> WayRow:  # fmt: skip
+    from jitbench.auditing.audit import audit_subject
+    from jitbench.auditing.verdict import hazards
     from jitbench.measure.timing import time_subject
-    from jitbench.subjects.audit import audit_subject
-    from jitbench.subjects.verdict import hazards
 
     code = way.code(names) if way.snippet else ""
     try:
@@ -180,7 +180,7 @@ def _count(rows: list[WayRow], spec: str, device: str, call: str | None,
 
 def _ranked(rows: list[WayRow], counted: bool) -> tuple[list[WayRow], str, str]:
     """The rows with their ratio to the call as written, the recommended way, and by what."""
-    from jitbench.subjects.ways import AS_WRITTEN
+    from jitbench.ways.catalog import AS_WRITTEN
 
     safe = [r for r in rows if r.safe]
     by_counts = counted and bool(safe) and all(r.call_instructions is not None for r in safe)
@@ -226,9 +226,9 @@ def advise_object(
     ``device`` where a spec's target is built. JitbenchError where the call as written
     cannot be audited (its first call raises, or differs from the call without jit).
     """
-    from jitbench.subjects.way_builders import unjitted
-    from jitbench.subjects.ways import WaySubject, kind_of, names_of, ways_of
     from jitbench.targets import as_target
+    from jitbench.ways.builders import unjitted
+    from jitbench.ways.catalog import WaySubject, kind_of, names_of, ways_of
 
     spec = target if isinstance(target, str) else None
     if spec is not None:

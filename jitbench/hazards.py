@@ -3,7 +3,7 @@
 The asv hazard tracks of built-in strategies and of targets, the CLI's audit columns,
 the report's hazard words and what ``assert_jit_safe`` fails on and ``advise`` reports
 (:data:`FOUND`) are all read from :data:`HAZARDS`; which hazard a step shows is
-``Step.hazard`` (jitbench.subjects.result).
+``Step.hazard`` (jitbench.auditing.result).
 """
 
 from __future__ import annotations

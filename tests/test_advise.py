@@ -13,9 +13,9 @@ import pytest
 import jitbench
 from jitbench.advise import BY_COUNTS, BY_TIME, advise_object
 from jitbench.cli import main
-from jitbench.subjects.way_builders import unjitted
-from jitbench.subjects.ways import AS_WRITTEN, WaySubject, kind_of, names_of, ways_for
 from jitbench.targets import load_target
+from jitbench.ways.builders import unjitted
+from jitbench.ways.catalog import AS_WRITTEN, WaySubject, kind_of, names_of, ways_for
 
 SEED = "user_models:custom_class_target"
 # The value-hashed static self returns stale results on JAX 0.9.0 to 0.10.2 (the audit's
@@ -87,7 +87,7 @@ def test_the_row_as_written_is_the_audit_of_the_call(spec, call):
     """Its hazards and compiles are jitbench audit's (a float under eqx.filter_jit is a static
     there, set to new values; never a recompile), and the way the call is written already
     jits with is not built again: measured twice, timing noise alone could rank it cheaper."""
-    from jitbench.subjects.audit import audit_object
+    from jitbench.auditing.audit import audit_object
 
     audited = audit_object(load_target(spec, call=call, inputs=VECTOR))
     advice = _advice(spec, call, VECTOR)
@@ -312,7 +312,7 @@ def test_a_function_the_object_holds_is_called_through_it_by_every_way():
     """The raw call reads the field, as the call as written does: the call without jit had
     been the field's getter called on the object (TypeError: '_tuplegetter' object is not
     callable), and advise stopped where jitbench audit ran."""
-    from jitbench.subjects.audit import audit_object
+    from jitbench.auditing.audit import audit_object
 
     target = _algorithm_target()
     advice = _algorithm_advice()
@@ -327,7 +327,7 @@ def test_a_function_the_object_holds_is_called_through_it_by_every_way():
 def test_jax_jit_of_a_held_function_is_offered_where_the_call_is_one():
     """haiku's documented pattern, ``apply = jax.jit(forward.apply)``: a way where the call is a
     function the object holds; a new instance's new closures are a new jit (a recompile)."""
-    from jitbench.subjects.ways import JIT_HELD_CALL
+    from jitbench.ways.catalog import JIT_HELD_CALL
 
     row = _algorithm_advice().row("jax.jit of the call")
     assert row.built and row.code == (
@@ -371,7 +371,7 @@ def test_a_method_jitted_into_another_attribute_is_the_raw_call():
 def test_every_snippet_is_python_naming_the_user_s_call(spec, call, inputs):
     import ast
 
-    from jitbench.subjects.ways import names_of
+    from jitbench.ways.catalog import names_of
 
     target = load_target(spec, call=call, inputs=inputs)
     names = names_of(target, unjitted(target))
@@ -393,7 +393,7 @@ def test_the_value_hash_code_keys_on_what_no_leaf_holds():
     import numpy as np
     import user_models
 
-    from jitbench.subjects.ways import VALUE_HASH, names_of
+    from jitbench.ways.catalog import VALUE_HASH, names_of
 
     class Holds:
         def __init__(self) -> None:
@@ -417,7 +417,7 @@ def test_the_value_hash_code_hashes_a_typed_key_by_its_key_data():
     import numpy as np
     import user_models
 
-    from jitbench.subjects.ways import VALUE_HASH, names_of
+    from jitbench.ways.catalog import VALUE_HASH, names_of
 
     target = load_target("user_models:noisy", call="user_models:sample", inputs=VECTOR)
     code = VALUE_HASH.code(names_of(target, unjitted(target)))
@@ -439,7 +439,7 @@ def test_the_value_hash_code_reads_a_slotted_class():
     import numpy as np
     import user_models
 
-    from jitbench.subjects.ways import VALUE_HASH, names_of
+    from jitbench.ways.catalog import VALUE_HASH, names_of
 
     target = load_target("user_models:slotted", inputs=VECTOR)
     obj, y = user_models.slotted(), user_models.vector()
@@ -459,7 +459,7 @@ def test_the_value_hash_code_runs_on_a_linen_module():
     import numpy as np
     import user_models
 
-    from jitbench.subjects.ways import VALUE_HASH, names_of
+    from jitbench.ways.catalog import VALUE_HASH, names_of
 
     target = load_target("user_models:linen_mlp")
     code = VALUE_HASH.code(names_of(target, unjitted(target)))

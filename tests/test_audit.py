@@ -26,15 +26,15 @@ import pytest
 from jax_releases import JAX, Release, for_release, in_range, runnable
 
 import jitbench
+from jitbench.auditing import scenario
+from jitbench.auditing.audit import audit
+from jitbench.auditing.result import Step
 from jitbench.compiles import block, clear_caches, count_compiles
 from jitbench.devices import resolve
 from jitbench.hazards import TOTALS
 from jitbench.options import DEFAULT_SIZE
 from jitbench.strategies import Strategy
 from jitbench.strategies.codegen import PROBES, fields_of
-from jitbench.subjects import scenario
-from jitbench.subjects.audit import audit
-from jitbench.subjects.result import Step
 
 DEVICES = ["cpu", "cpu-sharded"]
 NAMES = list(jitbench.STRATEGIES)

@@ -16,8 +16,8 @@ from jax_releases import below_minimum, for_release
 from test_audit import STEPS, cells_of, expected_rows, observed, traces_of
 
 import jitbench
+from jitbench.auditing.scenario import STEPS as DESCRIPTIONS
 from jitbench.cli import main
-from jitbench.subjects.scenario import STEPS as DESCRIPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -401,9 +401,9 @@ def test_the_same_miss_of_a_function_defined_anew_at_every_call_is_told_once_wit
     import jax
     import jax.numpy as jnp
 
+    from jitbench.auditing.result import Step
     from jitbench.cli.render import explanation
     from jitbench.compiles import explain_misses
-    from jitbench.subjects.result import Step
 
     def solve(x):  # as diffrax's solvers jit lambdas they define anew at every call
         return jax.jit(lambda y: y + 1)(x)

@@ -21,12 +21,12 @@ from test_audit import observed
 
 import jitbench
 from jitbench import strategies
+from jitbench.auditing.audit import audit
 from jitbench.cli import main
 from jitbench.devices import resolve
 from jitbench.strategies import Strategy, codegen, get_strategy
 from jitbench.strategies.codegen import PROBES, Shape, Template, class_name, fields_of, shape_of
 from jitbench.strategies.computation import compute, reference_calc, render_body
-from jitbench.subjects.audit import audit
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = list(jitbench.STRATEGIES)

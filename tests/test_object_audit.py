@@ -14,12 +14,12 @@ from jax_releases import for_release, runnable
 from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 
 import jitbench
+from jitbench.auditing.audit import audit_object, audit_subject
+from jitbench.auditing.scenario import FED_BACK, SCENARIO, WHILE_TRACING, Play
+from jitbench.auditing.subject import Generated, Walked, leaves_off, tolerance
+from jitbench.auditing.verdict import hazards
 from jitbench.cli import render
 from jitbench.devices import resolve
-from jitbench.subjects.audit import audit_object, audit_subject
-from jitbench.subjects.scenario import FED_BACK, SCENARIO, WHILE_TRACING, Play
-from jitbench.subjects.subject import Generated, Walked, leaves_off, tolerance
-from jitbench.subjects.verdict import hazards
 from jitbench.targets import Target, load_target
 
 VECTOR = "user_models:vector"
@@ -719,7 +719,7 @@ def test_results_compare_within_the_dtype_s_tolerance():
 
 
 def test_an_object_built_at_a_freed_objects_address_is_tracked():
-    from jitbench.subjects.audit import _Alive
+    from jitbench.auditing.audit import _Alive
 
     class Model:
         pass

@@ -23,10 +23,10 @@ import pytest
 from flax import nnx
 
 import jitbench
+from jitbench.auditing.audit import audit_subject
 from jitbench.compiles import clear_caches, count_compiles
-from jitbench.subjects.audit import audit_subject
-from jitbench.subjects.way_builders import unjitted
-from jitbench.subjects.ways import AS_WRITTEN, WaySubject, names_of, ways_of
+from jitbench.ways.builders import unjitted
+from jitbench.ways.catalog import AS_WRITTEN, WaySubject, names_of, ways_of
 
 KINDS = ("plain class", "eqx.Module", "nnx.Module", "linen module", "jit made at every call")
 # The steps replayed: each field's change and its value back; a new shape and other

@@ -15,8 +15,8 @@ from test_audit import observed
 
 import jitbench
 from jitbench import results
+from jitbench.auditing.audit import audit
 from jitbench.devices import resolve
-from jitbench.subjects.audit import audit
 from jitbench.suite import catalog
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,10 +7,10 @@ import pytest
 from jax_releases import runnable
 
 import jitbench
+from jitbench.auditing import scenario
+from jitbench.auditing.subject import Generated
 from jitbench.devices import resolve
 from jitbench.strategies.codegen import Shape, arrays_of, fields_of, statics_of
-from jitbench.subjects import scenario
-from jitbench.subjects.subject import Generated
 from jitbench.targets.fields import IN_PLACE
 
 NAMES = list(jitbench.STRATEGIES)

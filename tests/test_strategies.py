@@ -13,11 +13,11 @@ from packaging.version import Version
 
 import jitbench
 from jitbench import strategies
+from jitbench.auditing.subject import Generated
 from jitbench.devices import resolve
 from jitbench.strategies import Strategy, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, fields_of
 from jitbench.strategies.instances import DEFAULT_STATIC, random_array
-from jitbench.subjects.subject import Generated
 from jitbench.targets.fields import EQX_STATIC
 
 NAMES = [

@@ -19,12 +19,12 @@ import pytest
 from jax_releases import below_minimum, for_release, runnable
 
 import jitbench
+from jitbench.auditing import scenario
 from jitbench.compiles import clear_caches, count_compiles
 from jitbench.devices import host_devices
 from jitbench.measure import case, diskcache
 from jitbench.measure.case import Row
 from jitbench.strategies.codegen import Shape
-from jitbench.subjects import scenario
 from jitbench.suite import families, grid
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from jitbench import target_benchmarks
+from jitbench.auditing.audit import audit_subject
+from jitbench.auditing.scenario import TIMED_CHANGES, call_after
 from jitbench.compiles import count_compiles
 from jitbench.errors import JitbenchError, NoFigure
 from jitbench.measure import case
 from jitbench.measure.case import Prepared, Row
-from jitbench.subjects.audit import audit_subject
-from jitbench.subjects.scenario import TIMED_CHANGES, call_after
 from jitbench.suite import families
 
 MODEL = "target_models:make_model"

@@ -195,7 +195,7 @@ def test_the_projects_checks_run_and_counts_skip_without_valgrind(tmp_path):
     assert sorted(kind for kind, _ in example.values()) == ["passed"] * 3 + ["skipped"]
 
 
-HEAVY = ("jax", "jaxlib", "pandas", "jitbench.measure", "jitbench.subjects", "numpy")
+HEAVY = ("jax", "jaxlib", "pandas", "jitbench.measure", "jitbench.auditing", "numpy")
 RECORD = """\
 import json, sys
 
@@ -254,7 +254,7 @@ def test_the_seed_class_fails_with_its_verdict_and_passes_what_it_allows():
 
 
 def test_a_failure_takes_the_cli_s_target_forms_reads_in_few_lines_and_plays_once(monkeypatch):
-    from jitbench.subjects import audit
+    from jitbench.auditing import audit
     from jitbench.targets import Inputs
 
     played = []

@@ -56,9 +56,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 def _strategies(args: argparse.Namespace) -> list[Any]:
     """The subjects of ``--strategy`` (every one available here without it)."""
+    from jitbench.auditing.subject import Generated
     from jitbench.devices import resolve
     from jitbench.strategies import STRATEGIES, get_strategy, load_plugins
-    from jitbench.subjects.subject import Generated
 
     load_plugins()
     names = args.strategy or [s.name for s in STRATEGIES.values() if s.available]
@@ -70,7 +70,7 @@ def _strategies(args: argparse.Namespace) -> list[Any]:
 
 
 def _target(args: argparse.Namespace) -> Any:
-    from jitbench.subjects.subject import subject_of
+    from jitbench.auditing.subject import subject_of
     from jitbench.targets import load_target
 
     if args.size is not None:
@@ -89,8 +89,8 @@ def _target(args: argparse.Namespace) -> Any:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
+    from jitbench.auditing.audit import audit_subject
     from jitbench.cli import render
-    from jitbench.subjects.audit import audit_subject
 
     if args.target is not None and args.strategy:
         raise JitbenchError(f"give a TARGET ({args.target!r}) or --strategy, not both")

@@ -11,8 +11,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from jitbench.auditing.scenario import SCENARIO, STEPS
 from jitbench.hazards import HAZARDS
-from jitbench.subjects.scenario import SCENARIO, STEPS
 
 CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
 STEP_COLUMNS = ("subject", "device", "size", "step", "field", "how", "traces", "compiles")

@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from jitbench.auditing.subject import DEFAULT_SIZE, Generated, Subject, free_arguments, subject_of
 from jitbench.compiles import clear_caches, count_compiles, use_persistent_cache
 from jitbench.devices import Placement, ensure_host_devices, parse_spec, resolve
 from jitbench.errors import DeviceUnavailable, JitbenchError, NoFigure
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape
-from jitbench.subjects.subject import DEFAULT_SIZE, Generated, Subject, free_arguments, subject_of
 from jitbench.targets import load_target, resolve_callable
 
 TARGETS_ENV = "JITBENCH_TARGETS"
@@ -51,7 +51,7 @@ class Row:
             raise JitbenchError(reason)
         target = load_target(self.subject, call=self.call, inputs=self.inputs)
         if self.way is not None:
-            from jitbench.subjects.ways import way_subject
+            from jitbench.ways.catalog import way_subject
 
             return way_subject(target, self.way)
         return subject_of(target)
@@ -282,7 +282,7 @@ def stage_table(
 def hazard_totals(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, Any] | NoFigure]:
     """The audit's totals per (subject, device) this process can serve: an absent device is
     left out (n/a), a subject whose audit fails maps to why (its rows fail with it)."""
-    from jitbench.subjects.audit import audit_subject
+    from jitbench.auditing.audit import audit_subject
 
     if any(parse_spec(row.device) == ("cpu", True) for row in rows):
         ensure_host_devices()  # before the first resolve starts the CPU backend

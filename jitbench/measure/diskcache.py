@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from jitbench.auditing.subject import Subject
 from jitbench.compiles import block, clear_memory_caches, count_compiles, use_persistent_cache
 from jitbench.measure.case import Row
-from jitbench.subjects.subject import Subject
 
 Key = tuple[str, int, str]
 

@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from jitbench.auditing.subject import Subject
 from jitbench.compiles import block, use_persistent_cache
 from jitbench.errors import JitbenchError, NoFigure
 from jitbench.measure.case import Prepared, Row
-from jitbench.subjects.subject import Subject
 
 # The populations of the asv family: one, a hundred, and past the 8,192 live jitted
 # functions of jax issue 39078.

@@ -11,12 +11,12 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
+from jitbench.auditing.scenario import Play, attempt, replay
+from jitbench.auditing.subject import Subject
 from jitbench.compiles import clear_caches, count_compiles
 from jitbench.errors import JitbenchError
 from jitbench.measure.case import Prepared, cold_call
 from jitbench.options import REPEAT
-from jitbench.subjects.scenario import Play, attempt, replay
-from jitbench.subjects.subject import Subject
 from jitbench.targets import fields as fieldlib
 
 COLD_CALLS = 5

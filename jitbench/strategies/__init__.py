@@ -39,7 +39,7 @@ class Strategy:
     changed as a user's object is, found by walking it (``jitbench.targets``).
     ``function`` names a module-level jitted function the user calls on the fields
     (``_calc(s0, a0, y)``), no method, no object: the floor the strategies are held to.
-    ``raises_on`` names the scenario steps (``jitbench.subjects.scenario``) where a call
+    ``raises_on`` names the scenario steps (``jitbench.auditing.scenario``) where a call
     raises by design, such as an AOT executable called with a new shape: the
     after-change benchmark records those as n/a, and the tests check the audit
     sees exactly these errors.

@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from jitbench.auditing.scenario import TIMED_CHANGES, call_after
+from jitbench.auditing.subject import Subject
 from jitbench.errors import NoFigure
 from jitbench.hazards import HAZARDS
 from jitbench.measure import case, device_rows
 from jitbench.measure.counting import instructions
-from jitbench.subjects.scenario import TIMED_CHANGES, call_after
-from jitbench.subjects.subject import Subject
 from jitbench.suite import grid
 
 _build_seconds = 0.0
@@ -118,7 +118,7 @@ class CachedCall(Cached, ManyCallsTiming):
 
 
 class AfterChange(OneCallTiming):
-    """The call right after a change (:func:`jitbench.subjects.scenario.call_after`): one call
+    """The call right after a change (:func:`jitbench.auditing.scenario.call_after`): one call
     per sample, the scenario played from cold caches up to that change in ``setup``."""
 
     repeat = (3, 5, 0.5)

@@ -23,7 +23,7 @@ from jitbench.hazards import FOUND as HAZARDS
 from jitbench.testing.counts import CountsCheck, check_counts
 
 if TYPE_CHECKING:
-    from jitbench.subjects.result import AuditResult
+    from jitbench.auditing.result import AuditResult
 
 __all__ = [
     "HAZARDS",
@@ -111,7 +111,7 @@ def assert_jit_safe(
     traces/compiles, ``!`` for a stale result); with ``explain``, the whole audit as
     ``jitbench audit --explain`` prints it (every step, and JAX's reason for each
     recompile). The scenario is played once. Returns the
-    :class:`~jitbench.subjects.result.AuditResult`.
+    :class:`~jitbench.auditing.result.AuditResult`.
     Bad input (an unknown hazard, a method the object lacks) is a JitbenchError naming
     the value and the valid choices.
     """
@@ -119,8 +119,8 @@ def assert_jit_safe(
     from jitbench.targets import as_target
 
     target = as_target(target_or_object, call=call, inputs=inputs)
-    from jitbench.subjects.audit import audit_subject, with_verdict
-    from jitbench.subjects.subject import subject_of
+    from jitbench.auditing.audit import audit_subject, with_verdict
+    from jitbench.auditing.subject import subject_of
     from jitbench.targets.kinds import object_kind
 
     result = audit_subject(subject_of(target), fields=fields)

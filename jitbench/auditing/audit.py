@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jitbench.auditing.result import AuditResult, Step
+from jitbench.auditing.scenario import FED_BACK, WHILE_TRACING, Play, attempt, replay
+from jitbench.auditing.subject import Generated, Outcome, Subject, subject_of
 from jitbench.compiles import clear_caches, count_compiles, explain_misses
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
-from jitbench.subjects.result import AuditResult, Step
-from jitbench.subjects.scenario import FED_BACK, WHILE_TRACING, Play, attempt, replay
-from jitbench.subjects.subject import Generated, Outcome, Subject, subject_of
 from jitbench.targets import fields as fieldlib
 from jitbench.targets import kinds
 
@@ -233,7 +233,7 @@ def run(
 ) -> tuple[tuple[Step, ...], tuple[int | None, int, int], dict[str, float]]:
     """Play the scenario on ``subject`` from cold caches: its steps, what it built still
     alive once it is dropped and the collector ran (see :meth:`_Alive.alive`), and the
-    result's leaves left out of the comparisons (:class:`~jitbench.subjects.subject.Judging`)."""
+    result's leaves left out of the comparisons (:class:`~jitbench.auditing.subject.Judging`)."""
     alive = _Alive()
     clear_caches()
     steps, noise = _steps(subject, played, alive, probe)
@@ -256,7 +256,7 @@ def audit_subject(
     ``fields``: a glob or regular expression over field paths (``layers[0].*``); by
     default every static field and the first ``arrays`` array fields play. A first call
     that differs from the oracle on every leaf of its result is a JitbenchError; on some
-    only, those are left out (``skipped``: see :class:`~jitbench.subjects.subject.Judging`).
+    only, those are left out (``skipped``: see :class:`~jitbench.auditing.subject.Judging`).
     """
     probe = subject.new()
     walked, skipped = subject.fields(probe)
@@ -292,7 +292,7 @@ def audit_subject(
 def with_verdict(result: AuditResult, kind: str) -> AuditResult:
     """``result`` with its verdict: the hazards in words and the built-in strategy it matches
     (their audits run once per process), for an object of ``kind`` (kinds.object_kind)."""
-    from jitbench.subjects.verdict import judge
+    from jitbench.auditing.verdict import judge
 
     spec = result.device if result.device in DEVICE_SPECS else "cpu"
     lines, match = judge(result, kind, builtin_audits(spec))

@@ -9,11 +9,11 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from jitbench.auditing.subject import Walked, call_args
 from jitbench.errors import JitbenchError
-from jitbench.subjects import way_builders as build
-from jitbench.subjects.subject import Walked, call_args
-from jitbench.subjects.way_builders import Bound
 from jitbench.targets import Target, kinds
+from jitbench.ways import builders as build
+from jitbench.ways.builders import Bound
 
 AS_WRITTEN = "as written"
 # The kinds of object that have ways (kinds.object_kind's words, and "plain class").
@@ -156,7 +156,7 @@ def _data(leaf):   # a typed PRNG key (jax.random.key): its key data
 class Way:
     """One way of jitting the call: its name, what it costs its user (``caveat``), the code to
     write (``snippet``, formatted with :class:`Names`), how it is built (``build(obj, raw)``
-    returns ``bind``: ``bind(obj)`` is a :data:`~way_builders.Bound`), why it cannot be
+    returns ``bind``: ``bind(obj)`` is a :data:`~jitbench.ways.builders.Bound`), why it cannot be
     (``applies``), ``convert`` (a new instance into the object the way calls) and whether
     its call hashes non-array leaves (``filters``)."""
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 
+from jitbench.auditing.result import AuditResult, Step
+from jitbench.auditing.scenario import CHANGES, FED_BACK, RETURNED, STEPS, WHILE_TRACING
 from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
-from jitbench.subjects.result import AuditResult, Step
-from jitbench.subjects.scenario import CHANGES, FED_BACK, RETURNED, STEPS, WHILE_TRACING
 from jitbench.targets.fields import EQX_STATIC
 
 # The outcomes that tell nothing of jit: the call raises without jit too, or a change does

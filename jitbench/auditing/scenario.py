@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jitbench.auditing.subject import Judging
 from jitbench.compiles import block, clear_caches, quiet_callback_errors
 from jitbench.errors import JitbenchError, error_text
-from jitbench.subjects.subject import Judging
 from jitbench.targets import kinds, values
 
 if TYPE_CHECKING:
-    from jitbench.subjects.subject import Outcome, Subject
+    from jitbench.auditing.subject import Outcome, Subject
     from jitbench.targets.fields import Field
 
 # Every step in order, with what it does: the one list the audit, its tables and the

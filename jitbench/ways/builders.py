@@ -1,4 +1,4 @@
-"""How each way of :mod:`jitbench.subjects.ways` is built from the user's object: a way's
+"""How each way of :mod:`jitbench.ways.catalog` is built from the user's object: a way's
 ``build(obj, raw)`` returns ``bind``, and ``bind(obj)`` a :data:`Bound`; ``*_applies`` say
 why a way cannot be built for an object (None where it can).
 """

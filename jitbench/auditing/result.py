@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from jitbench.auditing.subject import Outcome
 from jitbench.hazards import FOUND, TOTALS
-from jitbench.subjects.subject import Outcome
 from jitbench.targets.fields import ROLES
 
 MARKS = {"correct": "", "stale": "!", "error": " E", "n/a": " n/a", "unjudged": " ?"}
