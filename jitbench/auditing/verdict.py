@@ -80,11 +80,6 @@ def judged(result: AuditResult) -> bool:
     return any(s.outcome not in UNKNOWN for s in result.steps if s.name in CHANGES)
 
 
-def differences(a: Signature, b: Signature) -> list[str]:
-    """The entries known on both sides that differ (an unknown entry differs from none)."""
-    return [k for k, mine in a.items() if mine is not None and b.get(k) not in (None, mine)]
-
-
 @functools.cache
 def strategy_kind(name: str) -> str:
     """The kind of object a strategy's generated class is (see kinds.object_kind)."""
@@ -98,12 +93,14 @@ def strategy_kind(name: str) -> str:
 def closest(
     result: AuditResult, kind: str, builtins: dict[str, AuditResult]
 ) -> tuple[str, list[str]]:
-    """The built-in strategy nearest ``result`` and the entries where they differ (none: it
-    behaves the same); a strategy with other hazards counts as differing on them."""
+    """The built-in strategy nearest ``result`` and the signature's entries known on both
+    sides where they differ (none: it behaves the same; an unknown entry differs from none);
+    a strategy with other hazards counts as differing on them."""
     mine, order = signature(result), list(STRATEGIES)
 
     def apart(name: str) -> list[str]:
-        return differences(mine, signature(builtins[name]))
+        theirs = signature(builtins[name])
+        return [k for k, v in mine.items() if v is not None and theirs.get(k) not in (None, v)]
 
     name = min(builtins, key=lambda n: (len(apart(n)), strategy_kind(n) != kind, order.index(n)))
     return name, apart(name)
