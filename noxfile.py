@@ -41,12 +41,14 @@ def _runs(exe: Path) -> bool:
 
 
 def _pyenv_root(env: Mapping[str, str]) -> Path | None:
-    """pyenv's root (``pyenv root``; PYENV_ROOT where set, which is what it prints)."""
+    """pyenv's root (``pyenv root``; PYENV_ROOT where set, which is what it prints), else its
+    default, ``~/.pyenv``, where it exists (a shell that never ran pyenv's init)."""
     if env.get("PYENV_ROOT"):
         return Path(env["PYENV_ROOT"])
     pyenv = shutil.which("pyenv", path=env.get("PATH", ""))
     if not pyenv:
-        return None
+        default = Path(env.get("HOME", "/nonexistent")) / ".pyenv"
+        return default if (default / "versions").is_dir() else None
     done = subprocess.run([pyenv, "root"], capture_output=True, text=True, check=False)
     return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
 

@@ -281,6 +281,16 @@ def test_pyenv_is_asked_for_its_root_where_pyenv_root_is_unset(tmp_path):
     assert found == {"3.13": root / "versions/3.13.0/bin/python3.13"}
 
 
+def test_pyenvs_default_root_is_read_where_pyenv_is_not_on_path(tmp_path):
+    """A shell that never ran pyenv's init (``env -i``): pyenv's default root, ~/.pyenv."""
+    root = _pyenv_root(tmp_path, "3.13.0")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".pyenv").symlink_to(root)
+    found = _noxfile().find_pythons(env={"HOME": str(home), "PATH": ""})
+    assert found == {"3.13": home / ".pyenv/versions/3.13.0/bin/python3.13"}
+
+
 def test_uv_then_path_fill_in_what_pyenv_lacks(tmp_path):
     """pyenv has 3.11, ``uv python find --system 3.12`` knows 3.12, PATH has 3.13 behind a
     refusing shim: a shim that refuses to run is not an interpreter."""
