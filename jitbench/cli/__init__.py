@@ -157,9 +157,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         skip_bad=args.skip_bad,
         audit_json=args.audit_json,
     )
-    for line in headline(index):  # the answer first; the runs chosen are in the page
-        print(line)
-    print(index)
+    print(*headline(index), index, sep="\n")  # the answer first; the runs chosen are in the page
     return 0
 
 
@@ -167,20 +165,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     extras.require("report", "compare")  # before anything imports pandas or asv
     from jitbench.results.compare import run_compare
 
-    return run_compare(
-        args.base,
-        args.head,
-        by=args.by,
-        factor=args.factor,
-        machine=args.machine,
-        commit=args.commit,
-        env=args.env,
-        results=args.results,
-        skip_bad=args.skip_bad,
-        only_changed=args.only_changed,
-        noise=args.noise,
-        count_tolerance=args.count_tolerance,
-    )
+    # Its options' names are run_compare's parameters.
+    return run_compare(**{k: v for k, v in vars(args).items() if k not in ("command", "run")})
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
