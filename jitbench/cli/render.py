@@ -8,7 +8,7 @@ import json
 import re
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jitbench.auditing.scenario import SCENARIO, STEPS
@@ -33,14 +33,19 @@ def as_json(data: Any) -> None:
     print()
 
 
+def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    writer = csv.writer(sys.stdout)
+    writer.writerow(header)
+    writer.writerows(rows)  # csv writes None as an empty cell
+
+
 def audit_csv(results: Sequence[Any]) -> None:
     """Every step of every audit, one row each (the same columns for any subject)."""
-    writer = csv.writer(sys.stdout)
-    writer.writerow([*STEP_COLUMNS, "outcome", "error", "explanation"])
-    for r in results:
-        for s in r.steps:
-            row = [r.subject, r.device, r.size, s.name, s.field, s.how, s.traces, s.compiles]
-            writer.writerow([*row, s.outcome, s.error, "\n\n".join(s.explanations)])
+    _csv(
+        [*STEP_COLUMNS, "outcome", "error", "explanation"],
+        ([r.subject, r.device, r.size, s.name, s.field, s.how, s.traces, s.compiles, s.outcome,
+          s.error, "\n\n".join(s.explanations)] for r in results for s in r.steps),
+    )  # fmt: skip
 
 
 # What tells two misses of one function apart: its id, and JAX's remark from the second on.
@@ -144,12 +149,10 @@ def timings(result: Any, form: str, repeat: int) -> None:
         *((f"after {a.step}", a.field, a.how, a.seconds, a.outcome) for a in result.after_change),
     ]
     if form == "csv":
-        writer = csv.writer(sys.stdout)
-        writer.writerow(["target", "device", "measure", "field", "how", "median_s", "q1_s", "q3_s",
-                         "samples", "number", "outcome"])  # fmt: skip
-        for name, field, how, s, outcome in rows:
-            writer.writerow([result.target, result.device, name, field, how, s.median, s.q1,
-                             s.q3, s.samples, s.number, outcome])  # fmt: skip
+        _csv(["target", "device", "measure", "field", "how", "median_s", "q1_s", "q3_s", "samples",
+              "number", "outcome"],
+             ([result.target, result.device, name, field, how, s.median, s.q1, s.q3, s.samples,
+               s.number, outcome] for name, field, how, s, outcome in rows))  # fmt: skip
         return
     print(f"timings of {result.target} on {result.device}: seconds per call, median [q1, q3]")
     print(f"cold calls on {result.cold_on}; cached and dispatch: {repeat} samples\n")
@@ -205,16 +208,12 @@ def advice(result: Any, form: str) -> None:
         as_json(result.to_dict())
         return
     if form == "csv":
-        writer = csv.writer(sys.stdout)
-        writer.writerow(["target", "device", "way", "reason", "hazards", "compiles", "cold_s",
-                         "cached_s", "dispatch_s", "call_instructions",
-                         "dispatch_instructions", "ratio", "recommended"])  # fmt: skip
-        for r in result.rows:
-            # csv writes None as an empty cell.
-            times = [f.median if f else None for f in (r.cold, r.cached, r.dispatch)]
-            writer.writerow([result.target, result.device, r.way, r.reason, " ".join(r.hazards),
-                             r.compiles, *times, r.call_instructions, r.dispatch_instructions,
-                             r.ratio, r.way == result.recommended])  # fmt: skip
+        _csv(["target", "device", "way", "reason", "hazards", "compiles", "cold_s", "cached_s",
+              "dispatch_s", "call_instructions", "dispatch_instructions", "ratio", "recommended"],
+             ([result.target, result.device, r.way, r.reason, " ".join(r.hazards), r.compiles,
+               *(f.median if f else None for f in (r.cold, r.cached, r.dispatch)),
+               r.call_instructions, r.dispatch_instructions, r.ratio,
+               r.way == result.recommended] for r in result.rows))  # fmt: skip
         return
     if result.note:
         print(result.note)
