@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,27 +63,12 @@ def noise_table(first: pd.DataFrame, second: pd.DataFrame, factor: float) -> pd.
     table = compare_frames(first, second, factor)
     keep = table["benchmark"].isin(list(FAMILIES)) & (table["base_status"] == "ok")
     table = table[keep & (table["head_status"] == "ok")]
-    out = pd.DataFrame(
-        {
-            "family": table["benchmark"].map(FAMILIES),
-            "benchmark": table["benchmark"],
-            "strategy": table["strategy"],
-            "size": table["size"],
-            "device": table["device"],
-            "case": table["case"],
-            "first_s": table["base"],
-            "second_s": table["head"],
-            "ratio": table["ratio"],
-            "spread": (table["ratio"] - 1).abs(),
-            "mark": table["mark"],
-        }
+    out = table.rename(columns={"base": "first_s", "head": "second_s"}).assign(
+        family=table["benchmark"].map(FAMILIES), spread=(table["ratio"] - 1).abs()
     )
+    columns = ["family", "benchmark", "strategy", "size", "device", "case", "first_s", "second_s"]
+    out = out[[*columns, "ratio", "spread", "mark"]]
     return out.sort_values(["family", "case"]).reset_index(drop=True)
-
-
-def small(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows the cached-call and dispatch targets are about: small sizes on the CPU."""
-    return table[(table["size"] <= SMALL_SIZE) & (table["device"] == SMALL_DEVICE)]
 
 
 def noise_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -93,9 +77,10 @@ def noise_summary(table: pd.DataFrame) -> pd.DataFrame:
     ``target`` and ``met`` are set on the scope each family's target is about.
     """
     rows = []
+    small = table[(table["size"] <= SMALL_SIZE) & (table["device"] == SMALL_DEVICE)]
     for benchmark, family in FAMILIES.items():
         target, scope = NOISE_TARGETS[benchmark]
-        for name, part in (("all", table), ("small", small(table))):
+        for name, part in (("all", table), ("small", small)):
             part = part[part["benchmark"] == benchmark]
             value = spread(part["ratio"])
             held = name == scope
@@ -171,11 +156,10 @@ def sensitivity_summary(judged: pd.DataFrame, *, by_size: bool = False) -> pd.Da
         unchanged = part[~part["canary"]]
         false = unchanged[unchanged["flagged"]]
         factor = float(part["factor"].iloc[0])
-        row: dict[str, Any] = {"slowdown_pct": float(key[0])}
-        if by_size:
-            row["size"] = int(key[1])
-        row.update(
+        rows.append(
             {
+                "slowdown_pct": float(key[0]),
+                **({"size": int(key[1])} if by_size else {}),
                 "repetitions": int(part["repetition"].nunique()),
                 "canary_rows": len(canary),
                 "canary_flagged": int(canary["flagged"].sum()),
@@ -192,7 +176,6 @@ def sensitivity_summary(judged: pd.DataFrame, *, by_size: bool = False) -> pd.Da
                 "detected": bool(len(canary)) and bool(canary["flagged"].all()),
             }
         )
-        rows.append(row)
     table = pd.DataFrame(rows)
     if not table.empty:
         table["clean"] = table["false_flags"] == 0
