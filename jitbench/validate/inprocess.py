@@ -171,23 +171,18 @@ def suite_grid(sizes: Sequence[int], devices: Sequence[str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-class _Plain:
+def _plain(strategy: str, size: int, device: str) -> Any:
     """The timeit side: an instance of its own, built as the benchmark builds one, with another
-    seed so that it shares no jit cache entry with the benchmark's
-    (docs/validation.md)."""
+    seed so that it shares no jit cache entry with the benchmark's (docs/validation.md)."""
+    from jitbench.measure.case import Prepared, Row
 
-    def __init__(self, strategy: str, size: int, device: str) -> None:
-        from jitbench.measure.case import Prepared, Row
-
-        prepared = Prepared(Row(strategy, device, size).load(), seed=1)
-        self.call, self.dispatch = prepared.call, prepared.dispatch
+    return Prepared(Row(strategy, device, size).load(), seed=1)
 
 
 def _accuracy_row(
-    bench: Any, wanted: tuple[Any, ...], plain: _Plain, func: Callable[[], Any]
+    bench: Any, wanted: tuple[Any, ...], plain: Any, func: Callable[[], Any]
 ) -> dict[str, Any]:
-    """Interleaved rounds of asv's run and timeit's repeats, the median of each side; up to
-    :data:`ACCURACY_ROUNDS`, or fewer past :data:`ACCURACY_ROW_BUDGET_S`."""
+    """asv's run and timeit's repeats in alternation, the median of each side."""
     timer = timeit.Timer(func)
     number, _ = timer.autorange()  # timeit's own calibration: a loop of >= 0.2 s
     asv_medians: list[float] = []
@@ -234,7 +229,7 @@ def measure_accuracy(
                 "with other JITBENCH_SIZES or JITBENCH_DEVICES"
             )
         index = combos.index(tuple(map(repr, wanted)))
-        plain = _Plain(*wanted)
+        plain = _plain(*wanted)
         for benchmark, func in ((CACHED, plain.call), (DISPATCH, plain.dispatch)):
             # One benchmark's instance per jit cache, as in an asv benchmark process: an
             # equal instance of the previous benchmark would otherwise own the cache entry.
@@ -281,7 +276,7 @@ def host_parallelism(size: int) -> dict[str, Any] | None:
     cpus = os.sched_getaffinity(0)
     if len(cpus) < 2:
         return None
-    plain = _Plain("helper_function", size, "cpu")
+    plain = _plain("helper_function", size, "cpu")
     all_cpus: list[float] = []
     one_cpu: list[float] = []
     for _ in range(2):  # alternated, so a change of load hits both
