@@ -128,10 +128,6 @@ def measure_noise(
     return table, noise_summary(table), parallel
 
 
-def _slug(percent: float) -> str:
-    return f"{percent:g}".replace(".", "_")
-
-
 def measure_sensitivity(
     asv: AsvSession, plan: Plan, progress: Progress
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -145,7 +141,7 @@ def measure_sensitivity(
         # Rotate the order of the heads so no slowdown always runs furthest from its base.
         shift = (repetition - 1) % len(plan.slowdowns)
         for percent in plan.slowdowns[shift:] + plan.slowdowns[:shift]:
-            head = f"validate-r{repetition}-p{_slug(percent)}"
+            head = f"validate-r{repetition}-p{percent:g}".replace(".", "_")
             progress.step("sensitivity", f"repetition {repetition}: canary {percent:g}% slower")
             asv.run(head, [CACHED], plan.sizes, devices, canary_slowdown=percent / 100)
             runs.append((repetition, percent, base, head))
