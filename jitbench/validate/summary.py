@@ -35,15 +35,13 @@ def summary_table(outcome: Outcome, total_seconds: float) -> pd.DataFrame:
     if outcome.accuracy is not None:
         low, high = ACCURACY_RANGE
         for benchmark in (CACHED, DISPATCH):
-            part = outcome.accuracy[outcome.accuracy["benchmark"] == benchmark]
-            inside = int(part["in_range"].sum())
+            reached, met = _ranged(outcome.accuracy[outcome.accuracy["benchmark"] == benchmark])
             rows.append(
                 {
                     "check": f"accuracy: {FAMILIES[benchmark]} asv / timeit",
                     "target": f"every ratio in {low}-{high}",
-                    "reached": f"{part['ratio'].min():.3f}-{part['ratio'].max():.3f} "
-                    f"({inside}/{len(part)} in range)",
-                    "met": inside == len(part) and len(part) > 0,
+                    "reached": reached,
+                    "met": met,
                 }
             )
     if outcome.noise_summary is not None:
@@ -64,22 +62,26 @@ def summary_table(outcome: Outcome, total_seconds: float) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["check", "target", "reached", "met"])
 
 
+def _ranged(part: pd.DataFrame) -> tuple[str, bool]:
+    """The range of the ratios, how many are in range; whether all are and there are some."""
+    inside = int(part["in_range"].sum())
+    reached = f"{part['ratio'].min():.3f}-{part['ratio'].max():.3f} ({inside}/{len(part)} in range)"
+    return reached, inside == len(part) > 0
+
+
 def _fidelity_rows(table: pd.DataFrame) -> list[dict[str, Any]]:
     low, high = FIDELITY_RANGE
     rows = []
     for measure in FIDELITY_MEASURES:
         part = table[table["measure"] == measure]
-        held = part[part["held"]]
-        inside = int(held["in_range"].sum())
+        reached, met = _ranged(part[part["held"]])
         others = ", ".join(f"{r.strategy} x{r.ratio:.2f}" for r in part[~part["held"]].itertuples())
-        reached = f"{held['ratio'].min():.3f}-{held['ratio'].max():.3f} "
-        reached += f"({inside}/{len(held)} in range)"
         rows.append(
             {
                 "check": f"fidelity: {measure}, generated class / hand-written twin",
                 "target": f"{low}-{high} for the jit strategies",
                 "reached": reached + (f"; not held to it: {others}" if others else ""),
-                "met": inside == len(held) > 0 and bool(part["same_result"].all()),
+                "met": met and bool(part["same_result"].all()),
             }
         )
     return rows
