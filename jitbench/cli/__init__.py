@@ -144,19 +144,16 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     return 0
 
 
+def _options(args: argparse.Namespace, *left_out: str) -> dict[str, Any]:
+    """The parsed options as keyword arguments: each one's name is the parameter it fills."""
+    return {k: v for k, v in vars(args).items() if k not in ("command", "run", *left_out)}
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     extras.require("report", "report")  # before anything imports pandas or asv
     from jitbench.report import headline, write_report
 
-    index = write_report(
-        args.results,
-        args.out,
-        machine=args.machine,
-        commit=args.commit,
-        env=args.env,
-        skip_bad=args.skip_bad,
-        audit_json=args.audit_json,
-    )
+    index = write_report(args.results, **_options(args, "results"))
     print(*headline(index), index, sep="\n")  # the answer first; the runs chosen are in the page
     return 0
 
@@ -165,8 +162,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     extras.require("report", "compare")  # before anything imports pandas or asv
     from jitbench.results.compare import run_compare
 
-    # Its options' names are run_compare's parameters.
-    return run_compare(**{k: v for k, v in vars(args).items() if k not in ("command", "run")})
+    return run_compare(**_options(args))
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
