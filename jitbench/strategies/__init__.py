@@ -56,9 +56,6 @@ class Strategy:
     function: str = ""
 
     def __post_init__(self) -> None:
-        self._check_requires()
-
-    def _check_requires(self) -> None:
         """Refuse what :attr:`unavailable_reason` could not parse later."""
         from packaging.requirements import InvalidRequirement, Requirement
 
