@@ -21,20 +21,10 @@ import jax.numpy as jnp
         {method_body}
 """
 
-
-EQUINOX_MODULE_JAX_JIT = """
-import equinox as eqx
-import jax
-import jax.numpy as jnp
-
-
-{layer}class EquinoxModuleJaxJit(eqx.Module):
-    {fields}
-
-    @jax.jit
-    def calc(self, y):
-        {method_body}
-"""
+# The same module with plain jax.jit on the method.
+EQUINOX_MODULE_JAX_JIT = EQUINOX_FILTER_JIT.replace(
+    "class EquinoxFilterJit", "class EquinoxModuleJaxJit"
+).replace("@eqx.filter_jit", "@jax.jit")
 
 
 FLAX_STRUCT_DATACLASS = """
@@ -155,19 +145,9 @@ class NnxSplitMerge:
 
 
 # flax's tree mode: the module is a plain pytree to jax.jit (no graph traversal).
-NNX_TREE_MODE = """
-import jax.numpy as jnp
-from flax import nnx
-
-
-{layer}class NnxTreeMode(nnx.Module):
-    def __init__(self, {params}):
-        {param_init}
-
-    @nnx.jit(graph=False)
-    def calc(self, y):
-        {model_body}
-"""
+NNX_TREE_MODE = FLAX_NNX_JIT.replace("class FlaxNnxJit", "class NnxTreeMode").replace(
+    "@nnx.jit", "@nnx.jit(graph=False)"
+)
 
 # flax's fast path for tree mode: the module flattened once, at construction. The
 # unbound method and the module go in apart: a bound method would capture the
