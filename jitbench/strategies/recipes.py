@@ -167,17 +167,11 @@ class Layer:
         {layer_step}
 """
 
-PYTREE_CLASS_LAYER = """
-@tree_util.register_pytree_node_class
-class Layer:
-    def __init__(self, {weight}, {bias}, {act}):
-        self.{weight} = {weight}
-        self.{bias} = {bias}
-        self.{act} = {act}
-
-    def __call__(self, y):
-        {layer_step}
-
+# The plain layer registered as a pytree: arrays are children, the flag aux data.
+PYTREE_CLASS_LAYER = (
+    "\n@tree_util.register_pytree_node_class"
+    + PLAIN_LAYER
+    + """
     def tree_flatten(self):
         return (self.{weight}, self.{bias}), (self.{act},)
 
@@ -185,6 +179,7 @@ class Layer:
     def tree_unflatten(cls, aux_data, children):
         return cls(*children, *aux_data)
 """
+)
 
 PYTREE_DATACLASS_LAYER = """
 @partial(jax.tree_util.register_dataclass, data_fields=["{weight}", "{bias}"], meta_fields=["{act}"])
