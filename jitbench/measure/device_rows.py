@@ -75,13 +75,6 @@ def opted_in() -> bool:
     return os.environ.get(OPT_IN_ENV, "").strip() == "1"
 
 
-def opt_in_reason() -> str:
-    return (
-        f"the device rows are opt-in (minutes, one process): python -m jitbench device-run, "
-        f"or {OPT_IN_ENV}=1 asv run -b Device"
-    )
-
-
 def measure_calls(subject: Subject) -> Calls:
     """Dispatch, synchronous call and loop per call of ``subject``'s call on its own object,
     the number of calls per sample set by one timed call."""
@@ -152,7 +145,10 @@ def table(
     """Every row's figures for asv's ``setup_cache``: calls at ``loop_sizes``, the first call
     and the changes at ``sizes``, per strategy and device; the one reason when not opted in."""
     if not opted_in():
-        return NoFigure(opt_in_reason())
+        return NoFigure(
+            "the device rows are opt-in (minutes, one process): python -m jitbench device-run, "
+            f"or {OPT_IN_ENV}=1 asv run -b Device"
+        )
     found: dict[Key, Calls | Changes | NoFigure] = {}
     for device in devices:
         start = time.perf_counter()
