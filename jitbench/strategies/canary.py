@@ -17,7 +17,7 @@ from typing import Any
 
 from jitbench.errors import JitbenchError
 from jitbench.strategies import Strategy, register_strategy
-from jitbench.strategies.codegen import Template, arrays_of, shape_of, statics_of
+from jitbench.strategies.codegen import arrays_of, shape_of, statics_of
 from jitbench.strategies.recipes import HELPER_FUNCTION
 
 NAME = "canary"
@@ -155,15 +155,11 @@ CANARY_SOURCE = (
 )
 
 
-def _render(t: Template) -> str:
-    return t.render(CANARY_SOURCE)
-
-
 CANARY = Strategy(
     NAME,
     f"helper_function plus extra host work per call, sized by {SLOWDOWN_ENV}",
     "a known regression: validates that the suite and jitbench compare detect one",
-    _render,
+    lambda t: t.render(CANARY_SOURCE),
 )
 
 
