@@ -260,30 +260,23 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
     if not (isinstance(project, str) and project):
         project = folder.resolve().name
     branch = _git(folder, "symbolic-ref", "--short", "HEAD") or "main"
-    text = ASV_CONF.format(
-        project=project,
-        project_json=json.dumps(project),
-        branch_json=json.dumps(branch),
-        python_json=json.dumps(f"{sys.version_info.major}.{sys.version_info.minor}"),
-        wheel_dir=WHEEL_DIR,
-        wheel_source=origin,
-        wheel_path=f"{WHEEL_DIR}/{wheel.name}",
-        counts_comment=COUNTS_COMMENT if hooks else "",
-        matrix=json.dumps(_matrix(hooks)),
-    )
-    counts = (
-        COUNTS_ON.format(hooks=hooks)
-        if hooks
-        else COUNTS_OFF.format(reason=why, wheel_dir=WHEEL_DIR)
-    )
-    guide = BENCH_README.format(
-        project=project,
-        wheel_dir=WHEEL_DIR,
-        wheel_source=origin,
-        counts=counts,
-        branch=branch,
-        counted=" or a count rose by over 1%" if hooks else "",
-    )
+    # Every template's fields: each takes those it names.
+    values = {
+        "project": project,
+        "project_json": json.dumps(project),
+        "branch": branch,
+        "branch_json": json.dumps(branch),
+        "python_json": json.dumps(f"{sys.version_info.major}.{sys.version_info.minor}"),
+        "wheel_dir": WHEEL_DIR,
+        "wheel_source": origin,
+        "wheel_path": f"{WHEEL_DIR}/{wheel.name}",
+        "hooks": hooks,
+        "reason": why,
+        "counts_comment": COUNTS_COMMENT if hooks else "",
+        "counted": " or a count rose by over 1%" if hooks else "",
+        "matrix": json.dumps(_matrix(hooks)),
+    }
+    values["counts"] = (COUNTS_ON if hooks else COUNTS_OFF).format_map(values)
     with tempfile.TemporaryDirectory() as scratch:
         built = _build_wheel(source, Path(scratch))
         if built.name != wheel.name:
@@ -291,9 +284,9 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
         wheel.parent.mkdir(exist_ok=True)
         shutil.copy2(built, wheel)
     init.parent.mkdir(exist_ok=True)
-    conf.write_text(text)
+    conf.write_text(ASV_CONF.format_map(values))
     init.write_text(BENCHMARKS_INIT)
     listed = "".join(f"    {json.dumps(t)},\n" for t in chosen)
     bench.write_text(BENCH_TARGETS.format(targets=listed or EXAMPLE_TARGET))
-    readme.write_text(guide)
+    readme.write_text(BENCH_README.format_map(values))
     return files
