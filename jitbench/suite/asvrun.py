@@ -44,7 +44,6 @@ class AsvConfig:
     def __init__(
         self, root: Path, folder: Path, pins: Mapping[str, str] | None = None, **overrides: Any
     ) -> None:
-        self.root = root
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         config = load_config(root)
