@@ -160,9 +160,6 @@ class Store:
 
     folder: str
 
-    def path(self, strategy: str, n: int, device: str, size: int) -> Path:
-        return Path(self.folder) / f"{strategy}-{n}-{device}-{size}.json"
-
 
 def store() -> Store | NoFigure:
     """A new :class:`Store` (in the system's temporary folder), or, when not opted in
@@ -194,7 +191,7 @@ def lookup(
     asv runs its benchmarks); NotImplementedError (asv: n/a) or JitbenchError if none."""
     if isinstance(found, NoFigure):
         found.throw()
-    path = found.path(strategy, n, device, size)
+    path = Path(found.folder) / f"{strategy}-{n}-{device}-{size}.json"
     if path.exists():
         entry = json.loads(path.read_text())
     else:
