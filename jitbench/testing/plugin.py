@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,11 +59,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_NOTES] = []
 
 
-def baseline_path(config: pytest.Config) -> Path:
-    """The counts file: the ini option ``jitbench_counts_file``, from the rootdir."""
-    return config.rootpath / str(config.getini(INI_FILE))
-
-
 @pytest.fixture
 def jitbench_counts(request: pytest.FixtureRequest) -> Callable[..., CountsCheck]:
     """``jitbench_counts(target, call=None, inputs=None, device="cpu", name=None)``: the
@@ -91,7 +85,7 @@ def jitbench_counts(request: pytest.FixtureRequest) -> Callable[..., CountsCheck
         if key in used:
             raise pytest.UsageError(f"{key} checks counts twice: give each check a name=")
         used.add(key)
-        update = config.getoption("jitbench_update_counts")
+        baseline = config.rootpath / str(config.getini(INI_FILE))  # from the rootdir
         notes = config.stash[_NOTES]
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         progress = None if reporter is None else lambda line: reporter.write_line(line)
@@ -99,9 +93,9 @@ def jitbench_counts(request: pytest.FixtureRequest) -> Callable[..., CountsCheck
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", CountsImproved)
                 checked = check_counts(
-                    target, key=key, baseline=baseline_path(config), call=call, inputs=inputs,
+                    target, key=key, baseline=baseline, call=call, inputs=inputs,
                     device=device, tolerance=config.getoption("jitbench_count_tolerance"),
-                    update=update, progress=progress,
+                    update=config.getoption("jitbench_update_counts"), progress=progress,
                 )  # fmt: skip
         except unittest.SkipTest as exc:
             notes.append(f"{key}: skipped: {exc}")
