@@ -54,15 +54,11 @@ def opt_in_reason() -> str:
     )
 
 
-def _after(y: Any) -> Any:
-    return y * 2.0 + 1.0
-
-
 def after_jit() -> Callable[[Any], Any]:
     """A jitted function created now: a new jit object, as user code jits after a population."""
     import jax
 
-    return jax.jit(lambda y: _after(y))
+    return jax.jit(lambda y: y * 2.0 + 1.0)
 
 
 class Population:
