@@ -177,8 +177,7 @@ _NNX_READ = "{}[...]"  # a Param's array
 
 
 def _nnx_pieces(t: Template) -> dict[str, str]:
-    """An nnx module's fields: arrays as ``nnx.Param``, read with ``[...]``; flags plain.
-    Nested, the module holds its layers (sub-modules) in an ``nnx.List``."""
+    """An nnx module's pieces: arrays as ``nnx.Param`` read with ``[...]``, layers in a list."""
     if t.shape.depth:
         layer = t.layer(NNX_LAYER, read=_NNX_READ)
         return {"param_init": _NNX_LAYERS, "model_body": t.pieces["method_body"], "layer": layer}
