@@ -3,6 +3,7 @@ recipe with placeholders that :class:`jitbench.strategies.codegen.Template` fill
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from jitbench.strategies.codegen import Template
@@ -194,10 +195,6 @@ class Layer:
 """
 
 
-def _names_list(names: tuple[str, ...]) -> str:
-    return "[" + ", ".join(f'"{name}"' for name in names) + "]"
-
-
 def _with_layer(text: str, layer: str) -> Callable[[Template], str]:
     """The recipe that renders ``text``, with ``layer`` as the layer class of a nested shape."""
 
@@ -249,8 +246,8 @@ def pytree_dataclass(t: Template) -> str:
     return t.render(
         PYTREE_DATACLASS,
         fields=t.fields("jax.Array"),
-        data_fields=_names_list(data),
-        meta_fields=_names_list(t.shape.static_fields),
+        data_fields=json.dumps(list(data)),  # ["a0", "a1"]
+        meta_fields=json.dumps(list(t.shape.static_fields)),
         layer=t.layer(PYTREE_DATACLASS_LAYER),
     )
 
