@@ -151,11 +151,6 @@ def _skip(reason: str) -> Exception:
     return unittest.SkipTest(reason)
 
 
-def _pythonpath() -> str:
-    """This process's ``sys.path``: the counting process imports what the caller can."""
-    return os.pathsep.join(dict.fromkeys(os.path.abspath(p or os.curdir) for p in sys.path))
-
-
 def _differ(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str]:
     """The entries in which two dicts differ, as ``name value, ...`` for each."""
     names = [n for n in {**old, **new} if old.get(n) != new.get(n)]
@@ -254,11 +249,11 @@ def _count(what: dict[str, Any]) -> dict[str, float]:
     from jitbench.measure.counting.instructions import KINDS, Row, count_rows
 
     row = Row(what["target"], what["device"], call=what["call"], inputs=what["inputs"])
+    # This process's sys.path: the counting process imports what the caller can.
+    path = os.pathsep.join(dict.fromkeys(os.path.abspath(p or os.curdir) for p in sys.path))
     start = time.monotonic()
     try:
-        (found,) = count_rows(
-            [row], env={"PYTHONPATH": _pythonpath()}, timeout=instructions.TIMEOUT_S
-        )
+        (found,) = count_rows([row], env={"PYTHONPATH": path}, timeout=instructions.TIMEOUT_S)
     except JitbenchError as exc:  # one line: the process failed or ran out of time
         raise AssertionError(f"{exc} (after {time.monotonic() - start:.0f} s)") from None
     if isinstance(found, NoFigure):
