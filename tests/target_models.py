@@ -55,3 +55,14 @@ def _double(model: Arrays, x: jax.Array) -> jax.Array:
 
 def make_arrays() -> Target:
     return Target(Arrays(jnp.ones(8)), inputs=(jnp.arange(8.0),))
+
+
+def make_on_one_cpu() -> Target:
+    """The model, where this process may use one CPU only (as the counting process must: XLA
+    then runs every kernel on the calling thread, the one counted)."""
+    import os
+
+    cpus = len(os.sched_getaffinity(0))
+    if cpus != 1:
+        raise RuntimeError(f"this process may use {cpus} CPUs")
+    return make_model()

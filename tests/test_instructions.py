@@ -41,7 +41,7 @@ def test_the_family_is_opt_in(monkeypatch):
 
 def test_lookup_gives_counts_na_or_the_rows_error():
     ok, na, bad = Row("a", "cpu", 10), Row("b", "cpu", 10), Row("c", "cpu", 10)
-    counts = Counts(10.0, 5.0, {"call": 0.0, "dispatch": 0.0})
+    counts = Counts(10.0, 5.0)
     counted = {
         ok: counts,
         na: NoFigure("flax is not installed"),
@@ -114,7 +114,7 @@ def test_the_canarys_row_carries_its_slowdown_and_is_found_by_it(monkeypatch):
             instructions.counted(CaseRow(n, "cpu", 10)) for n in (canary.NAME, "helper_function")
         ]
         assert rows == [row, Row("helper_function", "cpu", 10)]
-        counts = Counts(10.0, 5.0, {"call": 0.0, "dispatch": 0.0})
+        counts = Counts(10.0, 5.0)
         assert instructions.lookup(dict.fromkeys(rows, counts), row) is counts
     finally:
         STRATEGIES.clear()
@@ -190,6 +190,13 @@ def test_every_counted_call_is_made_from_the_same_two_frames():
     ]
     assert worker.CALL_FRAMES == 2
     assert instructions.call_frames(rows, env=_tests_path()) == [[2], [2], [2], [12], [52]]
+
+
+def test_the_counting_process_runs_on_one_cpu():
+    # XLA's CPU pool would otherwise take a share of a large kernel's work, a share that moves
+    # from call to call, out of the calling thread's count (docs/counting.md).
+    rows = [Row("target_models:make_on_one_cpu", "cpu")]
+    assert instructions.call_frames(rows, env=_tests_path()) == [[2]]
 
 
 def test_the_floor_is_a_free_function_called_on_the_arrays():
@@ -270,7 +277,6 @@ def test_the_same_call_counts_the_same_in_two_processes(counted):
         assert abs(a / b - 1) <= COUNT_TOLERANCE, (kind, a, b)
     # The calling thread waits for its own result: a blocking call counts more.
     assert first.call > first.dispatch
-    assert set(first.other_threads) == set(instructions.KINDS)
 
 
 @pytest.mark.slow

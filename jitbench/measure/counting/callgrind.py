@@ -22,8 +22,9 @@ HOOKS_MODULE = "pytest_codspeed.instruments.hooks.dist_instrument_hooks"
 HOOKS_PACKAGE = "pytest-codspeed>=5,<6"
 OUT_NAME = "callgrind.out"
 # The options every counting process runs with (see docs/counting.md):
-# nothing instrumented until the first request, one file per thread and dump,
-# instruction counts only (no per-instruction or jump data to write).
+# nothing instrumented until the first request, one file per thread and dump (a client
+# request's dump writes the requesting thread's counts alone), instruction counts only (no
+# per-instruction or jump data to write).
 OPTIONS = (
     "--tool=callgrind",
     "--instr-atstart=no",

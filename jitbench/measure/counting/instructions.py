@@ -95,11 +95,11 @@ class Row:
 
 @dataclasses.dataclass(frozen=True)
 class Counts:
-    """Instructions per call of one row: the calling thread's, and the other threads'."""
+    """Instructions per call of one row, of the calling thread (which runs all of XLA's work
+    in the counting process, pinned to one CPU)."""
 
     call: float
     dispatch: float
-    other_threads: dict[str, float]
 
 
 def opted_in() -> bool:
@@ -241,11 +241,15 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     return slope, intercept
 
 
-def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int], thread: int) -> float:
-    """One thread's instructions per call from the two stretches counted under ``label`` (a
-    thread that ran in one stretch only, an XLA worker, counted 0 in the other)."""
+def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int]) -> float:
+    """The calling thread's instructions per call from the two stretches counted under
+    ``label``."""
     few, many = (
-        sum(d.instructions for d in dumps if d.thread == thread and d.label == f"{label}:{calls}")
+        sum(
+            d.instructions
+            for d in dumps
+            if d.thread == callgrind.CALLING_THREAD and d.label == f"{label}:{calls}"
+        )
         for calls in used
     )
     return (many - few) / (used[1] - used[0])
@@ -256,15 +260,11 @@ def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | N
     missing = NoFigure.from_json(outcome)
     if missing is not None:
         return missing
-    main, others = {}, {}
+    per_call = {}
     for kind in KINDS:
         label = f"{index}:{kind}"
         stretches = {f"{label}:{n}" for n in outcome[kind]}
-        threads = {d.thread for d in dumps if d.label in stretches}
-        if callgrind.CALLING_THREAD not in threads:
+        if not any(d.label in stretches and d.thread == callgrind.CALLING_THREAD for d in dumps):
             raise JitbenchError(f"callgrind wrote no count of row {index} ({kind})")
-        main[kind] = _per_call(dumps, label, outcome[kind], callgrind.CALLING_THREAD)
-        others[kind] = sum(
-            _per_call(dumps, label, outcome[kind], t) for t in threads - {callgrind.CALLING_THREAD}
-        )
-    return Counts(main["call"], main["dispatch"], others)
+        per_call[kind] = _per_call(dumps, label, outcome[kind])
+    return Counts(per_call["call"], per_call["dispatch"])

@@ -134,6 +134,13 @@ class Worker:
     out: Path
 
     def __post_init__(self) -> None:
+        # XLA sizes its CPU thread pool by the CPUs this process may use. On one CPU it runs
+        # every kernel on the calling thread, the one callgrind's dumps count, so the count
+        # is the call's whole work; with a pool, the caller's share of a large kernel and the
+        # pool's spinning moved a CNN's count by up to 10% (docs/counting.md). Valgrind runs
+        # one thread at a time: the pin costs nothing.
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
         import jax
 
         from jitbench.measure.counting.callgrind import Counter
@@ -235,7 +242,7 @@ class Worker:
         if self.dry:
             return 1.0
         dumps = [d for n in used for d in callgrind.read_dumps(self.folder, f"{label}:{n}")]
-        return _per_call(dumps, label, used, callgrind.CALLING_THREAD)
+        return _per_call(dumps, label, used)
 
     def _calibrate(self, index: int, prepared: Any, slowdown: float) -> Iterator[Stretch]:
         """The units of planted work that add ``slowdown`` of the row's call count: the call,
