@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import partial
 
 import numpy as np
@@ -18,9 +19,18 @@ MARKERS = "os^D"
 DASHED = f"Dashed lines and {HAZARD_MARK} mark hazardous strategies."
 
 
-def style(index: int, hazardous: bool) -> dict[str, str]:
-    """Line style of the ``index``-th strategy of a panel."""
-    return {"marker": MARKERS[index // 10 % len(MARKERS)], "linestyle": "--" if hazardous else "-"}
+def plot_lines(ax: Axes, data: pd.DataFrame, x: str, y: str, hazardous: Collection[str]) -> None:
+    """A line per strategy of ``data`` in ``x`` order, dashed and marked if in ``hazardous``."""
+    for i, (strategy, line) in enumerate(data.groupby("strategy", sort=False)):
+        line = line.sort_values(x)
+        bad = strategy in hazardous
+        ax.plot(
+            line[x].to_numpy(dtype=float),
+            line[y].to_numpy(dtype=float),
+            label=f"{strategy} {HAZARD_MARK}" if bad else strategy,
+            marker=MARKERS[i // 10 % len(MARKERS)],
+            linestyle="--" if bad else "-",
+        )
 
 
 def outside_legend(ax: Axes) -> None:
@@ -51,6 +61,7 @@ def line_plot(
     for device in devices:
         rows = frame if device is None else frame[frame["device"] == device]
         rows = rows[rows["value"] > 0]
+        hazardous = {s for s in rows["strategy"] if hazards.get((device, s))}
         # A panel per benchmark measured here (new-process ones skip sharded devices).
         panels = {label: b for label, b in present.items() if (rows["benchmark"] == b).any()}
         if not panels:
@@ -59,15 +70,7 @@ def line_plot(
         axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
         for ax, (label, bench) in zip(axes, panels.items(), strict=True):
             data = rows[rows["benchmark"] == bench]
-            for i, (strategy, line) in enumerate(data.groupby("strategy", sort=False)):
-                line = line.sort_values(x)
-                bad = hazards.get((device, strategy), "")
-                ax.plot(
-                    line[x].to_numpy(dtype=float),
-                    line["value"].to_numpy(dtype=float),
-                    label=f"{strategy} {HAZARD_MARK}" if bad else strategy,
-                    **style(i, bool(bad)),
-                )
+            plot_lines(ax, data, x, "value", hazardous)
             ax.set(yscale="log", xlabel=x, title=label if len(present) > 1 else "")
             ax.set_xscale("log", base=2 if doubling else 10)
             if doubling:

@@ -10,8 +10,8 @@ from matplotlib.figure import Figure
 
 from jitbench import hazards, results
 from jitbench.document import Block, Bullets, Code, Heading, Page, Paragraph
-from jitbench.report.plots import DASHED, outside_legend, style
-from jitbench.report.run import HAZARD_MARK, Run, order, slug
+from jitbench.report.plots import DASHED, outside_legend, plot_lines
+from jitbench.report.run import Run, order, slug
 from jitbench.suite import catalog
 
 STEM = "releases"
@@ -155,15 +155,7 @@ def _plot(
     positions = {jax: i for i, jax in enumerate(releases)}
     for ax, size in zip(axes, sizes, strict=True):
         rows = data[data["size"] == size]
-        for i, (strategy, line) in enumerate(rows.groupby("strategy", sort=False)):
-            line = line.assign(x=line["jax"].map(positions)).sort_values("x")
-            bad = strategy in hazardous
-            ax.plot(
-                line["x"].to_numpy(dtype=float),
-                line[column].to_numpy(dtype=float),
-                label=f"{strategy} {HAZARD_MARK}" if bad else strategy,
-                **style(i, bad),
-            )
+        plot_lines(ax, rows.assign(x=rows["jax"].map(positions)), "x", column, hazardous)
         ax.set_xticks(range(len(releases)), releases)
         ax.set(yscale="log", xlabel="JAX release", title=f"size {size}")
         ax.grid(True, which="both", alpha=0.3)
