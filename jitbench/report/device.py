@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 
 from jitbench.document import Bold, Bullets
-from jitbench.report import fits
-from jitbench.report.run import Run, order, slug
+from jitbench.report import fits  # noqa: F401 (docs/make_readme.py formats with device.fits)
+from jitbench.report.run import Run, cell, order, slug
 from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards, per_device
 from jitbench.suite import catalog
 
@@ -46,8 +46,7 @@ SHORT = {
     "hidden_from": "hidden from",
     "break_even": "break-even",
 }
-HEADLINE = ["dispatch_s", "call_s", "loop_s", "first_call_s", "recompile_s", "hidden_from",
-            "break_even"]  # fmt: skip
+HEADLINE = list(SHORT)
 TEXT = (
     (Bold("dispatch"), ": one call until it returns, the device idle (the wait outside)"),
     (Bold("call"), ": one call and the wait for its result (synchronous)"),
@@ -144,8 +143,7 @@ def _break_even(head: pd.DataFrame, row: Any) -> Any:
     eager = head[(head["device"] == row.device) & (head["strategy"] == BASELINE)]
     if eager.empty:
         return "n/a"
-    warm = break_even_warm(row.strategy, row.first_call_s, row.loop_s, eager["loop_s"].iloc[0])
-    return warm
+    return break_even_warm(row.strategy, row.first_call_s, row.loop_s, eager["loop_s"].iloc[0])
 
 
 def side_by_side(head: pd.DataFrame, devices: list[str]) -> pd.DataFrame:
@@ -156,22 +154,9 @@ def side_by_side(head: pd.DataFrame, devices: list[str]) -> pd.DataFrame:
         mine = head[head["strategy"] == strategy].set_index("device")
         row = {"strategy": strategy}
         for column in HEADLINE:
-            cells = [
-                _cell(column, mine[column].get(d) if d in mine.index else None) for d in devices
-            ]
-            row[SHORT[column]] = " · ".join(cells)
+            row[SHORT[column]] = " · ".join(cell(column, mine[column].get(d)) for d in devices)
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _cell(column: str, value: Any) -> str:
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return "n/a"
-    if isinstance(value, str):
-        return value
-    if column.endswith("_s"):
-        return fits.seconds(value)
-    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def devices_of(head: pd.DataFrame) -> list[str]:
@@ -203,8 +188,7 @@ def section(run: Run) -> None:
         )
     shown = _flagged(side_by_side(head, devices), run, audited)
     run.blocks += run.table("device-headline", shown, csv=False)
-    head.to_csv(run.path("tables", "device-headline.csv"), index=False)
-    run.blocks.append(run.csv_link(run.path("tables", "device-headline.csv")))
+    run.blocks.append(run.csv("device-headline", head))
     table = calls(run)
     for device in devices:
         mine = table[table["device"] == device]

@@ -69,8 +69,7 @@ def _group(run: Run) -> None:
     )
     wide = _wide(run)
     name = f"releases-{slug(run.frame['machine'].iloc[0])}-{run.frame['commit'].iloc[0][:8]}"
-    path = run.path("tables", f"{name}.csv")
-    wide.to_csv(path, index=False)
+    link = run.csv(name, wide)
     _hazards(run, wide, releases)
     for column, (label, benchmark) in MEASURES.items():
         if column in wide:
@@ -82,7 +81,7 @@ def _group(run: Run) -> None:
         "One row per device, size, strategy and JAX release: the measures above and the "
         "audit's hazard counts."
     )
-    run.blocks.append(run.csv_link(path))
+    run.blocks.append(link)
 
 
 def _wide(run: Run) -> pd.DataFrame:

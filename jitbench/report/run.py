@@ -117,12 +117,13 @@ class Run:
         labels = (tuple(label(c) for c in names) for names in (left, wrap))
         blocks: list[Block] = [Table(display(data), *labels)]
         if csv:
-            path = self.path("tables", f"{name}.csv")
-            data.to_csv(path, index=False)
-            blocks.append(self.csv_link(path))
+            blocks.append(self.csv(name, data))
         return blocks
 
-    def csv_link(self, path: Path) -> Paragraph:
+    def csv(self, name: str, data: pd.DataFrame) -> Paragraph:
+        """Write ``data`` to tables/``name``.csv; returns the paragraph linking it."""
+        path = self.path("tables", f"{name}.csv")
+        data.to_csv(path, index=False)
         return Paragraph(("CSV: ", Link(path.name, rel(path, self.out))))
 
     def figure(self, name: str, fig: Figure, alt: str) -> Image:

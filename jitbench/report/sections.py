@@ -183,9 +183,7 @@ def full_tables(run: Run) -> None:
         shown = [c for c in FULL if c in rows]
         blocks = run.table(f"summary-{slug(group_slug(device, size))}", rows[shown])
         run.blocks.append(Details(f"{group_title(device, size)}: every column", tuple(blocks)))
-    path = run.path("tables", "summary.csv")
-    table.to_csv(path, index=False)
-    run.blocks.append(run.csv_link(path))
+    run.blocks.append(run.csv("summary", table))
 
 
 def break_even(run: Run) -> None:
