@@ -125,9 +125,9 @@ def _md_block(block: Block) -> list[str]:
     if isinstance(block, Heading):
         return [f"{'#' * block.level} {block.text}", ""]
     if isinstance(block, Paragraph):
-        return [_md_text(block.text), ""]
+        return [_text(block.text, False), ""]
     if isinstance(block, Bullets):
-        return [*(f"- {_md_text(item)}" for item in block.items), ""]
+        return [*(f"- {_text(item, False)}" for item in block.items), ""]
     if isinstance(block, Table):
         cells = block.frame.map(lambda v: " ".join(str(v).split()).replace("|", "\\|"))
         # to_markdown needs tabulate, which asv (the results reader) depends on.
@@ -137,22 +137,6 @@ def _md_block(block: Block) -> list[str]:
     inner = [line for child in block.blocks for line in _md_block(child)]
     summary = f"<details><summary>{_html.escape(block.summary)}</summary>"
     return [summary, "", *inner, "</details>", ""]
-
-
-def _md_text(text: Text) -> str:
-    return "".join(_md_inline(piece) for piece in (text if isinstance(text, tuple) else (text,)))
-
-
-def _md_inline(piece: Inline) -> str:
-    if isinstance(piece, Code):
-        return f"`{piece.text}`"
-    if isinstance(piece, Bold):
-        return f"**{piece.text}**"
-    if isinstance(piece, Link):
-        return f"[{piece.text}]({piece.href})"
-    if isinstance(piece, PageLink):
-        return f"[{piece.text}]({piece.stem}.md)"
-    return piece
 
 
 def html(page: Page, folder: Path) -> str:
@@ -169,9 +153,9 @@ def _html_block(block: Block, folder: Path) -> str:
     if isinstance(block, Heading):
         return f"<h{block.level}>{_html.escape(block.text)}</h{block.level}>"
     if isinstance(block, Paragraph):
-        return f"<p>{_html_text(block.text)}</p>"
+        return f"<p>{_text(block.text, True)}</p>"
     if isinstance(block, Bullets):
-        return "<ul>" + "".join(f"<li>{_html_text(item)}</li>" for item in block.items) + "</ul>"
+        return "<ul>" + "".join(f"<li>{_text(item, True)}</li>" for item in block.items) + "</ul>"
     if isinstance(block, Table):
         return _html_table(block)
     if isinstance(block, Image):
@@ -201,17 +185,23 @@ def _html_table(table: Table) -> str:
     return f'<div class="scroll">{table_html}</div>'
 
 
-def _html_text(text: Text) -> str:
-    return "".join(_html_inline(piece) for piece in (text if isinstance(text, tuple) else (text,)))
+# Each inline piece as Markdown and as HTML, filled in with its fields.
+_INLINE = {
+    Code: ("`{text}`", "<code>{text}</code>"),
+    Bold: ("**{text}**", "<b>{text}</b>"),
+    Link: ("[{text}]({href})", '<a href="{href}">{text}</a>'),
+    PageLink: ("[{text}]({stem}.md)", '<a href="{stem}.html">{text}</a>'),
+}
 
 
-def _html_inline(piece: Inline) -> str:
-    if isinstance(piece, Code):
-        return f"<code>{_html.escape(piece.text)}</code>"
-    if isinstance(piece, Bold):
-        return f"<b>{_html.escape(piece.text)}</b>"
-    if isinstance(piece, Link):
-        return f'<a href="{_html.escape(piece.href)}">{_html.escape(piece.text)}</a>'
-    if isinstance(piece, PageLink):
-        return f'<a href="{_html.escape(piece.stem)}.html">{_html.escape(piece.text)}</a>'
-    return _html.escape(piece)
+def _text(text: Text, html: bool) -> str:
+    """Inline pieces as Markdown, or as HTML with every field escaped."""
+    escape = _html.escape if html else str
+    pieces = []
+    for piece in text if isinstance(text, tuple) else (text,):
+        if isinstance(piece, str):
+            pieces.append(escape(piece))
+        else:
+            fields = {name: escape(value) for name, value in vars(piece).items()}
+            pieces.append(_INLINE[type(piece)][html].format(**fields))
+    return "".join(pieces)
