@@ -200,8 +200,7 @@ def _summary(run: Run) -> pd.DataFrame:
 
 
 def _best(table: pd.DataFrame) -> None:
-    """The ★ of each (device, size) and the dispatches dearer than their call
-    (README.md#results)."""
+    """The ★ per (device, size) and the dispatches dearer than their call (README.md#results)."""
     groups = [table["device"], table["size"]]
     # The floor is no way of jitting a method: the bar the others are set against.
     method = ~table["stale"] & (table["strategy"] != FLOOR)
@@ -259,10 +258,6 @@ def _per_device(run: Run) -> pd.DataFrame | None:
 
 def flag_hazards(table: pd.DataFrame, run: Run) -> pd.DataFrame:
     """Add the hazard column to a per-strategy table (hazardous on any device)."""
-    devices = per_device(run)
-    if devices is None:
-        table.insert(1, "hazard", "")
-        return table
-    flags = devices[devices["hazard"] != ""].groupby("strategy")["hazard"].first()
-    table.insert(1, "hazard", table["strategy"].map(flags).fillna(""))
+    hazards = hazard_of(run)
+    table.insert(1, "hazard", [hazards.get((None, s), "") for s in table["strategy"]])
     return table
