@@ -210,9 +210,8 @@ def break_even(run: Run) -> None:
 
 def hazards(run: Run) -> None:
     table = per_device(run)
-    names = [*HAZARD_WORDS, *(c for c in catalog.HAZARDS if c not in HAZARD_WORDS)]
-    counts = [c for c in names if table is not None and c in table]
-    if counts and table is not None:
+    counts = [c for c in {**HAZARD_WORDS, **catalog.HAZARDS} if table is not None and c in table]
+    if counts:
         shown = table.dropna(subset=counts, how="all")[["device", "strategy", *counts, "hazard"]]
         run.text(HAZARD_TEXT)
         run.blocks += run.table("hazards", order(shown, run.frame))
