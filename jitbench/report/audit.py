@@ -45,14 +45,17 @@ def load(path: str | Path) -> list[dict[str, Any]]:
             or not all(isinstance(s, dict) and set(_STEP_TYPES) <= set(s) for s in steps)
         ):
             raise JitbenchError(f"{where} holds an entry that is not an audit result; {expected}")
-        for field, (kind, form) in _RESULT_TYPES.items():
-            if field in result and not _is(result[field], kind):
-                raise _wrong(where, f"entry {n} field {field!r}", result[field], form, expected)
-        for m, step in enumerate(steps, 1):
-            for field, (kind, form) in _STEP_TYPES.items():
-                if not _is(step[field], kind):
-                    at = f"entry {n} step {m} field {field!r}"
-                    raise _wrong(where, at, step[field], form, expected)
+        fields = [(f"field {f!r}", result[f], *t) for f, t in _RESULT_TYPES.items() if f in result]
+        fields += [
+            (f"step {m} field {f!r}", step[f], kind, form)
+            for m, step in enumerate(steps, 1)
+            for f, (kind, form) in _STEP_TYPES.items()
+        ]
+        for at, value, kind, form in fields:
+            if not _is(value, kind):
+                shown = " ".join(json.dumps(value).split())
+                shown = shown if len(shown) <= 40 else shown[:39] + "…"
+                raise JitbenchError(f"{where} entry {n} {at} is {shown}, not {form}; {expected}")
     return data
 
 
@@ -68,12 +71,6 @@ def _is(value: Any, kind: str) -> bool:
     if kind == "strs":
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     return isinstance(value, str)
-
-
-def _wrong(where: str, at: str, value: Any, form: str, expected: str) -> JitbenchError:
-    shown = " ".join(json.dumps(value).split())
-    shown = shown if len(shown) <= 40 else shown[:39] + "…"
-    return JitbenchError(f"{where} {at} is {shown}, not {form}; {expected}")
 
 
 def explanations(audit: list[dict[str, Any]]) -> pd.DataFrame:
