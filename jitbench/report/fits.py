@@ -44,24 +44,13 @@ def fits(measured: pd.DataFrame, x: str, name: str, unit: str) -> pd.DataFrame:
         xs, ys = ok[x].to_numpy(dtype=float), ok["value"].to_numpy(dtype=float)
         found = line(xs, ys)
         positive = (xs > 0) & (ys > 0)
-        slope = (
-            np.polyfit(np.log(xs[positive]), np.log(ys[positive]), 1)[0]
-            if len(set(xs[positive])) > 1
-            else math.nan
-        )
-        fitted = {f"{name}_per_{unit}": "per", f"{name}_intercept": "at0"}
-        rows.append(
-            {
-                "strategy": strategy,
-                **{
-                    f"{column}{end}_s": found[key + end]
-                    for column, key in fitted.items()
-                    for end in ("", "_lo", "_hi")
-                },
-                f"{name}_loglog_slope": slope,
-                f"{name}_points": len(xs),
-            }
-        )
+        row = {"strategy": strategy}
+        for column, key in ((f"{name}_per_{unit}", "per"), (f"{name}_intercept", "at0")):
+            for end in ("", "_lo", "_hi"):
+                row[f"{column}{end}_s"] = found[key + end]
+        row[f"{name}_loglog_slope"] = line(np.log(xs[positive]), np.log(ys[positive]))["per"]
+        row[f"{name}_points"] = len(xs)
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
