@@ -47,30 +47,19 @@ SHORT = {
     "break_even": "break-even",
 }
 HEADLINE = list(SHORT)
-TEXT = (
-    (Bold("dispatch"), ": one call until it returns, the device idle (the wait outside)"),
-    (Bold("call"), ": one call and the wait for its result (synchronous)"),
-    (
-        Bold("loop"),
-        ": calls back to back, one wait at the end, per call: what a training loop gets",
-    ),
-    (
-        Bold("cold"),
-        ": the first call of a new instance, every in-memory cache cleared: it compiles",
-    ),
-    (Bold("new flag"), ": the call right after a static field took a new value"),
-    (
-        Bold("hidden from"),
-        ": the size from which the device hides the host: from it on, the loop per call "
-        f"is {HIDDEN_BY:.2f}x the dispatch or more, where the device's own time, not the "
-        "host's dispatch, sets a loop's pace (> the largest size measured: it never does)",
-    ),
-    (
-        Bold("break-even"),
-        ": against eager, the calls after which the cold first call is repaid by a loop "
-        "cheaper than eager's (eager's operations compiled already); never: it is not cheaper",
-    ),
-)
+# What each heading of the headline means.
+TEXT = {
+    "dispatch_s": "one call until it returns, the device idle (the wait outside)",
+    "call_s": "one call and the wait for its result (synchronous)",
+    "loop_s": "calls back to back, one wait at the end, per call: what a training loop gets",
+    "first_call_s": "the first call of a new instance, every in-memory cache cleared: it compiles",
+    "recompile_s": "the call right after a static field took a new value",
+    "hidden_from": "the size from which the device hides the host: from it on, the loop per call "
+    f"is {HIDDEN_BY:.2f}x the dispatch or more, where the device's own time, not the host's "
+    "dispatch, sets a loop's pace (> the largest size measured: it never does)",
+    "break_even": "against eager, the calls after which the cold first call is repaid by a loop "
+    "cheaper than eager's (eager's operations compiled already); never: it is not cheaper",
+}
 
 
 def has_rows(run: Run) -> bool:
@@ -179,7 +168,7 @@ def section(run: Run) -> None:
         f"Every strategy on {' and '.join(devices)}, measured in one process per run "
         f"(jitbench device-run); each cell {' · '.join(devices)}, size {size}:"
     )
-    run.blocks.append(Bullets(TEXT))
+    run.blocks.append(Bullets(tuple((Bold(SHORT[c]), f": {text}") for c, text in TEXT.items())))
     audited = per_device(run) is not None
     if not audited:
         run.text(
