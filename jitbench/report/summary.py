@@ -173,12 +173,10 @@ def _summary(run: Run) -> pd.DataFrame:
         table["disk_cache_speedup"] = cold / warm
     if not (table["strategy"] == BASELINE).any():
         run.notes.append(f"ratios to eager and break-even omitted: no {BASELINE!r} results")
-    where = pd.MultiIndex.from_frame(table[["device", "size"]])
     for metric, short in (("cached_call_s", "cached"), ("first_call_s", "first_call")):
         if metric not in table:
             continue
-        eager = table[table["strategy"] == BASELINE].set_index(["device", "size"])[metric]
-        baseline = pd.Series(eager.reindex(where).to_numpy(), index=table.index)
+        baseline = _beside(table, BASELINE, metric)
         correct = table[metric].where(~table["stale"])
         best = correct.groupby([table["device"], table["size"]]).transform("min")
         table[f"{short}_x_eager"] = table[metric] / baseline
@@ -187,7 +185,11 @@ def _summary(run: Run) -> pd.DataFrame:
         if metric == "cached_call_s":
             table["fastest_correct"] = correct == best
     _best(table)
-    _floor_ratios(table, where)
+    for metric, column in FLOOR_RATIOS.items():
+        # Each figure over the floor's at the same device and size, where it was measured.
+        floor = _beside(table, FLOOR, metric) if metric in table else None
+        if floor is not None and floor.notna().any():
+            table[column] = table[metric] / floor
     if {"cached_call_s", "first_call_s"} <= set(table):
         warm, cold = [], []
         for r in table.itertuples():
@@ -221,13 +223,11 @@ def _best(table: pd.DataFrame) -> None:
         table["dispatch_dearer"] = table["dispatch_s"] > table["cached_call_s"]
 
 
-def _floor_ratios(table: pd.DataFrame, where: pd.MultiIndex) -> None:
-    """Each figure over the floor's at the same device and size, where it was measured."""
-    floor = table[table["strategy"] == FLOOR].set_index(["device", "size"])
-    for metric, column in FLOOR_RATIOS.items():
-        if metric in table and floor[metric].notna().any():
-            below = pd.Series(floor[metric].reindex(where).to_numpy(), index=table.index)
-            table[column] = table[metric] / below
+def _beside(table: pd.DataFrame, strategy: str, metric: str) -> pd.Series:
+    """Each row's ``metric`` of ``strategy`` at the same device and size."""
+    where = pd.MultiIndex.from_frame(table[["device", "size"]])
+    of = table[table["strategy"] == strategy].set_index(["device", "size"])[metric]
+    return pd.Series(of.reindex(where).to_numpy(), index=table.index)
 
 
 def _per_device(run: Run) -> pd.DataFrame | None:
