@@ -82,11 +82,8 @@ def line_plot(
         outside_legend(axes[-1])
         where = f" on {device}" if device is not None else ""
         fig.suptitle(f"{title}{where}")
-        run.heading(f"{title}{where}", 1)
-        run.blocks.append(
-            run.figure(f"{name}-{slug(device)}" if device is not None else name, fig, title)
-        )
-        run.text(f"Log-log. {DASHED}")
+        shown = f"{name}-{slug(device)}" if device is not None else name
+        run.figure(f"{title}{where}", shown, fig, title, f"Log-log. {DASHED}")
 
 
 plot_cached = partial(
@@ -190,9 +187,8 @@ def plot_stages(run: Run) -> None:
         title = f"Trace / lower / compile on {device}, size {size}"
         ax.set(ylabel="seconds", title=title)
         ax.legend()
-        run.heading(title, 1)
-        run.blocks.append(run.figure(f"stages-{slug(device)}-size{size}", fig, title))
-        run.text(
+        text = (
             "The stages of one cold first call at the largest measured size, stacked; "
             "the rest of that call (grey) is dispatch, argument handling and running the program."
         )
+        run.figure(title, f"stages-{slug(device)}-size{size}", fig, title, text)

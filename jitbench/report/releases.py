@@ -92,14 +92,13 @@ def _wide(run: Run) -> pd.DataFrame:
         for column, (_, bench) in MEASURES.items()
         if run.has(bench)
     }
-    counts = {
-        name: run.rows(catalog.HAZARDS[name]).set_index(["device", "strategy", "jax"])["value"]
-        for name in COUNTS
-        if run.has(catalog.HAZARDS[name])
-    }
+    counts = {}
     for name in COUNTS:
-        if name not in counts:
-            run.omit(f"hazard count {name}", catalog.HAZARDS[name])
+        bench = catalog.HAZARDS[name]
+        if run.has(bench):
+            counts[name] = run.rows(bench).set_index(["device", "strategy", "jax"])["value"]
+        else:
+            run.omit(f"hazard count {name}", bench)
     if measured:
         table = pd.concat(measured, axis=1).dropna(how="all").reset_index()
     else:
@@ -162,6 +161,5 @@ def _plot(
     outside_legend(axes[-1])
     title = f"{label.capitalize()} vs JAX release on {DEVICE}"
     fig.suptitle(title)
-    run.heading(title, 1)
-    run.blocks.append(run.figure(f"{name}-{slug(column.removesuffix('_s'))}", fig, title))
-    run.text(f"Log y axis; releases in version order. {DASHED}")
+    plot = f"{name}-{slug(column.removesuffix('_s'))}"
+    run.figure(title, plot, fig, title, f"Log y axis; releases in version order. {DASHED}")

@@ -126,10 +126,13 @@ class Run:
         data.to_csv(path, index=False)
         return Paragraph(("CSV: ", Link(path.name, rel(path, self.out))))
 
-    def figure(self, name: str, fig: Figure, alt: str) -> Image:
+    def figure(self, title: str, name: str, fig: Figure, alt: str, text: str) -> None:
+        """A heading, the figure saved as plots/``name``.png, and a paragraph under it."""
         png = self.path("plots", f"{name}.png")
         fig.savefig(png, dpi=100, bbox_inches="tight")
-        return Image(rel(png, self.out), alt)
+        self.heading(title, 1)
+        self.blocks.append(Image(rel(png, self.out), alt))
+        self.text(text)
 
 
 def rel(path: Path, out: Path) -> str:
