@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 import pandas as pd
@@ -26,51 +28,30 @@ from jitbench.report import (
 )
 from jitbench.report.run import Run, slug
 
-Step = tuple[str, Callable[[Run], None]]
-# Sections in page order: a title and its steps (a title shows only if a step wrote something).
-SECTIONS: list[tuple[str, list[Step]]] = [
-    ("At a glance", [("tables: headline per device and size", sections.headline)]),
-    ("Each device: dispatch, call and loop", [("tables: device rows", device.section)]),
-    (
-        "Plots",
-        [
-            ("plots: cached call vs size", plots.plot_cached),
-            ("plots: cold first call vs size", plots.plot_cold),
-            ("plots: trace/lower/compile stages", plots.plot_stages),
-        ],
-    ),
-    ("Hazards", [("tables: hazards", sections.hazards)]),
-    ("Break-even", [("tables: break-even calls", sections.break_even)]),
-    ("Call right after a change", [("tables: call after a change", sections.after_change)]),
-    ("Sharded vs unsharded", [("tables: sharded vs unsharded", sections.sharded)]),
-    (
-        "Scaling",
-        [
-            ("tables: scaling fits", fit_tables.scaling_fits),
-            ("plots: dispatch vs pytree width", plots.plot_width),
-            ("plots: dispatch vs device count", plots.plot_device_count),
-            ("plots: trace and compile vs program size", plots.plot_ops),
-        ],
-    ),
-    (
-        "Nesting depth",
-        [
-            ("tables: cost per nested layer", fit_tables.depth_fits),
-            ("plots: cached call vs nesting depth", plots.plot_depth),
-            ("plots: trace and compile vs nesting depth", plots.plot_depth_compile),
-        ],
-    ),
-    ("Instructions per call", [("tables: instructions per call", sections.instructions)]),
-    (
-        "Many live instances",
-        [
-            ("tables: many live instances", population.section),
-            ("plots: dispatch vs live instances", population.plot),
-        ],
-    ),
-    ("All numbers", [("tables: every column per device and size", sections.full_tables)]),
+# Every step in page order: its section's title (shown only if a step of it wrote something),
+# its progress label, and the step.
+SECTIONS: list[tuple[str, str, Callable[[Run], None]]] = [
+    ("At a glance", "tables: headline per device and size", sections.headline),
+    ("Each device: dispatch, call and loop", "tables: device rows", device.section),
+    ("Plots", "plots: cached call vs size", plots.plot_cached),
+    ("Plots", "plots: cold first call vs size", plots.plot_cold),
+    ("Plots", "plots: trace/lower/compile stages", plots.plot_stages),
+    ("Hazards", "tables: hazards", sections.hazards),
+    ("Break-even", "tables: break-even calls", sections.break_even),
+    ("Call right after a change", "tables: call after a change", sections.after_change),
+    ("Sharded vs unsharded", "tables: sharded vs unsharded", sections.sharded),
+    ("Scaling", "tables: scaling fits", fit_tables.scaling_fits),
+    ("Scaling", "plots: dispatch vs pytree width", plots.plot_width),
+    ("Scaling", "plots: dispatch vs device count", plots.plot_device_count),
+    ("Scaling", "plots: trace and compile vs program size", plots.plot_ops),
+    ("Nesting depth", "tables: cost per nested layer", fit_tables.depth_fits),
+    ("Nesting depth", "plots: cached call vs nesting depth", plots.plot_depth),
+    ("Nesting depth", "plots: trace and compile vs nesting depth", plots.plot_depth_compile),
+    ("Instructions per call", "tables: instructions per call", sections.instructions),
+    ("Many live instances", "tables: many live instances", population.section),
+    ("Many live instances", "plots: dispatch vs live instances", population.plot),
+    ("All numbers", "tables: every column per device and size", sections.full_tables),
 ]
-STEPS = [step for _, steps in SECTIONS for step in steps]
 
 
 def write_report(
@@ -110,7 +91,7 @@ def write_report(
         ),
     )  # fmt: skip
     compared = releases.groups(chosen)
-    total = 2 + len(STEPS) * len(groups) + bool(compared)
+    total = 2 + len(SECTIONS) * len(groups) + bool(compared)
     _progress(1, total, f"results: {len(frame)} rows from {results_dir}")
     done = 1
     runs = []
@@ -118,9 +99,9 @@ def write_report(
         several = len(groups) > 1
         prefix = slug(f"{rows['machine'].iloc[0]}-{rows['env'].iloc[0]}") if several else ""
         run = Run(rows.reset_index(drop=True), out, prefix, 3 if several else 2, audited)
-        for title, steps in SECTIONS:
+        for title, steps in groupby(SECTIONS, key=itemgetter(0)):
             start = len(run.blocks)
-            for label, step in steps:
+            for _, label, step in steps:
                 done += 1
                 _progress(done, total, f"{run.label + ': ' if several else ''}{label}")
                 step(run)
