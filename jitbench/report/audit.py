@@ -60,8 +60,7 @@ def load(path: str | Path) -> list[dict[str, Any]]:
 
 
 def _subject(result: dict[str, Any]) -> Any:
-    """What was audited: a built-in strategy, or a target (shown as the report shows a
-    target's benchmark rows, under strategy)."""
+    """What was audited: a built-in strategy, or a target (shown under strategy, as its rows)."""
     return result.get("strategy", result.get("target"))
 
 

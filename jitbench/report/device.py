@@ -192,8 +192,7 @@ def section(run: Run) -> None:
 
 
 def _flagged(table: pd.DataFrame, run: Run, audited: bool) -> pd.DataFrame:
-    """The hazard column where the run audited the strategies; none (not a blank one, which
-    would read as no hazard) where it did not, as a device-only run."""
+    """The hazard column where the run audited; none where not (a blank would read as safe)."""
     return flag_hazards(table, run) if audited else table
 
 
