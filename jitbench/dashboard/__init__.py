@@ -118,8 +118,7 @@ def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, se
                     f"{name}: <{tag.name}> {url} has integrity {tag.attrs.get('integrity')!r}, "
                     f"asv 0.6.6 gives {asset.cdn_integrity}: a new asv page, check it"
                 )
-            new = local_path(asset)
-            text = _set_attribute(tag.text, attribute, new)
+            text = _set_attribute(tag.text, attribute, local_path(asset))
             text = _set_attribute(text, "integrity", integrity(files[asset.path]))
             edits.append((tag, text))
             seen.add(asset)
