@@ -169,20 +169,16 @@ def _html_table(table: Table) -> str:
     columns = list(table.frame.columns)
     left, wrap = ' class="left"', ' class="wrap"'
     classes = [wrap if c in table.wrap else left if c in table.left else "" for c in columns]
-    head = "".join(
-        f"<th{left if cls else ''}>{_html.escape(str(c))}</th>"
-        for c, cls in zip(columns, classes, strict=True)
-    )
-    rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td{cls}>{_html.escape(str(v))}</td>" for cls, v in zip(classes, row, strict=True)
-        )
-        + "</tr>"
-        for row in table.frame.itertuples(index=False)
-    )
-    table_html = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-    return f'<div class="scroll">{table_html}</div>'
+
+    def row(tag: str, values: Iterable[object], classes: list[str]) -> str:
+        pairs = zip(classes, values, strict=True)
+        cells = "".join(f"<{tag}{c}>{_html.escape(str(v))}</{tag}>" for c, v in pairs)
+        return f"<tr>{cells}</tr>"
+
+    # The heading of a left or wrapped column aligns left; headings never wrap.
+    head = row("th", columns, [left if c else "" for c in classes])
+    rows = "".join(row("td", r, classes) for r in table.frame.itertuples(index=False))
+    return f'<div class="scroll"><table><thead>{head}</thead><tbody>{rows}</tbody></table></div>'
 
 
 # Each inline piece as Markdown and as HTML, filled in with its fields.
