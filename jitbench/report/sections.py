@@ -25,7 +25,7 @@ from jitbench.report.summary import (
     per_device,
     summary,
 )
-from jitbench.report.targets import group_slug, group_title, is_target_group
+from jitbench.report.targets import groups
 from jitbench.suite import catalog
 
 BREAK_EVEN_TEXT = {
@@ -104,16 +104,16 @@ def headline(run: Run) -> None:
     )
     # Folded: the page opens on the first table (a 1280x800 window shows it).
     run.blocks.append(Details("What the columns and marks mean", (legend,)))
-    for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
+    for title, name, targets, rows in groups(table):
         shown = [c for c in [*HEADLINE, *MARKS] if c in rows]
         shown = [c for c in shown if c not in COUNTED or rows[c].notna().any()]
-        if is_target_group(size):
+        if targets:
             # Eager at the target's own sizes was not measured: no ratios, no break-even,
             # and no "best" among objects that compute different things.
             dropped = ("cached_x_eager", *FLOOR_RATIOS.values(), *BREAK_EVEN, "best")
             shown = [c for c in shown if c not in dropped]
-        run.heading(group_title(device, size), 1)
-        blocks = run.table(f"headline-{slug(group_slug(device, size))}", rows[shown])
+        run.heading(title, 1)
+        blocks = run.table(f"headline-{name}", rows[shown])
         notes = []
         if counted and "best" in shown and (rows["best_by"] == "time").all():
             notes.append(f"{BEST_MARK} by time here: no instructions counted at this size.")
@@ -160,12 +160,12 @@ def instructions(run: Run) -> None:
     ratios = [FLOOR_RATIOS[c] for c in counted]
     wanted = ["strategy", "hazard", "cached_call_s", counted[0], "dispatch_s", *counted[1:],
               *ratios]  # fmt: skip
-    for (device, size), part in rows.groupby(["device", "size"], sort=False, dropna=False):
-        run.heading(group_title(device, size), 1)
+    for title, name, targets, part in groups(rows):
+        run.heading(title, 1)
         shown = part[[c for c in wanted if c in part]]
-        if is_target_group(size):
+        if targets:
             shown = shown.drop(columns=ratios, errors="ignore")
-        run.blocks += run.table(f"instructions-{slug(group_slug(device, size))}", shown)
+        run.blocks += run.table(f"instructions-{name}", shown)
     fit_tables.counted_fits(run)
 
 
@@ -179,10 +179,9 @@ def full_tables(run: Run) -> None:
         "measured in one process for the grid; 'cold first call' comes from processes of "
         "its own, so the two calls differ by the process-to-process spread of a compile."
     )
-    for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
-        shown = [c for c in FULL if c in rows]
-        blocks = run.table(f"summary-{slug(group_slug(device, size))}", rows[shown])
-        run.blocks.append(Details(f"{group_title(device, size)}: every column", tuple(blocks)))
+    for title, name, _, rows in groups(table):
+        blocks = run.table(f"summary-{name}", rows[[c for c in FULL if c in rows]])
+        run.blocks.append(Details(f"{title}: every column", tuple(blocks)))
     run.blocks.append(run.csv("summary", table))
 
 
@@ -198,12 +197,12 @@ def break_even(run: Run) -> None:
     run.blocks.append(Bullets(tuple((*BREAK_EVEN_TEXT[name], ".") for name in BREAK_EVEN)))
     run.text("never = not cheaper than eager per call; baseline = eager itself.")
     for device, rows in sized.groupby("device", sort=False):
+        hazards = rows.drop_duplicates("strategy").set_index("strategy")["hazard"]
         for name, short in zip(BREAK_EVEN, ("warm", "cold"), strict=True):
             wide = rows.pivot(index="strategy", columns="size", values=name)
             wide.columns = [f"size {size}" for size in wide.columns]
-            hazard = rows.drop_duplicates("strategy").set_index("strategy")["hazard"]
-            wide = wide.join(hazard).reset_index()
-            wide = wide[["strategy", "hazard", *[c for c in wide if c.startswith("size ")]]]
+            wide.insert(0, "hazard", hazards)
+            wide = wide.reset_index()
             run.heading(f"Break-even vs {short} eager: {device}", 1)
             run.blocks += run.table(f"break-even-{short}-{slug(device)}", order(wide, run.frame))
 
@@ -253,13 +252,10 @@ def after_change(run: Run) -> None:
         "The call right after a change made as the object's users make it; a retrace "
         "shows as a call close to the cold first call."
     )
-    for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
-        first = [c for c in ("cached_call_s",) if c in rows]
-        run.heading(group_title(device, size), 1)
-        run.blocks += run.table(
-            f"after-change-{slug(group_slug(device, size))}",
-            rows[["strategy", "hazard", *first, *after]],
-        )
+    for title, name, _, rows in groups(table):
+        first = [c for c in ("strategy", "hazard", "cached_call_s") if c in rows]
+        run.heading(title, 1)
+        run.blocks += run.table(f"after-change-{name}", rows[[*first, *after]])
 
 
 def sharded(run: Run) -> None:

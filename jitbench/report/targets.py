@@ -3,8 +3,11 @@ size (docs/design.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pandas as pd
 
+from jitbench.report.run import slug
 from jitbench.suite import catalog
 
 COLUMN = "target"
@@ -26,15 +29,11 @@ def fold(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=COLUMN)
 
 
-def is_target_group(size: object) -> bool:
-    """Whether a (device, size) group of a summary table is the targets' (no size)."""
-    return bool(pd.isna(size))
-
-
-def group_title(device: object, size: object) -> str:
-    """The heading of a (device, size) table: ``cpu, size 10`` or ``cpu, targets``."""
-    return f"{device}, targets" if is_target_group(size) else f"{device}, size {size}"
-
-
-def group_slug(device: object, size: object) -> str:
-    return f"{device}-targets" if is_target_group(size) else f"{device}-size{size}"
+def groups(table: pd.DataFrame) -> Iterator[tuple[str, str, bool, pd.DataFrame]]:
+    """Each (device, size) group of a summary table in order: its heading (``cpu, size 10`` or
+    ``cpu, targets``), its part of a file name, whether it is the targets' (no size), its rows."""
+    for (device, size), rows in table.groupby(["device", "size"], sort=False, dropna=False):
+        targets = bool(pd.isna(size))
+        name = f"{device}-targets" if targets else f"{device}-size{size}"
+        title = f"{device}, targets" if targets else f"{device}, size {size}"
+        yield title, slug(name), targets, rows
