@@ -24,7 +24,7 @@ COLUMNS = {
 }
 TEXT = (
     "N instances of a strategy, each called once and kept alive (",
-    "nox -s instances",
+    Code("nox -s instances"),
     "), one fresh process per N. 'jit made after' is a plain jax.jit created once the "
     "population exists: past 8,192 live jitted functions with explicit attributes, jax issue "
     "39078 reports that such a jit loses its C++ fast path. Python calls per call counts the "
@@ -69,7 +69,7 @@ def section(run: Run) -> None:
     if table.empty:
         return  # opt-in: a run that built no population has nothing to say here
     hazards = hazard_of(run)
-    run.text(TEXT[0], Code(TEXT[1]), *TEXT[2:])
+    run.text(*TEXT)
     run.blocks += run.table("population-cliffs", cliffs(table, hazards))
     for device, rows in table.groupby("device", sort=False):
         run.heading(f"device {device}", 1)
