@@ -118,12 +118,10 @@ def per_strategy(run: Run) -> pd.DataFrame:
         if change is not None:
             rows = rows[rows["change"] == change]
         head[column] = head.set_index(keys).index.map(rows.set_index(keys)["value"])
-    hidden = {
-        key: hidden_from(rows) for key, rows in table.groupby(["device", "strategy"], sort=False)
-    }
-    head["hidden_from"] = [
-        hidden[d, s] for d, s in zip(head["device"], head["strategy"], strict=True)
-    ]
+    groups = table.groupby(["device", "strategy"], sort=False)
+    hidden = {key: hidden_from(rows) for key, rows in groups}
+    pairs = zip(head["device"], head["strategy"], strict=True)
+    head["hidden_from"] = [hidden[key] for key in pairs]
     head["break_even"] = [_break_even(head, r) for r in head.itertuples()]
     return order(head.reset_index(drop=True), run.frame)
 
