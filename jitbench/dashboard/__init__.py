@@ -160,15 +160,14 @@ def vendor(html_dir: Path, files: dict[str, bytes]) -> dict[Path, str]:
         raise DashboardError(
             f"{html_dir}: asv's pages no longer load {', '.join(missing)}: a new asv page, check it"
         )
-    vendor_dir = html_dir / VENDOR_DIR
-    if vendor_dir.exists():
-        unknown = [
-            str(p.relative_to(vendor_dir))
-            for p in vendor_dir.rglob("*")
-            if p.is_file() and p.relative_to(vendor_dir).as_posix() not in files
-        ]
-        if unknown:
-            raise DashboardError(f"{vendor_dir} holds files jitbench did not put there: {unknown}")
+    vendor_dir = html_dir / VENDOR_DIR  # rglob finds nothing where it does not exist yet
+    unknown = [
+        str(p.relative_to(vendor_dir))
+        for p in vendor_dir.rglob("*")
+        if p.is_file() and p.relative_to(vendor_dir).as_posix() not in files
+    ]
+    if unknown:
+        raise DashboardError(f"{vendor_dir} holds files jitbench did not put there: {unknown}")
     return rewritten
 
 

@@ -157,8 +157,7 @@ def plot_stages(run: Run) -> None:
     if not present:
         run.omit("plot trace/lower/compile stages", *stages.values())
         return
-    whole = run.has(catalog.STAGE_CALL)
-    if not whole:
+    if not run.has(catalog.STAGE_CALL):
         run.omit("rest of the call in the stages plot", catalog.STAGE_CALL)
     wanted = [*present.values(), catalog.STAGE_CALL]
     frame = run.frame[run.frame["benchmark"].isin(wanted)]
@@ -178,7 +177,7 @@ def plot_stages(run: Run) -> None:
             heights = wide[bench].fillna(0).to_numpy() if bench in wide else np.zeros(len(wide))
             ax.bar(range(len(wide)), heights, bottom=bottom, label=stage)
             bottom += heights
-        if whole and catalog.STAGE_CALL in wide:
+        if catalog.STAGE_CALL in wide:
             rest = (wide[catalog.STAGE_CALL].to_numpy() - bottom).clip(min=0)
             ax.bar(range(len(wide)), np.nan_to_num(rest), bottom=bottom, label="rest of the call",
                    color="lightgrey")  # fmt: skip
