@@ -70,8 +70,7 @@ def calls(run: Run) -> pd.DataFrame:
     """dispatch, call and loop per (device, size, strategy), on the devices that measured
     any (a device absent from the host, e.g. a gpu on a TPU host, has no rows)."""
     keys = ["device", "size", "strategy"]
-    found = {name: run.rows(b).set_index(keys)["value"] for name, b in CALLS.items() if run.has(b)}
-    table = pd.DataFrame(found).reset_index()
+    table = pd.DataFrame(run.columns(CALLS, keys)).reset_index()
     if table.empty:
         return table
     any_figure = table.drop(columns=keys).notna().any(axis=1)

@@ -87,11 +87,7 @@ def _group(run: Run) -> None:
 def _wide(run: Run) -> pd.DataFrame:
     """The cross-release table: measures per (device, size, strategy, jax), hazard counts."""
     keys = ["device", "size", "strategy", "jax"]
-    measured = {
-        column: run.rows(bench).set_index(keys)["value"]
-        for column, (_, bench) in MEASURES.items()
-        if run.has(bench)
-    }
+    measured = run.columns({column: bench for column, (_, bench) in MEASURES.items()}, keys)
     counts = {}
     for name in COUNTS:
         bench = catalog.HAZARDS[name]

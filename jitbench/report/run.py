@@ -93,6 +93,13 @@ class Run:
     def has(self, benchmark: str) -> bool:
         return bool((self.frame["benchmark"] == benchmark).any())
 
+    def columns(
+        self, benchmarks: dict[str, str], keys: list[str], field: str = "value"
+    ) -> dict[str, pd.Series]:
+        """``field`` of each benchmark with rows, indexed by ``keys``, under its name."""
+        found = {name: b for name, b in benchmarks.items() if self.has(b)}
+        return {name: self.rows(b).set_index(keys)[field] for name, b in found.items()}
+
     def omit(self, what: str, *benchmarks: str) -> None:
         missing = [b for b in benchmarks if not self.has(b)] or list(benchmarks)
         self.notes.append(f"{what} omitted: no results for {', '.join(missing)}")

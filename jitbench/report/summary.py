@@ -139,9 +139,7 @@ def _summary(run: Run) -> pd.DataFrame:
             columns[name] = run.rows(benchmark).set_index(keys)["value"]
         else:
             run.omit(f"summary column {name}", benchmark)
-    for name, benchmark in PERCENTILES.items():
-        if run.has(benchmark):
-            columns[name] = run.rows(benchmark).set_index(keys)["q_75"]
+    columns.update(run.columns(PERCENTILES, keys, "q_75"))
     for name, benchmark in COUNTED.items():
         counted = run.rows(benchmark)
         if (counted["status"] == "ok").any():  # n/a in every run that did not opt in
@@ -232,11 +230,7 @@ def _beside(table: pd.DataFrame, strategy: str, metric: str) -> pd.Series:
 
 def _per_device(run: Run) -> pd.DataFrame | None:
     keys = ["device", "strategy"]
-    columns = {
-        name: run.rows(bench).set_index(keys)["value"]
-        for name, bench in catalog.HAZARDS.items()
-        if run.has(bench)
-    }
+    columns = run.columns(catalog.HAZARDS, keys)
     if columns:
         for name, bench in catalog.HAZARDS.items():
             if name not in columns:
