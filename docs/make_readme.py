@@ -43,6 +43,7 @@ from jitbench.report import (
     write_report,
 )
 from jitbench.report import releases as release_page
+from jitbench.report.fits import seconds as fit_seconds
 from jitbench.report.fits import text as fit_text
 from jitbench.report.run import Run
 from jitbench.report.summary import FLOOR
@@ -992,7 +993,7 @@ class Accelerator:
 
 
 def _us(seconds: float) -> str:
-    return device.fits.seconds(seconds)
+    return fit_seconds(seconds)
 
 
 def accelerator_block(runs: Runs) -> str:

@@ -9,7 +9,6 @@ from typing import Any
 import pandas as pd
 
 from jitbench.document import Bold, Bullets
-from jitbench.report import fits  # noqa: F401 (docs/make_readme.py formats with device.fits)
 from jitbench.report.run import Run, cell, order, slug
 from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards, per_device
 from jitbench.suite import catalog
