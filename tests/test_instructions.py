@@ -241,13 +241,11 @@ PLANS = (
         Row("target_models:make_model", "cpu"),
         Row("helper_function", "cpu", 10),
         Row("helper_function", "cpu", 10, calibrated=True),
-        Row("no_such_strategy", "cpu", 10),
     ],
     [
         Row("target_models:make_model", "cpu"),
         Row("helper_function", "cpu", 10, twin=True),
         Row("helper_function", "cpu", 10, slowdown=0.02),
-        Row("jit_per_call", "cpu", 10),
     ],
 )
 
@@ -298,21 +296,15 @@ def test_planted_work_slows_the_call_by_its_fraction_of_instructions(counted):
     assert compare.count_mark(plain.call, slowed.call, COUNT_TOLERANCE) == "+"
 
 
-@pytest.mark.slow
-@needs_valgrind
-def test_a_bad_row_is_its_own_error(counted):
-    missing = counted[0][3]
+def test_a_bad_row_and_a_call_that_compiles_every_time_are_no_figures():
+    # The worker's own decisions, before anything is counted: a dry run makes them as a
+    # counted run does.
+    rows = [Row("no_such_strategy", "cpu", 10), Row("jit_per_call", "cpu", 10)]
+    missing, compiling = instructions.call_frames(rows)
     assert missing.failed and missing.reason.startswith("unknown strategy 'no_such_strategy'")
-
-
-@pytest.mark.slow
-@needs_valgrind
-def test_a_call_that_compiles_every_time_is_not_counted(counted):
-    assert counted[1][3] == NoFigure(instructions.COMPILES_REASON)
+    assert compiling == NoFigure(instructions.COMPILES_REASON)
     with pytest.raises(NotImplementedError, match="compiles on every call"):
-        instructions.lookup(
-            {Row("jit_per_call", "cpu", 10): counted[1][3]}, Row("jit_per_call", "cpu", 10)
-        )
+        instructions.lookup({rows[1]: compiling}, rows[1])
 
 
 # The stack's cost: helper_function from 0 and 50 frames more, JAX's tracebacks on and off,
