@@ -11,13 +11,21 @@ import functools
 import linecache
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from jitbench.errors import JitbenchError
 from jitbench.strategies.computation import LAYER_FIELDS, layer_step, render_body
 
-if TYPE_CHECKING:
-    from jitbench.strategies import Strategy
+
+class Recipe(Protocol):
+    """What the class factory needs of a strategy (:class:`jitbench.strategies.Strategy`)."""
+
+    name: str
+    holder: str
+    render: Callable[[Template], str]
+
+    def check_available(self) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,7 +219,7 @@ _GENERATED: dict[type, tuple[Shape, str, str]] = {}
 _JNP_IMPORT = "import jax.numpy as jnp\n"
 
 
-def source(strategy: Strategy, shape: Shape, probe: bool = False) -> str:
+def source(strategy: Recipe, shape: Shape, probe: bool = False) -> str:
     """The module source the recipe renders for ``shape`` (what ``jitbench show`` prints)."""
     text = strategy.render(Template(shape, probe))
     if shape.depth and "class Layer" not in text:
@@ -238,7 +246,7 @@ class Probe:
 PROBES: dict[type, Probe] = {}
 
 
-def make_class(strategy: Strategy, shape: Shape, probe: bool = False) -> type:
+def make_class(strategy: Recipe, shape: Shape, probe: bool = False) -> type:
     """The generated class of ``strategy`` for ``shape``: rendered and executed once, cached
     (jit's cache needs one class per shape: see docs/design.md). ``probe=True`` builds a
     separate class whose body counts its runs (:data:`PROBES`), for tests only."""
@@ -247,7 +255,7 @@ def make_class(strategy: Strategy, shape: Shape, probe: bool = False) -> type:
 
 
 @functools.cache  # keyed on all three arguments, however they are passed above
-def _make_class(strategy: Strategy, shape: Shape, probe: bool) -> type:
+def _make_class(strategy: Recipe, shape: Shape, probe: bool) -> type:
     text = source(strategy, shape, probe)
     tag = f"{strategy.name}_{shape.tag}{'_probe' if probe else ''}"
     filename = f"<jitbench {tag}>"
