@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from jitbench.errors import JitbenchError, error_text
@@ -76,17 +77,11 @@ class Advice:
     def why(self) -> str:
         """Why the recommended way was chosen, in the words its ranking earns."""
         chosen = self.row(self.recommended)
-        best = _figure(chosen, self.ranked_by)
-        cheaper = [
-            r for r in self.rows
-            if r.safe and (f := _figure(r, self.ranked_by)) is not None and best is not None
-            and f < best
-        ]  # fmt: skip
+        cheaper = self._cheaper(chosen, lambda r: r.safe)
         clean = "" if chosen.hazards else ", no leak, no recompile"
         if not cheaper:
             return f"the cheapest never stale, never raising{clean}"
-        if any(len(r.hazards) < len(chosen.hazards) or len(r.hazards) == len(chosen.hazards)
-               for r in cheaper):  # fmt: skip
+        if any(len(r.hazards) <= len(chosen.hazards) for r in cheaper):
             return (
                 f"never stale, never raising{clean}; no other way is clearly cheaper (their "
                 "figures overlap its own)"
@@ -98,11 +93,15 @@ class Advice:
         if not self.recommended:
             return []
         chosen = self.row(self.recommended)
+        return self._cheaper(chosen, lambda r: r.built and set(r.hazards) - set(chosen.hazards))
+
+    def _cheaper(self, chosen: WayRow, keep: Callable[[WayRow], Any]) -> list[WayRow]:
+        """The rows ``keep`` takes whose ranking figure is below ``chosen``'s."""
         best = _figure(chosen, self.ranked_by)
         return [
             r for r in self.rows
-            if r.built and set(r.hazards) - set(chosen.hazards)
-            and (f := _figure(r, self.ranked_by)) is not None and best is not None and f < best
+            if keep(r) and (f := _figure(r, self.ranked_by)) is not None and best is not None
+            and f < best
         ]  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
