@@ -86,7 +86,7 @@ class Target:
         """A new object from the factory; JitbenchError when there is none or it raises."""
         if self.factory is None:
             raise JitbenchError(f"target {self.name!r} has no factory to build a new instance")
-        made = _call_factory(self.factory, self.name)
+        made = _called(self.factory, f"target factory {self.name!r}")
         return made.obj if isinstance(made, Target) else made
 
 
@@ -108,11 +108,12 @@ def resolve_name(spec: str, what: str) -> Any:
     return value
 
 
-def _call_factory(factory: Callable[[], Any], name: str) -> Any:
+def _called(function: Callable[[], Any], what: str) -> Any:
+    """What ``function`` returns; a JitbenchError naming ``what`` where it raises."""
     try:
-        return factory()
+        return function()
     except Exception as exc:
-        raise JitbenchError(f"target factory {name!r} raised {_first_line(exc)}") from None
+        raise JitbenchError(f"{what} raised {_first_line(exc)}") from None
 
 
 def _methods(obj: Any) -> list[str]:
@@ -144,19 +145,6 @@ def resolve_callable(spec: str, what: str) -> Any:
     return found
 
 
-def load_inputs(spec: str) -> tuple[Any, ...] | Inputs:
-    """What ``package.module:function`` returns, as the arguments: an :class:`Inputs`, a
-    tuple or list of them, or one value (one argument)."""
-    function = resolve_callable(spec, "inputs")
-    try:
-        made = function()
-    except Exception as exc:
-        raise JitbenchError(f"inputs {spec!r} raised {_first_line(exc)}") from None
-    if isinstance(made, Inputs):
-        return made
-    return tuple(made) if isinstance(made, tuple | list) else (made,)
-
-
 def load_target(spec: str, *, call: str | None = None, inputs: str | None = None) -> Target:
     """The target that the factory ``package.module:factory`` builds.
 
@@ -184,18 +172,15 @@ def as_target(
     """
     import inspect
 
-    if isinstance(target, str):
-        factory = resolve_callable(target, "target")
-        made = _call_factory(factory, target)
+    if isinstance(target, str) or inspect.isfunction(target):
+        spec = isinstance(target, str)
+        name = target if spec else f"{target.__module__}:{target.__qualname__}"
+        factory = resolve_callable(target, "target") if spec else target
+        made = _called(factory, f"target factory {name!r}")
         made = made if isinstance(made, Target) else Target(made)
-        found = dataclasses.replace(made, name=target, factory=made.factory or factory)
+        found = dataclasses.replace(made, name=name, factory=made.factory or factory)
     elif isinstance(target, Target):
         found = target
-    elif inspect.isfunction(target):
-        name = f"{target.__module__}:{target.__qualname__}"
-        made = _call_factory(target, name)
-        made = made if isinstance(made, Target) else Target(made)
-        found = dataclasses.replace(made, name=name, factory=made.factory or target)
     else:
         found = Target(target)
     if call is not None:
@@ -207,9 +192,9 @@ def as_target(
             call = resolve_name(call, "call")
         found = dataclasses.replace(found, call=call)
     if inputs is not None:
-        if isinstance(inputs, str) and ":" in inputs:
-            inputs = load_inputs(inputs)
-        elif not isinstance(inputs, Inputs):
+        if isinstance(inputs, str) and ":" in inputs:  # package.module:function, as --inputs
+            inputs = _called(resolve_callable(inputs, "inputs"), f"inputs {inputs!r}")
+        if not isinstance(inputs, Inputs):
             inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
         kwargs = inputs.kwargs if isinstance(inputs, Inputs) else found.kwargs
         found = dataclasses.replace(found, inputs=inputs, kwargs=kwargs)
