@@ -169,8 +169,11 @@ class Play:
             return found
         return None
 
-    def _set(self, field: Field, value: Any) -> None:
+    def _set(self, field: Field, value: Any, how: str | None = None) -> None:
+        """Set ``field`` to ``value``; with ``how``, recorded as the next step's change."""
         self.obj = self.subject.set(self.obj, field, value)
+        if how is not None:
+            self.changed.append((field.path, how))
 
     def plan(self) -> Generator[str, Outcome, None]:
         """Make each step's change, yield its name, and be sent its call's outcome."""
@@ -181,29 +184,21 @@ class Play:
         yield "repeat_call"
         release = len(self.played) > RELEASE_ABOVE
         rejected: set[str] = set()  # the fields whose new value the call cannot take
-        for field in (f for f in self.played if f.kind == "static"):
-            before = get(self.obj, field)
-            self._set(field, values.new_value(before, field.choices))
-            self.changed.append((field.path, field.how))
-            if (yield "new_static") in REJECTED:
+        # Every flag, then every number: a new value (a number's of its 0-d shape, as for an
+        # array), then its own back: a number the call hashes compiles for the first, and
+        # must reuse for the second.
+        by_kind = sorted(self.played, key=lambda f: f.kind == "number")
+        for field in (f for f in by_kind if f.kind != "array"):
+            before, static = get(self.obj, field), field.kind == "static"
+            new = values.new_value(before, field.choices) if static else values.new_number(before)
+            self._set(field, new, field.how)
+            if (yield "new_static" if static else "same_shape_array") in REJECTED:
                 rejected.add(field.path)
-            self._set(field, before)
-            self.changed.append((field.path, field.how))
+            self._set(field, before, field.how)
             yield "seen_static"
-            if release:  # the field's programs go; the object's own is compiled again
+            if release and static:  # the field's programs go; the object's own is compiled again
                 clear_caches()
                 block(self.call())
-        for field in (f for f in self.played if f.kind == "number"):
-            # A new value of its (0-d) shape, as for an array, then its own back: a number
-            # the call hashes compiles for the first, and must reuse for the second.
-            before = get(self.obj, field)
-            self._set(field, values.new_number(before))
-            self.changed.append((field.path, field.how))
-            if (yield "same_shape_array") in REJECTED:
-                rejected.add(field.path)
-            self._set(field, before)
-            self.changed.append((field.path, field.how))
-            yield "seen_static"
         # The array field played before, set back as the next step begins: to its shape, or to
         # its own values where the call cannot take new ones (rejected: with jit or without).
         restore: tuple[Field, Any, bool] | None = None
@@ -215,15 +210,13 @@ class Play:
                 how += f" ({restore[0].path} {_BACK[restore[2]]})"
             before = get(self.obj, field)
             same = values.new_array(before, self.rng)
-            self._set(field, same)
-            self.changed.append((field.path, how))
+            self._set(field, same, how)
             if (yield "same_shape_array") in REJECTED:
                 rejected.add(field.path)
             restore = (field, before, True) if field.path in rejected else None
             if field.fixed_shape:  # its class refuses a new shape (edit.refused)
                 continue
-            self._set(field, values.new_array(same, self.rng, values.new_shape(same)))
-            self.changed.append((field.path, field.how))
+            self._set(field, values.new_array(same, self.rng, values.new_shape(same)), field.how)
             last = yield "new_shape_array"
             restore = restore or (field, same, False)
         how = self.subject.equal_how
