@@ -15,11 +15,9 @@ import types
 import weakref
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import FED_BACK, WHILE_TRACING, Play, attempt, replay
-from jitbench.auditing.subject import Generated, Outcome, Subject, subject_of
+from jitbench.auditing.subject import Generated, Outcome, Subject, device_and_size, subject_of
 from jitbench.compiles import clear_caches, count_compiles, explain_misses
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
@@ -266,7 +264,8 @@ def audit_subject(
         raise JitbenchError(f"the fields pattern {fields!r} matches no field; the fields: {paths}")
     played, refused = subject.playable(probe, played)
     kind = kinds.object_kind(probe)
-    size = subject.size if isinstance(subject, Generated) else _played_size(subject, probe, played)
+    # A target's size: the element count of the first array field played (0: none is).
+    size = subject.size if isinstance(subject, Generated) else device_and_size(probe, played)[1]
     del probe
     counter = None
     if isinstance(subject, Generated) and subject.probe:
@@ -297,14 +296,6 @@ def with_verdict(result: AuditResult, kind: str) -> AuditResult:
     spec = result.device if result.device in DEVICE_SPECS else "cpu"
     lines, match = judge(result, kind, builtin_audits(spec))
     return dataclasses.replace(result, verdict=lines, matches=match)
-
-
-def _played_size(subject: Subject, probe: Any, played: list[fieldlib.Field]) -> int:
-    """The element count of the first array field the scenario plays (0: it plays none)."""
-    for field in played:
-        if field.kind == "array":
-            return int(np.prod(np.shape(subject.get(probe, field))))
-    return 0
 
 
 @functools.cache

@@ -233,7 +233,7 @@ class Walked(Subject):
         self.origin = "the factory's" if target.factory is not None else "a copy's"
         self.equal_how = f"{self.origin}, traced values copied"
         self.filtered = filters(target)
-        self.device, self.size = _device_and_size(target.obj, self.fields(target.obj)[0])
+        self.device, self.size = device_and_size(target.obj, self.fields(target.obj)[0])
 
     def _copy(self, obj: Any) -> Any:
         """A deep copy sharing the object's functions (a copied one would be a new static)."""
@@ -403,7 +403,7 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _device_and_size(obj: Any, found: list[fieldlib.Field]) -> tuple[str, int]:
+def device_and_size(obj: Any, found: list[fieldlib.Field]) -> tuple[str, int]:
     """The platform and element count of the object's first array field (else JAX's default)."""
     import jax
 
