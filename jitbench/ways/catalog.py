@@ -452,15 +452,10 @@ class WaySubject(Walked):
         made = super().new(seed)
         return made if self._convert is None else self._convert(made)
 
-    def bound(self, obj: Any) -> Bound:
-        """The function the way calls and its arguments before the inputs."""
-        assert self._bind is not None
-        return self._bind(obj)
-
     def call(self, obj: Any) -> Callable[[], Any]:
         if self._bind is None:
             return super().call(obj)
-        function, lead = self.bound(obj)
+        function, lead = self._bind(obj)
         inputs, kwargs = self.target.inputs, self.target.kwargs
         # The call holds the object, as the user's code does (a hoisted jit reads it weakly).
         return lambda _held=obj: function(*lead, *inputs, **kwargs)
@@ -468,7 +463,7 @@ class WaySubject(Walked):
     def code(self, obj: Any) -> tuple[str, dict[str, Any]]:
         if self._bind is None:
             return super().code(obj)
-        function, lead = self.bound(obj)
+        function, lead = self._bind(obj)
         _, names = super().code(obj)
         names = {k: v for k, v in names.items() if k != "function"}  # obj: held, as above
         names.update({f"a{i}": value for i, value in enumerate(lead)}, function=function)
