@@ -12,7 +12,7 @@ from jitbench.auditing.scenario import CHANGES, FED_BACK, RETURNED, STEPS, WHILE
 from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
-from jitbench.targets.fields import EQX_STATIC
+from jitbench.targets.fields import EQX_STATIC, REBUILT
 
 # The outcomes that tell nothing of jit: the call raises without jit too, or a change does
 # not alter its result without jit either.
@@ -24,12 +24,7 @@ _WORST = {"stale": 3, "error": 2, "correct": 1}
 HOW = {
     "setattr": "in place",
     "Variable.set_value": "in its nnx Variable",
-    "dataclasses.replace": "with dataclasses.replace",
-    ".replace": "with .replace",
-    ".clone": "with .clone",
-    "._replace": "with ._replace",
-    "eqx.tree_at": "with eqx.tree_at",
-    "attrs.evolve": "with attrs.evolve",
+    **{how: f"with {how}" for how in (*REBUILT, "._replace", "eqx.tree_at")},
     "item assignment": "by item assignment",
     "a new container": "in a new container",
     EQX_STATIC: "in a new module (eqx.tree_at cannot reach a static field)",
