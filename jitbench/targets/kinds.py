@@ -100,10 +100,8 @@ def is_array(value: Any) -> bool:
     """A jax or NumPy array (what jit traces by shape and dtype)."""
     if isinstance(value, np.ndarray):
         return True
-    module = type(value).__module__
-    return (
-        module.startswith(("jax", "jaxlib")) and hasattr(value, "shape") and hasattr(value, "dtype")
-    )
+    of_jax = type(value).__module__.startswith("jax")  # jaxlib's too
+    return of_jax and hasattr(value, "shape") and hasattr(value, "dtype")
 
 
 def is_key(value: Any) -> bool:
@@ -152,11 +150,9 @@ def is_library_internal(value: Any) -> bool:
 
 
 def release_equinox_modules(objects: list[Any]) -> None:
-    """Let equinox forget ``objects`` as modules whose ``__init__`` is under way: a module made
-    by ``copy.deepcopy`` (the audit's stand-in for an object without a factory), or whose
-    ``__init__`` raised, stays in ``eqx.Module.__new__``'s private set for good. Equinox's
-    private state, read here and nowhere else; an equinox without it is left alone.
-    """
+    """Let equinox forget ``objects`` as modules under ``__init__``: one made by ``deepcopy``
+    (a stand-in for a new instance) or whose ``__init__`` raised stays in its private set for
+    good. Equinox's private state, read here alone; an equinox without it is left alone."""
     module = sys.modules.get("equinox._module._module")
     pending = getattr(getattr(module, "_currently_initialising", None), "_dict", None)
     if isinstance(pending, dict):
