@@ -89,8 +89,7 @@ def children(value: Any) -> list[tuple[Key, str, Any]] | None:
 
 
 def _traced(node: Any) -> tuple[set[Key], list[Any]] | None:
-    """The keys of ``node``'s pytree children (and, for children without a key, the children
-    themselves), or None where ``node`` is no pytree node: a leaf to jit."""
+    """The keys of ``node``'s pytree children and the children without one; None for a leaf."""
     import jax
 
     try:
@@ -134,8 +133,7 @@ def _role(
 
 
 def _among(child: Any, unkeyed: list[Any]) -> bool:
-    """Whether ``child``, or an array leaf of it, is one of ``unkeyed``: a node that flattens
-    its fields' leaves as its own children (distrax's ``Transformed`` its distribution's)."""
+    """Whether ``child``, or an array leaf of it, is one of ``unkeyed`` (distrax's Transformed)."""
     import jax
 
     ids = {id(c) for c in unkeyed}
@@ -149,11 +147,10 @@ def _among(child: Any, unkeyed: list[Any]) -> bool:
 
 
 def _unkeyed_child(node: Any, key: Key) -> bool:
-    """Whether the attribute ``key`` is a child of a node that flattens without keys (a
-    jax_dataclasses, numpyro or distrax class), told by flattening a copy holding a new
-    object there: by identity, a static ``True`` or a folded ``1.0`` is the leaf that holds
-    the same one. An array, or a pytree's arrays, are copied (a class that routes its
-    leaves by type keeps the copy where it keeps the array); anything else is a marker."""
+    """Whether the attribute ``key`` is a child of a node flattening without keys (jax_dataclasses,
+    numpyro, distrax), told by flattening a copy holding a new object there (not by identity: a
+    ``True`` or ``1.0`` may be another leaf's): a copy of its arrays (a class routing leaves by
+    type keeps it where it keeps the array), else a marker."""
     import jax
 
     if key[0] != "attr":
@@ -190,8 +187,7 @@ def _dropped(node: Any, key: Key) -> bool:
 
 @contextlib.contextmanager
 def _holding(node: Any, name: str, value: Any) -> Iterator[Any]:
-    """A shallow copy of ``node`` holding ``value`` as its attribute ``name``, which equinox
-    forgets afterwards (a module copied without ``__init__`` would stay in its set)."""
+    """A shallow copy of ``node`` holding ``value`` as ``name``, released from equinox after."""
     probe = copy.copy(node)
     try:
         object.__setattr__(probe, name, value)
@@ -280,13 +276,10 @@ def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
     # traced or not, is a flag: set to the other and back.
     if kinds.is_number(value) and role in ("number", "hashed") and not isinstance(value, bool):
         return "number", None
-    if kinds.is_function(value):
-        return "static", None
-    if isinstance(value, bool | int | float | enum.Enum | str) or value is None:
-        return "static", None
-    # A set of hashable items (lineax's tags): hashed as a whole where jit keys on it (a
+    # A set of hashable items (lineax's tags) too: hashed as a whole where jit keys on it (a
     # static field, a leaf eqx.filter_jit hashes), compared by its items.
-    if isinstance(value, frozenset | set):
+    static = bool | int | float | enum.Enum | str | frozenset | set
+    if kinds.is_function(value) or isinstance(value, static) or value is None:
         return "static", None
     if isinstance(value, tuple) and value and all(kinds.is_number(v) for v in value):
         return None, f"{value!r}: a tuple of numbers, often a shape the arrays must match"
