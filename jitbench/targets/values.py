@@ -37,8 +37,7 @@ def fresh_function(function: Any) -> Any:
 
 
 def _fresh(value: Any, made: dict[int, Any]) -> Any:
-    """``value`` with its floats and functions new, or None for a callable that cannot be
-    copied; ``made`` the copies made so far, by id (a recursive function holds itself)."""
+    """``value`` with its floats and functions new, or None; ``made``: the copies, by id."""
     if id(value) in made:
         return made[id(value)]
     if isinstance(value, float):
@@ -82,12 +81,10 @@ def new_value(value: Any, choices: Sequence[Any] = ()) -> Any:
     """Another valid value for a field holding ``value`` (None when none is known): another of
     its declared ``choices`` (a ``Literal``'s), the next enum member, a scaled number, a fresh
     function, a set less one item; a string needs declared choices."""
-    options = [c for c in choices if c != value]
-    if options:
+    if options := [c for c in choices if c != value]:
         return options[0]
     if isinstance(value, enum.Enum):
-        members = [m for m in type(value) if m != value]
-        return members[0] if members else None
+        return next((m for m in type(value) if m != value), None)
     if isinstance(value, bool | int | float):
         return new_number(value)
     if callable(value):
