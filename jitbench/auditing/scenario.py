@@ -105,10 +105,8 @@ class Play:
             reused = reused and self.outcome == "unjudged"
         # A trace that compiled nothing may still reuse an old program (a value hash's
         # equal key): only a compile shows that jit saw the new values.
-        self.judging.reused, self.judging.compiled = (
-            reused,
-            traced if compiled is None else compiled,
-        )
+        self.judging.reused = reused
+        self.judging.compiled = traced if compiled is None else compiled
         raised = error
         self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
         if self.step == "first_call" and raised and self.outcome == "n/a" and error != raised:
@@ -121,9 +119,7 @@ class Play:
         return self.outcome, error
 
     def _refuse_donation(self) -> None:
-        """JitbenchError where the first call deleted arrays of the object or its inputs that
-        it was passed: a call that donates them (``donate_argnums``; nnx puts new ones in the
-        module's Variables) cannot be made on what the audit keeps and plays again."""
+        """JitbenchError where the first call deleted (donated) arrays it was passed."""
         if any(getattr(leaf, "is_deleted", bool)() for leaf in self.passed):
             raise JitbenchError(
                 f"the call of {self.subject.name!r} donates its arguments (donate_argnums): "
@@ -132,10 +128,7 @@ class Play:
             )
 
     def _refuse_leaked_tracers(self) -> None:
-        """JitbenchError where the first call left tracers of jit's trace in the object: a call
-        that writes its state back into the object (penzai's ``pz.variable_jit`` its Variables)
-        under a jit holding the object as a static argument writes values of a finished trace,
-        which every later call (and the scenario's next change) reads."""
+        """JitbenchError where the first call left tracers of jit's trace in the object."""
         import jax
 
         def traced(value: Any) -> bool:
@@ -265,8 +258,7 @@ def drift(passed: Any, returned: Any) -> str:
 
 
 def _jit_limit(error: str) -> bool:
-    """Whether ``error`` is one JAX raises only on traced values (a tracer where Python needs
-    a concrete value), or one from running the compiled program."""
+    """Whether JAX raises ``error`` only under jit: on a tracer, or running the program."""
     import jax.errors
 
     limits = (jax.errors.JAXTypeError, jax.errors.JAXIndexError, jax.errors.UnexpectedTracerError)
