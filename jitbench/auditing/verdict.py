@@ -111,8 +111,7 @@ def _subject(step: Step) -> str:
 
 
 def _loop(result: AuditResult) -> list[str]:
-    """A line where the object the call returns compiles again when fed back, once or at
-    every step, with JAX's words for what differs."""
+    """A line where the object the call returns compiles again when fed back, and why."""
     steps = [s for s in result.steps if s.name in FED_BACK and s.hazard == "recompile"]
     if not steps:
         return []
@@ -139,8 +138,7 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
         groups.setdefault((step.name, step.error.split(":")[0]), []).append(step)
     for (name, _), group in groups.items():
         named = [f"`{s.field}`" for s in group if s.field]
-        more = f" and {len(named) - 3} more" if len(named) > 3 else ""
-        where = f" ({', '.join(named[:3])}{more})" if named else ""
+        where = f" ({_named(named, 3)})" if named else ""
         error = group[0].error.removeprefix(WHILE_TRACING)
         why = WHILE_TRACING if error != group[0].error else "without jit too: "
         error = error if len(error) <= 160 else error[:157] + "..."
@@ -255,15 +253,15 @@ def op_by_op(result: AuditResult) -> bool:
 
 
 def _unexplained(result: AuditResult) -> bool:
-    """The first call compiled, JAX explained none of it, and the same call again compiled
-    nothing."""
+    """The first call compiled unexplained by JAX, and the same call again compiled nothing."""
     first = result.steps[0]
     return first.compiles > 0 and not first.explanations and not result.repeat_call_compiles
 
 
-def _named(fields: list[str]) -> str:
-    """The first four fields named, and how many more."""
-    return ", ".join(fields[:4]) + (f" and {len(fields) - 4} more" if len(fields) > 4 else "")
+def _named(fields: list[str], shown: int = 4) -> str:
+    """The first ``shown`` fields named, and how many more."""
+    more = f" and {len(fields) - shown} more" if len(fields) > shown else ""
+    return ", ".join(fields[:shown]) + more
 
 
 def _count(n: int, noun: str) -> str:
