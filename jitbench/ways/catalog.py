@@ -429,8 +429,7 @@ class WaySubject(Walked):
 
     def __init__(self, target: Target, way: Way) -> None:
         self.way, self.raw = way, build.unjitted(target)
-        reason = way.applies(target.obj) if way is not WRITTEN else None
-        if reason is not None:
+        if (reason := way.applies(target.obj)) is not None:  # the call as written always does
             raise JitbenchError(reason)
         if way.body and helper_body(self.raw, sum(build.split_attributes(target.obj), ())) is None:
             raise JitbenchError(
