@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 
 
 class _Alive:
-    """Weak references to every object and array the scenario built, inner ones included,
-    what existed before the audit left out (what counts as a leak: docs/design.md)."""
+    """Weak references to what the scenario built, inner objects and arrays included."""
 
     def __init__(self) -> None:
         # Held, not only their ids: a freed object's id is soon another object's.
@@ -108,16 +107,14 @@ class _Alive:
 
 
 def _known(table: dict[int, Any], node: Any) -> bool:
-    """Whether ``table`` tracks ``node``: the entry under its id may be a freed object's,
-    whose id a new object reuses."""
+    """Whether ``table`` tracks ``node`` itself, not a freed object whose id it reuses."""
     entry = table.get(id(node))
     ref = entry[0] if isinstance(entry, tuple) else entry
     return ref is not None and ref() is node
 
 
 def _held(node: Any) -> list[Any]:
-    """What ``node`` keeps alive: its fields, and what a function holds (a bound method's
-    object, a closure's cells, a partial's arguments: blackjax's algorithms are closures)."""
+    """What ``node`` keeps alive: its fields, or what a function holds (blackjax's closures)."""
     if isinstance(node, types.MethodType):
         return [node.__self__]
     if isinstance(node, functools.partial):
@@ -128,8 +125,7 @@ def _held(node: Any) -> list[Any]:
 
 
 def _built(node: Any) -> list[Any]:
-    """What jit builds anew of ``node`` when it returns it: its pytree children, not its
-    auxiliary data, which unflattening takes from the compiled program's output structure."""
+    """What jit builds anew of ``node`` it returns: its pytree children, not its aux data."""
     import jax
 
     try:
@@ -150,8 +146,7 @@ def _cells(function: types.FunctionType) -> list[Any]:
 
 
 def _is_instance(node: Any) -> bool:
-    """An instance of a class of a user's or a library's (a model, a layer): what a cache
-    can keep alive; not a container, function, type or array."""
+    """An instance of a class (a model, a layer), not a container, function, type or array."""
     if isinstance(node, type | dict | list | tuple | str | bytes) or kinds.is_function(node):
         return False
     return hasattr(node, "__dict__") or hasattr(type(node), "__slots__")

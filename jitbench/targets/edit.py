@@ -94,8 +94,7 @@ def set_field(obj: Any, field: Field, value: Any) -> Any:
 
 
 def _refusal(obj: Any, field: Field, value: Any) -> str:
-    """Why ``obj`` refuses ``value`` in ``field`` (its class's own check raises), or "" where
-    it takes it; a field changed in place is set back."""
+    """Why ``obj`` refuses ``value`` in ``field``, or "" (a change made in place undone)."""
     before = get_field(obj, field)
     try:
         changed = set_field(obj, field, value)

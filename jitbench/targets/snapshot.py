@@ -38,12 +38,9 @@ def snapshot(value: Any) -> Any:
 
 
 def _nnx_copy(node: Any) -> Any:
-    """An nnx module's (or optimizer's) copy with new Variables holding the same arrays, and
-    so a Variable's or an ``nnx.State``'s, None for anything else: nnx's own deepcopy
-    ignores the memo and copies every array, which for a deep model is its size again at
-    every step (a donating call, which would delete shared arrays, is refused:
-    scenario.Play), and a Variable deep-copied flattens as one leaf, no longer as the node
-    jit returns (flax 0.12)."""
+    """An nnx graph's (a module, an optimizer), Variable's or State's copy sharing its arrays
+    (a donating call is refused: scenario.Play), else None: nnx's deepcopy ignores the memo
+    and copies every array, and a deep-copied Variable flattens as one leaf (flax 0.12)."""
     if kinds.is_variable(node) or kinds.is_nnx_state(node):
         import jax
 
