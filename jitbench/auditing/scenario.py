@@ -57,10 +57,8 @@ _BACK = {False: "back to its shape", True: "back to its values: the call cannot 
 
 
 class Play:
-    """One run of the scenario on ``subject``: the object as it is now, and what changed.
-
-    ``changed`` holds (field, how) per step so far ("" where no field changed).
-    """
+    """One run of the scenario on ``subject``: the object as it is now, and what changed
+    (``changed``: (field, how) per step so far, "" where no field changed)."""
 
     def __init__(self, subject: Subject, played: list[Field]) -> None:
         self.subject = subject

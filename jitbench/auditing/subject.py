@@ -293,15 +293,9 @@ class Walked(Subject):
         return dataclasses.replace(self.target, obj=obj, inputs=inputs, kwargs=kwargs).function()()
 
     def judge(self, before: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
-        """Against the call without jit on the state the call started from (it raises: n/a).
-
-        The first call sets the noise (the leaves jit and no jit round apart; on every leaf,
-        as a call that samples: no result is compared, every later step unjudged). A result
-        off beyond the noise is stale only where jit reused a program and the result is the
-        one from before the change (the jitted call's last result, or the oracle's); one jit
-        compiled afresh saw every value and is never stale; one that matches nothing from
-        before is unjudged, and says why. A change the oracle returns the same for is
-        unjudged."""
+        """Against the call without jit on the state the call started from (it raises: n/a),
+        beyond the noise its first call sets, by the rules of docs/own-objects.md: stale only
+        where jit reused a program and returned the result from before the change."""
         import jax
 
         try:
