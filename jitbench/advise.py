@@ -10,10 +10,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from jitbench.errors import JitbenchError, error_text
+from jitbench.errors import JitbenchError, NoFigure, error_text
 from jitbench.measure.timing import Spread
 from jitbench.options import COUNT_TOLERANCE, REPEAT
-from jitbench.targets import Target
+from jitbench.targets import Target, as_target
 from jitbench.targets import fields as fieldlib
 
 COLD_CALLS = 3
@@ -150,7 +150,6 @@ def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int
 def _count(rows: list[WayRow], spec: str, device: str, call: str | None,
            inputs: str | None) -> tuple[list[WayRow], str]:  # fmt: skip
     """The rows with their instructions where Valgrind counts here, and why not otherwise."""
-    from jitbench.errors import NoFigure
     from jitbench.measure.counting import instructions
     from jitbench.measure.counting.callgrind import unavailable_reason as callgrind_reason
 
@@ -225,7 +224,6 @@ def advise_object(
     ``device`` where a spec's target is built. JitbenchError where the call as written
     cannot be audited (its first call raises, or differs from the call without jit).
     """
-    from jitbench.targets import as_target
     from jitbench.ways.builders import unjitted
     from jitbench.ways.catalog import WaySubject, kind_of, names_of, ways_of
 

@@ -19,7 +19,7 @@ from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import FED_BACK, WHILE_TRACING, Play, attempt, replay
 from jitbench.auditing.subject import Generated, Outcome, Subject, device_and_size, subject_of
 from jitbench.compiles import clear_caches, count_compiles, explain_misses
-from jitbench.devices import DEVICE_SPECS
+from jitbench.devices import DEVICE_SPECS, resolve
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
 from jitbench.targets import fields as fieldlib
@@ -297,7 +297,6 @@ def with_verdict(result: AuditResult, kind: str) -> AuditResult:
 def builtin_audits(spec: str) -> dict[str, AuditResult]:
     """Every available built-in strategy's audit on ``spec`` (run once per process): what a
     user's object's audit is matched against."""
-    from jitbench.devices import resolve
     from jitbench.strategies import STRATEGIES
 
     placement = resolve(spec)

@@ -14,8 +14,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from jitbench.compiles import block, count_compiles
 from jitbench.errors import JitbenchError
-from jitbench.targets import Target, kinds
+from jitbench.targets import Target, edit, kinds
 from jitbench.targets import fields as fieldlib
 
 # A built way: the function to call and the arguments it takes before the call's inputs.
@@ -243,8 +244,6 @@ def value_key(obj: Any, found: list[fieldlib.Field]) -> tuple[Any, ...]:
     dtype and bytes; for an object without attributes, the fields the walk ``found``."""
     import jax
 
-    from jitbench.targets import edit
-
     def value(leaf: Any) -> Any:
         if kinds.is_array(leaf):
             return leaf.shape, str(leaf.dtype), kinds.on_host(leaf).tobytes()
@@ -319,8 +318,6 @@ def value_hash_applies(obj: Any) -> str | None:
 
     own = attributes(obj)
     if own is None:
-        from jitbench.targets import edit
-
         found = [(f.path, edit.get_field(obj, f)) for f in fieldlib.walk(obj)[0]]
     else:
         flat = jax.tree_util.tree_flatten_with_path(dict(own))[0]
@@ -411,8 +408,6 @@ def hoisted(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
 def jits_at_every_call(target: Target) -> bool:
     """Whether the call as written compiles again when nothing changed: a jit made inside it
     (``jax.jit(env.step)(state, action)``), a new program at every call."""
-    from jitbench.compiles import block, count_compiles
-
     call = target.function()
     try:
         block(call())
