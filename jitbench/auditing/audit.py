@@ -178,22 +178,6 @@ def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
                 field, how, role)  # fmt: skip
 
 
-class _Progress:
-    """One line per step on stderr once an audit has run for :data:`PROGRESS_AFTER_S`."""
-
-    def __init__(self, name: str, total: int) -> None:
-        self.name, self.total, self.done = name, total, 0
-        self.start = time.perf_counter()
-
-    def step(self, name: str, field: str) -> None:
-        self.done += 1
-        seconds = time.perf_counter() - self.start
-        if seconds >= PROGRESS_AFTER_S:
-            where, total = f" {field}" if field else "", max(self.done, self.total)
-            print(f"jitbench: audit of {self.name}: step {self.done} of {total} "
-                  f"({name}{where}), {seconds:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
-
-
 def _steps(
     subject: Subject, played: list[fieldlib.Field], alive: _Alive, probe: Any
 ) -> tuple[list[Step], dict[str, float]]:
@@ -202,8 +186,7 @@ def _steps(
     play = Play(subject, played)
     # Two steps per field of every kind; a loop's two steps (FED_BACK) are known only at the
     # end: the count grows then.
-    total = 4 + 2 * len(played)
-    progress = _Progress(subject.name, total)
+    total, start = 4 + 2 * len(played), time.perf_counter()
     steps: list[Step] = []
 
     def visit(name: str) -> Outcome | None:
@@ -212,7 +195,11 @@ def _steps(
         # nothing by compiling after a new number: it is not read as hashing it.
         every_call = any(s.name == "repeat_call" and s.compiles for s in steps)
         steps.append(_step(play, name, probe, every_call))
-        progress.step(name, steps[-1].field)
+        seconds, done = time.perf_counter() - start, len(steps)
+        if seconds >= PROGRESS_AFTER_S:  # a line per step on stderr once it has run a while
+            where = f" {steps[-1].field}" if steps[-1].field else ""
+            print(f"jitbench: audit of {subject.name}: step {done} of {max(done, total)} "
+                  f"({name}{where}), {seconds:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
         if name == "first_call" and steps[-1].outcome != "correct":
             return None  # the audit stops on it (a call that raised may break the object)
         return steps[-1].outcome
