@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -106,7 +107,7 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
         name = f"{fn}_jit"
     module = kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj)
     attributes = build.attributes(obj)
-    children, aux = build.split_attributes(obj) if attributes is not None else ((), ())
+    children, aux = build.split_attributes(obj)  # none where it has no attributes
     state = "vars(obj)"
     own = [n for n, _ in attributes or ()]
     # Its attributes named where vars() holds nothing (__slots__ alone) or more than them (a
@@ -132,12 +133,9 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
 
 def _positional(function: Callable[..., Any]) -> list[str]:
     """The names of ``function``'s parameters up to its ``*args`` (a signature's names)."""
-    found = []
-    for name, param in inspect.signature(function).parameters.items():
-        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            break
-        found.append(name)
-    return found
+    params = inspect.signature(function).parameters.values()
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in itertools.takewhile(lambda p: p.kind in positional, params)]
 
 
 # A typed PRNG key has no bytes of its own (NumPy cannot read it): its key data's are hashed.
