@@ -219,41 +219,36 @@ class PerObject:
         return self.built[key]
 
 
+@dataclasses.dataclass(frozen=True, eq=False, slots=True)
 class _ValueKey:
-    """The object as a static argument hashed and compared by its values, as the way's code
-    hashes it (:func:`value_key`)."""
+    """The object as a static argument hashed and compared by its values, as the value hash's
+    code (``ways.VALUE_HASH``) hashes it; ``fields``: the walk's, for an object without
+    attributes of its own."""
 
-    __slots__ = ("fields", "obj")
-
-    def __init__(self, obj: Any, found: list[fieldlib.Field]) -> None:
-        self.obj, self.fields = obj, found
+    obj: Any
+    fields: list[fieldlib.Field]
 
     def key(self) -> tuple[Any, ...]:
-        return value_key(self.obj, self.fields)
+        """The object's own attributes (:func:`attributes`) flattened, the structure written out
+        and arrays by their shape, dtype and bytes; without attributes, its fields' values."""
+        import jax
+
+        def value(leaf: Any) -> Any:
+            if kinds.is_array(leaf):
+                return leaf.shape, str(leaf.dtype), kinds.on_host(leaf).tobytes()
+            return leaf
+
+        own = attributes(self.obj)
+        if own is None:
+            return type(self.obj), tuple(value(edit.get_field(self.obj, f)) for f in self.fields)
+        leaves, structure = jax.tree_util.tree_flatten(dict(own))
+        return type(self.obj), str(structure), tuple(value(leaf) for leaf in leaves)
 
     def __hash__(self) -> int:
         return hash(self.key())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _ValueKey) and self.key() == other.key()
-
-
-def value_key(obj: Any, found: list[fieldlib.Field]) -> tuple[Any, ...]:
-    """What the value hash's code (``ways.VALUE_HASH``) keys on: the object's own attributes
-    (:func:`attributes`) flattened, the structure written out and arrays by their shape,
-    dtype and bytes; for an object without attributes, the fields the walk ``found``."""
-    import jax
-
-    def value(leaf: Any) -> Any:
-        if kinds.is_array(leaf):
-            return leaf.shape, str(leaf.dtype), kinds.on_host(leaf).tobytes()
-        return leaf
-
-    own = attributes(obj)
-    if own is None:
-        return type(obj), tuple(value(edit.get_field(obj, field)) for field in found)
-    leaves, structure = jax.tree_util.tree_flatten(dict(own))
-    return type(obj), str(structure), tuple(value(leaf) for leaf in leaves)
 
 
 @dataclasses.dataclass(frozen=True)
