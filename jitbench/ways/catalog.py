@@ -461,8 +461,7 @@ class WaySubject(Walked):
         if self._bind is None:
             return super().code(obj)
         function, lead = self._bind(obj)
-        _, names = super().code(obj)
-        names = {k: v for k, v in names.items() if k != "function"}  # obj: held, as above
+        _, names = super().code(obj)  # obj among them: held, as above
         names.update({f"a{i}": value for i, value in enumerate(lead)}, function=function)
         args = [f"a{i}" for i in range(len(lead))] + call_args(self.target)
         return f"function({', '.join(args)})", names
