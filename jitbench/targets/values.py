@@ -141,10 +141,9 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
     if isinstance(like, np.ndarray):
         return values
     import jax
-    from jax import lax
 
     if like.weak_type:  # a weak-typed array (jnp.asarray(1.0)): replaced by one as weak
-        return lax.full_like(like, 0, shape=shape).at[...].set(values)
+        return jax.lax.full_like(like, 0, shape=shape).at[...].set(values)
     if not kinds.is_committed(like):  # as jnp.asarray places it: a committed copy keys apart
         return jax.numpy.asarray(values)
     sharding = like.sharding
