@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import functools
 import gc
@@ -51,10 +52,9 @@ class _Alive:
         self.unreferenced: set[type] = set()
 
     def _ref(self, node: Any) -> weakref.ref[Any] | None:
-        try:
+        with contextlib.suppress(TypeError):
             return weakref.ref(node)
-        except TypeError:
-            return None
+        return None
 
     def track(self, obj: Any, returned: bool = False) -> None:
         """Track ``obj`` and what it holds; ``returned``: an object the jitted call returned,
@@ -138,10 +138,8 @@ def _built(node: Any) -> list[Any]:
 def _cells(function: types.FunctionType) -> list[Any]:
     found = []
     for cell in function.__closure__ or ():
-        try:
+        with contextlib.suppress(ValueError):  # a cell not yet filled
             found.append(cell.cell_contents)
-        except ValueError:  # a cell not yet filled
-            pass
     return found
 
 

@@ -5,6 +5,7 @@ played on any subject (:class:`Play`, :func:`replay`), and the call right after 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
@@ -270,12 +271,10 @@ def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
     """Play every step: ``visit(name)`` makes the step's call and returns its outcome,
     or None to stop there."""
     plan = play.plan()
-    try:
+    with contextlib.suppress(StopIteration):
         play.step = next(plan)
         while (outcome := visit(play.step)) is not None:
             play.step = plan.send(outcome)
-    except StopIteration:
-        pass
 
 
 def attempt(play: Play) -> tuple[Any, str, float]:

@@ -4,6 +4,7 @@ none is known (see docs/design.md).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import re
@@ -62,10 +63,8 @@ def _fresh(value: Any, made: dict[int, Any]) -> Any:
     )  # fmt: skip
     made[id(value)] = fresh
     for new, old in zip(fresh.__closure__ or (), cells or (), strict=True):
-        try:
+        with contextlib.suppress(ValueError):  # a cell not filled yet: left empty
             new.cell_contents = _kept(old.cell_contents, made)
-        except ValueError:  # a cell not filled yet: left empty
-            pass
     fresh.__kwdefaults__ = value.__kwdefaults__
     fresh.__dict__.update(value.__dict__)
     return functools.update_wrapper(fresh, value, assigned=("__qualname__", "__doc__"))

@@ -5,6 +5,7 @@ why a way cannot be built for an object (None where it can).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -212,10 +213,9 @@ class PerObject:
         key = id(obj)
         if key not in self.built:
             self.built[key] = self.make(obj)
-            try:
+            # No weak reference (a NamedTuple): what was built holds the object anyway.
+            with contextlib.suppress(TypeError):
                 weakref.finalize(obj, self.built.pop, key, None)
-            except TypeError:  # no weak reference (a NamedTuple): what was built holds it
-                pass
         return self.built[key]
 
 
@@ -438,11 +438,9 @@ def partition_applies(obj: Any) -> str | None:
     import jax
 
     _, static = eqx.partition(obj, eqx.is_array)
-    try:
+    with contextlib.suppress(TypeError):
         hash(static)
         return None
-    except TypeError:
-        pass
     unhashable = (list, dict, set)
     leaves = jax.tree_util.tree_flatten_with_path(
         static, is_leaf=lambda x: isinstance(x, unhashable)
