@@ -76,11 +76,9 @@ def held_method(target: Target, raw: Callable[..., Any]) -> bool:
 
 
 def unjitted(target: Target) -> Callable[..., Any]:
-    """The raw function under the target's call: :func:`written` with its jit wrapper
-    removed (``jax.jit``, ``partial(jax.jit, static_argnums=0)``, ``eqx.filter_jit``,
-    ``nnx.jit``: all keep it as ``__wrapped__``). A plain function's ``__wrapped__`` is a
-    decorator of the user's own (``functools.wraps``: numpyro's ``@validate_sample``), part
-    of what the call computes: kept."""
+    """The raw function under the target's call: :func:`written` with its jit wrappers, which
+    keep it as ``__wrapped__``, removed; a plain function's ``__wrapped__`` is the user's own
+    decorator (numpyro's ``@validate_sample``), part of what the call computes: kept."""
     call = written(target)
     if not isinstance(call, HeldCall):
         return _unwrapped(call)
@@ -143,10 +141,8 @@ def _holds_array(value: Any) -> bool:
 
 
 def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The attributes holding arrays (traced: a pytree's children) and the rest (static); a
-    jit of the object's own method (``self.calc = jax.jit(self.calc)``: the user's own jit,
-    which the way replaces) left out. Another jitted function it holds and calls (a linen
-    module's ``jax.jit(module.apply)``) is static."""
+    """The attributes holding arrays (traced: a pytree's children) and the rest (static), a
+    jit of the object's own method left out (the way replaces it: docs/design.md)."""
     found = [(n, v) for n, v in attributes(obj) or [] if not _own_jit(obj, v)]
     children = tuple(n for n, v in found if _holds_array(v))
     return children, tuple(n for n, _ in found if n not in children)
@@ -383,10 +379,9 @@ def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]
 
 
 def hoisted(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    """``jax.jit(partial(raw, obj))`` made once per object, as a user's loop makes it once: a
-    change made to the object in place after is not seen. The object is read through a weak
-    reference, which the trace resolves as the user's closure would, so that jitbench's own
-    store keeps no object alive (one with no weak reference is held, as the closure holds it)."""
+    """``jax.jit(partial(raw, obj))`` made once per object, as a user's loop makes it, the
+    object read through a weak reference so that jitbench's store keeps none alive (one with
+    no weak reference is held, as the user's closure holds it)."""
     import jax
 
     def make(o: Any) -> Callable[..., Any]:
