@@ -342,16 +342,15 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
 
 
 def choose(
-    fields: Sequence[Field], pattern: str | None = None, arrays: int = DEFAULT_ARRAYS,
-    values_: int = DEFAULT_VALUES,
-) -> tuple[list[Field], list[Skipped]]:  # fmt: skip
+    fields: Sequence[Field], pattern: str | None = None, arrays: int = DEFAULT_ARRAYS
+) -> tuple[list[Field], list[Skipped]]:
     """The fields to play, and the others as skipped (why).
 
     With ``pattern``: every field whose path starts with it (``layers[0].``), matches it
     as a glob (``*.weight``) or as a regular expression searched in it (``^(depth|scan)$``),
     private ones included. By default: one field of each group (the same field across a
     list's items), public ones (private ones only where there is no public field), at most
-    ``values_`` statics and numbers and ``arrays`` arrays.
+    :data:`DEFAULT_VALUES` statics and numbers and ``arrays`` arrays.
     """
     if pattern is not None:
         try:
@@ -371,7 +370,7 @@ def choose(
     counts = {"array": 0, "value": 0}
     for f in fields:
         budget = "array" if f.kind == "array" else "value"
-        limit = arrays if budget == "array" else values_
+        limit = arrays if budget == "array" else DEFAULT_VALUES
         if f.private and public:
             skipped.append(Skipped(f.path, "a private attribute (a fields pattern plays it)"))
         elif f.group in firsts:
