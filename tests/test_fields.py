@@ -345,3 +345,20 @@ def test_new_values_of_a_covariance_keep_it_positive_definite():
     symmetric = jnp.asarray([[0.0, 2.0], [2.0, 0.0]])  # indefinite: symmetric is all it keeps
     new = np.asarray(values.new_array(symmetric, rng))
     assert np.allclose(new, new.T) and not np.allclose(new, symmetric)
+
+
+class _OneSlot:
+    __slots__ = "scale"  # one slot, named as a string
+
+    def __init__(self) -> None:
+        self.scale = 2.0
+
+
+class _Holder:
+    def __init__(self) -> None:
+        self.part = _OneSlot()
+
+
+def test_a_slot_named_as_a_string_is_one_field():
+    found, _ = _paths(_Holder())
+    assert found == [("part.scale", "static", "setattr")]

@@ -81,7 +81,9 @@ def children(value: Any) -> list[tuple[Key, str, Any]] | None:
         return None
     if hasattr(value, "__dict__"):
         return [(("attr", n), f".{n}", v) for n, v in vars(value).items()]
-    slots = [n for c in type(value).__mro__ for n in getattr(c, "__slots__", ())]
+    # A class may name its one slot as a string: __slots__ = "x".
+    slotted = (getattr(c, "__slots__", ()) for c in type(value).__mro__)
+    slots = [n for names in slotted for n in ((names,) if isinstance(names, str) else names)]
     if slots and type(value).__module__.split(".")[0] not in kinds.LIBRARY_PACKAGES:
         names = [n for n in slots if n != "__weakref__" and hasattr(value, n)]
         return [(("attr", n), f".{n}", getattr(value, n)) for n in names]
