@@ -296,6 +296,15 @@ def test_planted_work_slows_the_call_by_its_fraction_of_instructions(counted):
     assert compare.count_mark(plain.call, slowed.call, COUNT_TOLERANCE) == "+"
 
 
+def test_counting_processes_at_once_run_on_cpus_of_their_own():
+    free = instructions._cpus()
+    taken = [free.get_nowait() for _ in range(instructions.PROCESSES)]
+    for cpu in taken:
+        free.put(cpu)
+    assert set(taken) <= os.sched_getaffinity(0)
+    assert len(set(taken)) == min(instructions.PROCESSES, len(os.sched_getaffinity(0)))
+
+
 def test_a_bad_row_and_a_call_that_compiles_every_time_are_no_figures():
     # The worker's own decisions, before anything is counted: a dry run makes them as a
     # counted run does.

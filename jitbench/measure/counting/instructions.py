@@ -5,8 +5,10 @@ the rows, the table asv reads, and the processes that count them (see docs/count
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
@@ -38,6 +40,8 @@ COMPILES_REASON = "it compiles on every call: a count would be a compile's (see 
 TIMEOUT_S = 1800
 # Counting processes run at once: Valgrind runs one thread at a time, one core each.
 PROCESSES = 2
+# The CPU a counting process runs on, one each (see worker.Worker): set by _run.
+CPU_ENV = "JITBENCH_COUNT_CPU"
 # Set in a dry run of the worker (no Valgrind): nothing counted, the call's stack recorded.
 DRY_RUN_ENV = "JITBENCH_COUNT_DRY_RUN"
 # The counting process's program (python -c DRIVER PLAN OUT): each stretch counted at module
@@ -208,6 +212,17 @@ def _by_subject(rows: Sequence[Row], run: Callable[[list[Row]], list[Any]]) -> l
     return found
 
 
+@functools.cache
+def _cpus() -> queue.Queue[int]:
+    """The CPUs the counting processes take, :data:`PROCESSES` of this process's (repeated
+    where it has fewer)."""
+    mine = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    free: queue.Queue[int] = queue.Queue()
+    for i in range(PROCESSES):
+        free.put(mine[i % len(mine)])
+    return free
+
+
 def _run(
     rows: Sequence[Row], folder: Path, wrap: Callable[[list[str]], list[str]],
     env: Mapping[str, str], timeout: float,
@@ -216,14 +231,17 @@ def _run(
     plan = folder / "plan.json"
     plan.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
     argv = [sys.executable, "-c", DRIVER, str(plan), str(folder / "out.json")]
+    cpu = _cpus().get()  # a CPU of its own, while it runs
     try:
         done = subprocess.run(
-            wrap(argv), env=dict(env), capture_output=True, text=True, timeout=timeout,
-            check=False,
+            wrap(argv), env={**env, CPU_ENV: str(cpu)}, capture_output=True, text=True,
+            timeout=timeout, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         what = rows[0].subject if len(rows) == 1 else f"{len(rows)} rows"
         raise JitbenchError(f"counting {what} did not finish in {timeout:g} s") from None
+    finally:
+        _cpus().put(cpu)
     if done.returncode != 0:
         # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
         own = [line for line in done.stderr.splitlines() if not line.startswith("==")]

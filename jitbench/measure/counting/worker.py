@@ -19,6 +19,7 @@ from jitbench.measure.counting import callgrind
 from jitbench.measure.counting.instructions import (
     BUDGET,
     COMPILES_REASON,
+    CPU_ENV,
     DRY_RUN_ENV,
     KINDS,
     LONG,
@@ -138,9 +139,11 @@ class Worker:
         # every kernel on the calling thread, the one callgrind's dumps count, so the count
         # is the call's whole work; with a pool, the caller's share of a large kernel and the
         # pool's spinning moved a CNN's count by up to 10% (docs/counting.md). Valgrind runs
-        # one thread at a time: the pin costs nothing.
+        # one thread at a time: the pin costs nothing. The CPU is the one _run gives it, so
+        # that processes counting at once run on CPUs of their own.
         if hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+            cpu = os.environ.get(CPU_ENV)
+            os.sched_setaffinity(0, {int(cpu) if cpu else min(os.sched_getaffinity(0))})
         import jax
 
         from jitbench.measure.counting.callgrind import Counter
