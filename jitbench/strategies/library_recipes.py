@@ -3,7 +3,7 @@ users write it; the plain JAX ones are in :mod:`jitbench.strategies.recipes`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 
 from jitbench.strategies.codegen import Template
 
@@ -176,43 +176,35 @@ _NNX_LAYERS = "self.layers = nnx.List(layers)"  # nnx's container for sub-module
 _NNX_READ = "{}[...]"  # a Param's array
 
 
-def _nnx_pieces(t: Template) -> dict[str, str]:
-    """An nnx module's pieces: arrays as ``nnx.Param`` read with ``[...]``, layers in a list."""
+def _dataclass(text: str, layer: str, static: str, t: Template) -> str:
+    """A dataclass-like module: fields declared, flags with ``static``."""
+    return t.render(text, fields=t.fields("jax.Array", static), layer=t.layer(layer))
+
+
+def _nnx(text: str, t: Template) -> str:
+    """An nnx module: arrays as ``nnx.Param`` read with ``[...]``, layers in a list."""
     if t.shape.depth:
         layer = t.layer(NNX_LAYER, read=_NNX_READ)
-        return {"param_init": _NNX_LAYERS, "model_body": t.pieces["method_body"], "layer": layer}
+        return t.render(
+            text, param_init=_NNX_LAYERS, model_body=t.pieces["method_body"], layer=layer
+        )
     arrays, statics = t.shape.array_fields, t.shape.static_fields
     init = [f"self.{a} = nnx.Param({a})" for a in arrays] + [f"self.{s} = {s}" for s in statics]
     body = t.computation([f"self.{a}[...]" for a in arrays], [f"self.{s}" for s in statics], 8)
-    return {"param_init": "\n        ".join(init), "model_body": body}
+    return t.render(text, param_init="\n        ".join(init), model_body=body)
 
 
-def _dataclass(text: str, layer: str, static: str) -> Callable[[Template], str]:
-    """The recipe of a dataclass-like module: fields declared, flags with ``static``."""
-
-    def recipe(t: Template) -> str:
-        fields = t.fields("jax.Array", static)
-        return t.render(text, fields=fields, layer=t.layer(layer))
-
-    return recipe
-
-
-def _nnx(text: str) -> Callable[[Template], str]:
-    """The recipe of an nnx module (see :func:`_nnx_pieces`)."""
-
-    def recipe(t: Template) -> str:
-        return t.render(text, **_nnx_pieces(t))
-
-    return recipe
-
-
-equinox_filter_jit = _dataclass(EQUINOX_FILTER_JIT, EQUINOX_LAYER, "eqx.field(static=True)")
-equinox_module_jax_jit = _dataclass(EQUINOX_MODULE_JAX_JIT, EQUINOX_LAYER, "eqx.field(static=True)")
-flax_struct_dataclass = _dataclass(
-    FLAX_STRUCT_DATACLASS, FLAX_STRUCT_LAYER, "struct.field(pytree_node=False)"
+equinox_filter_jit = partial(
+    _dataclass, EQUINOX_FILTER_JIT, EQUINOX_LAYER, "eqx.field(static=True)"
 )
-flax_nnx_jit = _nnx(FLAX_NNX_JIT)
-nnx_cached_partial = _nnx(NNX_CACHED_PARTIAL)
-nnx_split_merge = _nnx(NNX_SPLIT_MERGE)
-nnx_tree_mode = _nnx(NNX_TREE_MODE)
-nnx_jit_partial = _nnx(NNX_JIT_PARTIAL)
+equinox_module_jax_jit = partial(
+    _dataclass, EQUINOX_MODULE_JAX_JIT, EQUINOX_LAYER, "eqx.field(static=True)"
+)
+flax_struct_dataclass = partial(
+    _dataclass, FLAX_STRUCT_DATACLASS, FLAX_STRUCT_LAYER, "struct.field(pytree_node=False)"
+)
+flax_nnx_jit = partial(_nnx, FLAX_NNX_JIT)
+nnx_cached_partial = partial(_nnx, NNX_CACHED_PARTIAL)
+nnx_split_merge = partial(_nnx, NNX_SPLIT_MERGE)
+nnx_tree_mode = partial(_nnx, NNX_TREE_MODE)
+nnx_jit_partial = partial(_nnx, NNX_JIT_PARTIAL)

@@ -4,7 +4,7 @@ recipe with placeholders that :class:`jitbench.strategies.codegen.Template` fill
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from functools import partial
 
 from jitbench.strategies.codegen import Template
 
@@ -195,25 +195,22 @@ class Layer:
 """
 
 
-def _with_layer(text: str, layer: str) -> Callable[[Template], str]:
-    """The recipe that renders ``text``, with ``layer`` as the layer class of a nested shape."""
-
-    def recipe(t: Template) -> str:
-        return t.render(text, layer=t.layer(layer))
-
-    return recipe
+def _with_layer(text: str, layer: str, t: Template) -> str:
+    """``text`` rendered, with ``layer`` as the layer class of a nested shape (a recipe binds
+    the first two)."""
+    return t.render(text, layer=t.layer(layer))
 
 
 # The floor: helper_function's module, its jitted _calc called by the user on the arrays.
 JIT_FUNCTION = HELPER_FUNCTION.replace("class HelperFunction:", "class JitFunction:")
 
-eager = _with_layer(EAGER, PLAIN_LAYER)
-bound_method_jit = _with_layer(BOUND_METHOD_JIT, PLAIN_LAYER)
-helper_function = _with_layer(HELPER_FUNCTION, PLAIN_LAYER)
-jit_function = _with_layer(JIT_FUNCTION, PLAIN_LAYER)
-static_self_id_hash = _with_layer(STATIC_SELF_ID_HASH, PLAIN_LAYER)
-jit_per_call = _with_layer(JIT_PER_CALL, PLAIN_LAYER)
-pytree_class = _with_layer(PYTREE_CLASS, PYTREE_CLASS_LAYER)
+eager = partial(_with_layer, EAGER, PLAIN_LAYER)
+bound_method_jit = partial(_with_layer, BOUND_METHOD_JIT, PLAIN_LAYER)
+helper_function = partial(_with_layer, HELPER_FUNCTION, PLAIN_LAYER)
+jit_function = partial(_with_layer, JIT_FUNCTION, PLAIN_LAYER)
+static_self_id_hash = partial(_with_layer, STATIC_SELF_ID_HASH, PLAIN_LAYER)
+jit_per_call = partial(_with_layer, JIT_PER_CALL, PLAIN_LAYER)
+pytree_class = partial(_with_layer, PYTREE_CLASS, PYTREE_CLASS_LAYER)
 
 
 def static_self_value_hash(t: Template) -> str:
@@ -276,4 +273,4 @@ def _calc({statics}, {arrays}, y):
         return self._compiled({self_arrays}, y)
 """
 
-aot_compiled = _with_layer(AOT_COMPILED, PLAIN_LAYER)
+aot_compiled = partial(_with_layer, AOT_COMPILED, PLAIN_LAYER)
