@@ -149,9 +149,8 @@ NNX_TREE_MODE = FLAX_NNX_JIT.replace("class FlaxNnxJit", "class NnxTreeMode").re
     "@nnx.jit", "@nnx.jit(graph=False)"
 )
 
-# flax's fast path for tree mode: the module flattened once, at construction. The
-# unbound method and the module go in apart: a bound method would capture the
-# Variables as constants.
+# flax's fast path for tree mode: the module flattened once, at construction; the
+# unbound method and the module go in apart (why: docs/design.md).
 NNX_JIT_PARTIAL = """
 import jax.numpy as jnp
 from flax import nnx

@@ -52,8 +52,7 @@ class AsvConfig:
             config[key] = str((root / config[key]).resolve())
         config.update(overrides)
         if pins:
-            # Each pinned requirement at one version, moved last: asv installs them in order,
-            # so nothing installed after a pin (flax, equinox) can move it.
+            # Each pin at one version, moved last (why: docs/design.md).
             matrix = config.get("matrix", {})
             req = {k: v for k, v in matrix.get("req", {}).items() if k not in pins}
             config["matrix"] = {**matrix, "req": {**req, **{k: [v] for k, v in pins.items()}}}

@@ -70,8 +70,7 @@ def run_device_rows(machine: str, asv_args: Sequence[str] = ()) -> Path:
     from jitbench.suite.asvcompat import describe_machine
 
     describe_machine(machine)
-    # asv starts its benchmark processes with PYTHONPATH removed: ASV_PYTHONPATH is what they
-    # get, and the checkout's jitbench comes first there.
+    # ASV_PYTHONPATH, the checkout's jitbench first (why: docs/design.md).
     path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
     env = {
         **os.environ,

@@ -29,8 +29,7 @@ def clock() -> float:
 
 
 def skip(exc: NotImplementedError) -> NotImplementedError:
-    """What makes asv record n/a from a body (asv skips only its own SkipNotImplemented there,
-    a NotImplementedError only in ``setup``); ``exc`` itself outside asv."""
+    """What makes asv record n/a from a body (docs/design.md); ``exc`` itself outside asv."""
     try:
         from asv_runner.benchmarks.mark import SkipNotImplemented
     except ImportError:
@@ -164,10 +163,8 @@ def _track(name: str, unit: str) -> Any:
     return track
 
 
-# asv keys a setup_cache by the module and line of its function and shares the result
-# between classes whose function is the same: every class asv runs defines its own
-# setup_cache (here for the target classes, in benchmarks/ for the built-in ones), each
-# calling the family's method that does the work.
+# Every class asv runs defines its own setup_cache (the target classes' are below, the
+# built-in ones' in benchmarks/); why: docs/design.md.
 
 
 class Hazards:

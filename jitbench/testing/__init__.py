@@ -128,8 +128,7 @@ def assert_jit_safe(
     failing = {name: n for name, n in found.items() if name not in allowed}
     if not failing:
         return result
-    # The verdict's match with the built-in strategies costs their audits (seconds, once
-    # per process): only for the message of a failure, on the scenario already played.
+    # The verdict's match, only for a failure's message (why: docs/design.md).
     result = with_verdict(result, object_kind(target.obj))
     title = f"{target.name} (call {target.call_name})"
     named = ", ".join(f"{name} ({n})" for name, n in failing.items())
