@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 import statistics
-import time
 import timeit
 from collections.abc import Callable
 from typing import Any
@@ -82,13 +81,10 @@ def _seconds(
 ) -> float:
     """Seconds per call of ``func``: ``pick`` (median) of ``repeats`` loops of about ``budget``
     (kept short on purpose: see docs/design.md)."""
-    once = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        func()
-        once = min(once, time.perf_counter() - start)
+    timer = timeit.Timer(func)
+    once = min(timer.repeat(repeat=3, number=1))
     number = max(1, int(budget / max(once, 1e-9)))
-    return pick(timeit.Timer(func).repeat(repeat=repeats, number=number)) / number
+    return pick(timer.repeat(repeat=repeats, number=number)) / number
 
 
 def spin_costs(repeats: int = UNIT_REPEATS, budget: float = UNIT_BUDGET_S) -> tuple[float, float]:
