@@ -264,9 +264,8 @@ def _make_class(strategy: Recipe, shape: Shape, probe: bool) -> type:
     module = types.ModuleType(f"jitbench.generated.{tag}")
     module.__file__ = filename
     sys.modules[module.__name__] = module
-    counter = Probe()
     if probe:
-        module.__dict__["_probe"] = counter
+        module.__dict__["_probe"] = Probe()
     exec(compile(text, filename, "exec"), module.__dict__)
     name = class_name(strategy.name)
     cls = module.__dict__.get(name)
@@ -274,7 +273,7 @@ def _make_class(strategy: Recipe, shape: Shape, probe: bool) -> type:
         raise JitbenchError(f"strategy {strategy.name!r} rendered no class named {name!r}")
     _GENERATED[cls] = (shape, strategy.holder, strategy.name)
     if probe:
-        PROBES[cls] = counter
+        PROBES[cls] = module.__dict__["_probe"]
     return cls
 
 
