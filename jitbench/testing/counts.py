@@ -78,9 +78,7 @@ def versions() -> dict[str, str]:
 def _library_file(library: str) -> str:
     """A shared library's versioned file name (``libtcmalloc_minimal.so.4.5.16``)."""
     folders = [*os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep), *_LIBRARY_FOLDERS]
-    found = [os.path.join(f, library) for f in folders if f]
-    paths = [library] if os.path.isabs(library) else found
-    for path in paths:
+    for path in (os.path.join(f, library) for f in folders if f):  # an absolute one: itself
         if os.path.exists(path):
             return os.path.basename(os.path.realpath(path))
     return os.path.basename(library)
