@@ -88,13 +88,8 @@ def _wide(run: Run) -> pd.DataFrame:
     """The cross-release table: measures per (device, size, strategy, jax), hazard counts."""
     keys = ["device", "size", "strategy", "jax"]
     measured = run.columns({column: bench for column, (_, bench) in MEASURES.items()}, keys)
-    counts = {}
-    for name in COUNTS:
-        bench = catalog.HAZARDS[name]
-        if run.has(bench):
-            counts[name] = run.rows(bench).set_index(["device", "strategy", "jax"])["value"]
-        else:
-            run.omit(f"hazard count {name}", bench)
+    benchmarks = {name: catalog.HAZARDS[name] for name in COUNTS}
+    counts = run.columns(benchmarks, ["device", "strategy", "jax"], omitted="hazard count")
     if measured:
         table = pd.concat(measured, axis=1).dropna(how="all").reset_index()
     else:

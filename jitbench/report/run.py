@@ -94,10 +94,14 @@ class Run:
         return bool((self.frame["benchmark"] == benchmark).any())
 
     def columns(
-        self, benchmarks: dict[str, str], keys: list[str], field: str = "value"
+        self, benchmarks: dict[str, str], keys: list[str], field: str = "value", omitted: str = ""
     ) -> dict[str, pd.Series]:
-        """``field`` of each benchmark with rows, indexed by ``keys``, under its name."""
+        """``field`` of each benchmark with rows, indexed by ``keys``, under its name; with
+        ``omitted``, each benchmark without rows is noted as "``omitted`` NAME omitted"."""
         found = {name: b for name, b in benchmarks.items() if self.has(b)}
+        for name, benchmark in benchmarks.items():
+            if omitted and name not in found:
+                self.omit(f"{omitted} {name}", benchmark)
         return {name: self.rows(b).set_index(keys)[field] for name, b in found.items()}
 
     def omit(self, what: str, *benchmarks: str) -> None:

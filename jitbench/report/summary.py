@@ -133,12 +133,7 @@ def break_even_cold(
 
 def _summary(run: Run) -> pd.DataFrame:
     keys = ["device", "size", "strategy"]
-    columns = {}
-    for name, benchmark in SIZED.items():
-        if run.has(benchmark):
-            columns[name] = run.rows(benchmark).set_index(keys)["value"]
-        else:
-            run.omit(f"summary column {name}", benchmark)
+    columns = run.columns(SIZED, keys, omitted="summary column")
     columns.update(run.columns(PERCENTILES, keys, "q_75"))
     for name, benchmark in COUNTED.items():
         counted = run.rows(benchmark)
@@ -230,11 +225,8 @@ def _beside(table: pd.DataFrame, strategy: str, metric: str) -> pd.Series:
 
 def _per_device(run: Run) -> pd.DataFrame | None:
     keys = ["device", "strategy"]
-    columns = run.columns(catalog.HAZARDS, keys)
-    if columns:
-        for name, bench in catalog.HAZARDS.items():
-            if name not in columns:
-                run.omit(f"hazard count {name}", bench)
+    audited = any(run.has(bench) for bench in catalog.HAZARDS.values())
+    columns = run.columns(catalog.HAZARDS, keys, omitted="hazard count" if audited else "")
     if run.has(catalog.DISK_HITS):
         hits = run.rows(catalog.DISK_HITS)
         hits = hits[hits["status"] == "ok"]
