@@ -100,15 +100,13 @@ def choose(frame: pd.DataFrame) -> Choice:
         twins = candidates[(commits == best[1]) & (candidates["pairs"] == most)]
         twins = twins[twins["jax"].notna()].drop_duplicates("jax", keep="last")
         shown = sorted({best, *twins.index})
-        sources = set()
         for key in shown:
             chosen.append(key)
             source = _counts_source(mine, key)
             if source is not None:
                 counts[key] = source
-                sources.add(source)
         for key, row in mine.drop(index=shown).iterrows():
-            if row["counts_only"] and key in sources:
+            if row["counts_only"] and key in counts.values():
                 reason = "instructions only: its counts stand beside the run used"
             elif row["counts_only"]:
                 reason = "instructions only: the run used has counts of its own commit or newer"
