@@ -13,11 +13,8 @@ from jitbench.report.run import Run, cell, order, slug
 from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards, per_device
 from jitbench.suite import catalog
 
-# The device hides the host's overhead at a size where a loop's time per call is this many
-# times the host's dispatch or more: the device, not the host, then sets the pace. The two
-# figures of one size, measured apart, differ by up to 15% where the host sets both (on the
-# TPU v5e flax_nnx_jit's dispatch 401us and loop 461us at 1e5, on its host's CPU
-# equinox_filter_jit's 144us and 160us at 10), hence the margin.
+# Loop per call over dispatch from which the device hides the host; why this margin:
+# docs/accelerator.md#what-is-measured.
 HIDDEN_BY = 1.25
 # The figures per (strategy, size, device), by column.
 CALLS = {
