@@ -27,10 +27,6 @@ LABELS = {
     "dispatch_s": "dispatch",
     "call_s": "synchronous call",
     "loop_s": "loop, per call",
-    "first_call_s": "cold first call",
-    "recompile_s": "after a new flag",
-    "hidden_from": "device hides the host from",
-    "break_even": "break-even vs eager",
 }
 # The headline's column headings (the cells hold one figure per device).
 SHORT = {
