@@ -13,8 +13,7 @@ from jitbench.report.run import BEST_MARK, Run, order
 from jitbench.suite import catalog
 
 BASELINE = "eager"
-# jax.jit of a free function of the same computation, called on the arrays (no object): the
-# least a call can cost, which every strategy's figures are divided by where it was measured.
+# The floor, the least a call can cost (what it is: README.md#results).
 FLOOR = "jit_function"
 # The figures divided by the floor's, and the column each ratio is written to.
 FLOOR_RATIOS = {
@@ -39,8 +38,7 @@ SIZED = {
     "cached_call_s": catalog.CACHED,
     "dispatch_s": catalog.DISPATCH,
 }
-# Their samples' 75th percentile beside the median: with asynchronous CPU dispatch a
-# process can run slower than most for its whole life, and users get such processes too.
+# Their samples' 75th percentile beside the median (why: docs/design.md, Results and the report).
 PERCENTILES = {"cached_call_q75_s": catalog.CACHED, "dispatch_q75_s": catalog.DISPATCH}
 # Instructions per call (Valgrind, opt-in): columns only where a run counted them.
 COUNTED = {
