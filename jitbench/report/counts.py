@@ -16,17 +16,11 @@ _HOOKS = re.compile(r"-pytest-codspeed[0-9.]*(?=-|$)")
 def fold(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with counts of a hooks-only env moved to its timed twin's (the same name
     without pytest-codspeed, same machine and commit) where there is one."""
-    counted = frame["benchmark"].isin([*catalog.INSTRUCTIONS.values(), *catalog.COUNTED])
-    if not counted.any():
-        return frame
+    counted = frame["benchmark"].isin(catalog.COUNTED)
     timed = frame.loc[~counted, ["machine", "commit", "env"]]
     envs = set(timed.itertuples(index=False, name=None))
     twin = frame["env"].astype(str).map(lambda name: _HOOKS.sub("", name))
     keys = zip(frame["machine"], frame["commit"], twin, strict=True)
     has_twin = pd.Series([key in envs for key in keys], index=frame.index)
     moved = counted & has_twin & (twin != frame["env"])
-    if not moved.any():
-        return frame
-    frame = frame.copy()
-    frame.loc[moved, "env"] = twin[moved]
-    return frame
+    return frame.assign(env=frame["env"].where(~moved, twin))
