@@ -10,7 +10,7 @@ import pandas as pd
 
 from jitbench.document import Bold, Bullets
 from jitbench.report.run import Run, cell, order, slug
-from jitbench.report.summary import BASELINE, break_even_warm, flag_hazards, per_device
+from jitbench.report.summary import BASELINE, beside, break_even_warm, flag_hazards, per_device
 from jitbench.suite import catalog
 
 # Loop per call over dispatch from which the device hides the host; why this margin:
@@ -113,15 +113,12 @@ def per_strategy(run: Run) -> pd.DataFrame:
     hidden = {key: hidden_from(rows) for key, rows in groups}
     pairs = zip(head["device"], head["strategy"], strict=True)
     head["hidden_from"] = [hidden[key] for key in pairs]
-    head["break_even"] = [_break_even(head, r) for r in head.itertuples()]
+    eager = beside(head, BASELINE, "loop_s")  # one size per device: the device's eager
+    head["break_even"] = [
+        break_even_warm(r.strategy, r.first_call_s, r.loop_s, loop)
+        for r, loop in zip(head.itertuples(), eager, strict=True)
+    ]
     return order(head.reset_index(drop=True), run.frame)
-
-
-def _break_even(head: pd.DataFrame, row: Any) -> Any:
-    eager = head[(head["device"] == row.device) & (head["strategy"] == BASELINE)]
-    if eager.empty:
-        return "n/a"
-    return break_even_warm(row.strategy, row.first_call_s, row.loop_s, eager["loop_s"].iloc[0])
 
 
 def side_by_side(head: pd.DataFrame, devices: list[str]) -> pd.DataFrame:

@@ -167,7 +167,7 @@ def _summary(run: Run) -> pd.DataFrame:
     for metric, short in (("cached_call_s", "cached"), ("first_call_s", "first_call")):
         if metric not in table:
             continue
-        baseline = _beside(table, BASELINE, metric)
+        baseline = beside(table, BASELINE, metric)
         correct = table[metric].where(~table["stale"])
         best = correct.groupby([table["device"], table["size"]]).transform("min")
         table[f"{short}_x_eager"] = table[metric] / baseline
@@ -178,7 +178,7 @@ def _summary(run: Run) -> pd.DataFrame:
     _best(table)
     for metric, column in FLOOR_RATIOS.items():
         # Each figure over the floor's at the same device and size, where it was measured.
-        floor = _beside(table, FLOOR, metric) if metric in table else None
+        floor = beside(table, FLOOR, metric) if metric in table else None
         if floor is not None and floor.notna().any():
             table[column] = table[metric] / floor
     if {"cached_call_s", "first_call_s"} <= set(table):
@@ -214,7 +214,7 @@ def _best(table: pd.DataFrame) -> None:
         table["dispatch_dearer"] = table["dispatch_s"] > table["cached_call_s"]
 
 
-def _beside(table: pd.DataFrame, strategy: str, metric: str) -> pd.Series:
+def beside(table: pd.DataFrame, strategy: str, metric: str) -> pd.Series:
     """Each row's ``metric`` of ``strategy`` at the same device and size."""
     where = pd.MultiIndex.from_frame(table[["device", "size"]])
     of = table[table["strategy"] == strategy].set_index(["device", "size"])[metric]
