@@ -151,7 +151,6 @@ def sensitivity_summary(judged: pd.DataFrame, *, by_size: bool = False) -> pd.Da
     keys = ["slowdown", "size"] if by_size else ["slowdown"]
     rows = []
     for key, part in judged.groupby(keys, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
         canary = part[part["canary"]]
         unchanged = part[~part["canary"]]
         false = unchanged[unchanged["flagged"]]
