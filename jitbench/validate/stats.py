@@ -120,13 +120,11 @@ def noise_by_size(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def judge_sensitivity(
-    pairs: Sequence[tuple[int, float, pd.DataFrame, pd.DataFrame]],
-    factor: float,
-    canary: str = CANARY,
+    pairs: Sequence[tuple[int, float, pd.DataFrame, pd.DataFrame]], factor: float
 ) -> pd.DataFrame:
     """One row per (repetition, slowdown, cached-call case) of ``pairs`` (repetition, slowdown
     in percent, base and head ``results.load`` frames): compare's mark and ratio; ``flagged``
-    is a regression mark; ``canary``'s rows are the planted regression, the rest unchanged."""
+    is a regression mark; the canary's rows are the planted regression, the rest unchanged."""
     parts = []
     for repetition, slowdown, base, head in pairs:
         table = compare_frames(base, head, factor)
@@ -135,7 +133,7 @@ def judge_sensitivity(
         table.insert(0, "slowdown", float(slowdown))
         table.insert(0, "repetition", int(repetition))
         table["factor"] = float(factor)
-        table["canary"] = table["strategy"] == canary
+        table["canary"] = table["strategy"] == CANARY
         table["flagged"] = table["mark"].isin(REGRESSION_MARKS)
         parts.append(table)
     if not parts:
