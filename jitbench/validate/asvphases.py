@@ -45,9 +45,7 @@ def git_head(root: Path) -> str:
 class AsvSession:
     """``asv run --python=same`` of the checkout's suite into ``folder``, one machine per run."""
 
-    def __init__(
-        self, root: Path, folder: Path, commit: str, cpu_affinity: str | None = None
-    ) -> None:
+    def __init__(self, root: Path, folder: Path, commit: str, cpu_affinity: str | None) -> None:
         from jitbench.suite.asvrun import AsvConfig
 
         self.folder = folder

@@ -84,9 +84,7 @@ def interleaved(
     }
 
 
-def _calls_per_loop(
-    timer: timeit.Timer, loop_s: float, after: Callable[[], Any] | None = None
-) -> int:
+def _calls_per_loop(timer: timeit.Timer, loop_s: float, after: Callable[[], Any] | None) -> int:
     """The number of calls that take about ``loop_s``: loops of 1, 4, 16... calls, the fastest
     of three each (one slowed by another process does not count), up to a tenth of it."""
     number = 1
@@ -287,8 +285,8 @@ def host_parallelism(size: int) -> dict[str, Any] | None:
     return {"size": size, "cpus": len(cpus), "all_cpus_s": all_s, "one_cpu_s": one_s}
 
 
-def _median_timeit(func: Callable[[], Any], repeats: int = 3) -> float:
-    """timeit with its own calibration (autorange): median seconds per call over ``repeats``."""
+def _median_timeit(func: Callable[[], Any]) -> float:
+    """timeit with its own calibration (autorange): median seconds per call over 3 repeats."""
     timer = timeit.Timer(func)
     number, _ = timer.autorange()
-    return statistics.median(timer.repeat(repeat=repeats, number=number)) / number
+    return statistics.median(timer.repeat(repeat=3, number=number)) / number
