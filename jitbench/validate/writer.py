@@ -95,10 +95,9 @@ def _accuracy_section(outcome: Outcome, out: Path) -> list[Block]:
             "timeit": table["timeit_s"].map(seconds),
             "ratio": table["ratio"].map(_ratio),
             "in range": table["in_range"].map(yes),
+            "rounds": table["rounds"],
         }
     )
-    if "rounds" in table:
-        shown["rounds"] = table["rounds"]
     return [
         Heading("Accuracy: asv's figure against an independent timeit"),
         Paragraph(
