@@ -247,10 +247,7 @@ def summary_record(outcome: Outcome, summary: pd.DataFrame, total_seconds: float
         "sizes": list(outcome.plan.sizes),
         "cpu_affinity": outcome.plan.cpu_affinity,
         "seconds": {"total": total_seconds, **outcome.seconds},
-        "summary": [
-            {"check": r.check, "target": r.target, "reached": r.reached, "met": bool(r.met)}
-            for r in summary.itertuples()
-        ],
+        "summary": summary.astype({"met": bool}).to_dict("records"),
         **({"counts": outcome.count_figures} if outcome.count_figures is not None else {}),
     }
 
