@@ -45,14 +45,8 @@ def run_compare(
     noise: str | Path | None = None,
     count_tolerance: float = COUNT_TOLERANCE,
 ) -> int:
-    """Print the comparison; 1 when something regressed beyond the factor, else 0.
-
-    A row's mark is asv's: ``+`` when asv's test finds the two sets of samples
-    different and HEAD is slower than BASE by more than ``factor``. With
-    ``noise`` (validate's ``noise.csv``, measured on the machine that produced the
-    results) a ``+``/``-`` within the row's measured noise becomes ``~``, and the
-    output says from which file and how many marks it changed. Instruction counts
-    are marked by ``count_tolerance`` (:func:`count_mark`).
+    """Print the comparison; 1 when something regressed beyond the factor, else 0. The marks
+    and ``noise``: docs/running.md#comparing-commits-and-jax-releases; counts: :func:`count_mark`.
     """
     if not (math.isfinite(factor) and factor > 0):
         raise JitbenchError(f"--factor must be a finite number > 0 such as 1.1, got {factor}")

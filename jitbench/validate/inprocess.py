@@ -23,11 +23,7 @@ from jitbench.validate.plan import Progress
 from jitbench.validate.stats import CACHED, CANARY, DISPATCH, accuracy_table, fidelity_table
 
 FIDELITY_DEVICE = "cpu"
-# Each round times one loop of each side, the order swapped every round; a loop is
-# about FIDELITY_LOOP_S of calls, and the rounds of one strategy and measure stop
-# after FIDELITY_BUDGET_S (at least FIDELITY_MIN_ROUNDS) or at FIDELITY_ROUNDS.
-# Loops are timed in CPU seconds of this process (all its threads, XLA's included):
-# on a shared machine, the time this process waits for a core counts on neither side.
+# interleaved's defaults; why CPU seconds: docs/validation.md#how-each-phase-measures
 FIDELITY_TIMER = time.process_time
 FIDELITY_LOOP_S = 0.002
 FIDELITY_ROUNDS = 200
@@ -229,8 +225,7 @@ def measure_accuracy(
         index = combos.index(tuple(map(repr, wanted)))
         plain = _plain(*wanted)
         for benchmark, func in ((CACHED, plain.call), (DISPATCH, plain.dispatch)):
-            # One benchmark's instance per jit cache, as in an asv benchmark process: an
-            # equal instance of the previous benchmark would otherwise own the cache entry.
+            # why: docs/validation.md#how-each-phase-measures (accuracy)
             clear_memory_caches()
             plain.call()
             bench = get_benchmark_from_name(bench_dir, f"{benchmark}-{index}")
