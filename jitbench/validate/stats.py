@@ -103,20 +103,16 @@ def noise_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def noise_by_size(table: pd.DataFrame) -> pd.DataFrame:
     """The spread per family, size and device: where the noise comes from."""
-    rows = []
-    for (family, size, device), part in table.groupby(["family", "size", "device"], sort=True):
-        rows.append(
-            {
-                "family": family,
-                "size": int(size),
-                "device": device,
-                "rows": len(part),
-                "spread": spread(part["ratio"]),
-                "median_ratio": float(part["ratio"].median()),
-                "flagged": int(part["mark"].isin(CHANGE_MARKS).sum()),
-            }
+    return (
+        table.groupby(["family", "size", "device"], sort=True)
+        .agg(
+            rows=("ratio", "size"),
+            spread=("ratio", spread),
+            median_ratio=("ratio", "median"),
+            flagged=("mark", lambda marks: int(marks.isin(CHANGE_MARKS).sum())),
         )
-    return pd.DataFrame(rows)
+        .reset_index()
+    )
 
 
 def judge_sensitivity(
