@@ -120,11 +120,8 @@ def median_counts(counted: pd.DataFrame, last: int) -> list[dict[str, Any]]:
     """Each strategy's median count per call and per dispatch over the base and slowed
     processes (the canary's place left out)."""
     plain = counted[counted["place"] != last]
-    medians = plain.groupby(["strategy", "kind"], sort=False)["instructions"].median()
-    order = list(dict.fromkeys(plain["strategy"]))
-    return [
-        {"strategy": name, **{kind: float(medians[name, kind]) for kind in KINDS}} for name in order
-    ]
+    medians = plain.pivot_table("instructions", "strategy", "kind", "median", sort=False)
+    return medians[list(KINDS)].reset_index().to_dict("records")
 
 
 def summary_rows(found: dict[str, Any]) -> list[dict[str, Any]]:
