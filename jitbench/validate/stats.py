@@ -167,12 +167,10 @@ def sensitivity_summary(judged: pd.DataFrame, *, by_size: bool = False) -> pd.Da
                     f"r{r.repetition} {r.case} x{r.ratio:.3f}" for r in false.itertuples()
                 ),
                 "detected": bool(len(canary)) and bool(canary["flagged"].all()),
+                "clean": false.empty,
             }
         )
-    table = pd.DataFrame(rows)
-    if not table.empty:
-        table["clean"] = table["false_flags"] == 0
-    return table
+    return pd.DataFrame(rows)
 
 
 def smallest_flagged(summary: pd.DataFrame, *, require_clean: bool = True) -> float | None:
