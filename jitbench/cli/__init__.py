@@ -227,23 +227,16 @@ def _results_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _format_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--format", type=choice("format", FORMATS), default="table", help="output format"
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="jitbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     p = sub.add_parser("strategies", help="list the strategies and whether each can run here")
     p.set_defaults(run=_cmd_strategies)
-    # Options several commands share, each with its own help.
-    device = {"type": choice("device", DEVICE_SPECS), "default": "cpu"}
-    # None where not given: a TARGET refuses a size and keeps JAX's default device.
-    strategy_size = {"type": positive_int, "default": None}
-    optional_device = {**device, "default": None}
+    # Options several commands share. audit's and time's --size and --device stay None where
+    # not given: a TARGET refuses a size and keeps JAX's default device.
+    device = choice("device", DEVICE_SPECS)
     repeat = {"type": positive_int, "default": REPEAT}
+    output_format = {"type": choice("format", FORMATS), "default": "table", "help": "output format"}
 
     p = sub.add_parser("show", help="print the generated source of a strategy's class")
     p.set_defaults(run=_cmd_show)
@@ -261,11 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_audit)
     _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
-    p.add_argument("--size", **strategy_size, help=f"array length (default {DEFAULT_SIZE})")
-    p.add_argument(
-        "--device", **optional_device, help="device spec, or where TARGET's factory builds"
-    )
-    _format_option(p)
+    p.add_argument("--size", type=positive_int, help=f"array length (default {DEFAULT_SIZE})")
+    p.add_argument("--device", type=device, help="device spec, or where TARGET's factory builds")
+    p.add_argument("--format", **output_format)
     p.add_argument(
         "--explain", action="store_true", help="under the table, JAX's reason for every trace"
     )
@@ -274,12 +265,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_time)
     _target_options(p)
     p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
-    p.add_argument("--size", **strategy_size, help="--strategy's array length")
+    p.add_argument("--size", type=positive_int, help="--strategy's array length")
     p.add_argument(
-        "--device", **optional_device, help="--strategy's device, or where TARGET's factory builds"
+        "--device", type=device, help="--strategy's device, or where TARGET's factory builds"
     )
     p.add_argument("--repeat", **repeat, help=f"samples per figure (default {REPEAT})")
-    _format_option(p)
+    p.add_argument("--format", **output_format)
 
     p = sub.add_parser(
         "advise", help="every way of jitting your object's call, measured alike, and the best"
@@ -287,10 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_advise)
     _target_options(p)
     p.add_argument(
-        "--device", **device, help="the device TARGET's factory builds on (made JAX's default)"
+        "--device",
+        type=device,
+        default="cpu",
+        help="the device TARGET's factory builds on (made JAX's default)",
     )
     p.add_argument("--repeat", **repeat, help=f"samples per timing ({REPEAT})")
-    _format_option(p)
+    p.add_argument("--format", **output_format)
     p.add_argument(
         "--no-count", action="store_true",
         help="no instruction counts (Valgrind, a minute or more), rank by time",
