@@ -1,6 +1,5 @@
 """The phases that run asv: noise (unchanged code twice) and sensitivity (the canary), each
-run through a config copy into a temporary folder, one asv machine name per side
-(docs/validation.md)."""
+through a config copy into a temporary folder (docs/validation.md#how-each-phase-measures)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """The counts phase of ``jitbench validate``: Valgrind's instruction counts checked for noise,
-sensitivity and fidelity, every check between rows at the same place of the same plan in
-different processes (docs/validation.md). Only ``--phases counts`` runs it: it needs
-Valgrind and minutes.
-"""
+sensitivity and fidelity (docs/validation.md#how-each-phase-measures). Only ``--phases counts``
+runs it: it needs Valgrind and minutes."""
 
 from __future__ import annotations
 
