@@ -75,6 +75,23 @@ def _hooks() -> Any:
     )
 
 
+def undecoded(stderr: str) -> str | None:
+    """Where Valgrind stopped a process on an instruction it cannot decode, as one line (its
+    version, the function and library holding the instruction), or None if it did not."""
+    found = re.search(r"Unrecognised instruction at address \S+\n==\d+==\s+at \S+: (.*)", stderr)
+    if found is None:
+        return None
+    version = re.search(r"Using (Valgrind-\S+)", stderr)
+    # "XXH3_hashLong_64b(unsigned char const*, ...) (in /x/libjax_common.so)", or "???"
+    place = re.fullmatch(r"(.*?)(?:\(.*\))? \(in (.*)\)", found.group(1).strip())
+    where = f"{place.group(1)} ({Path(place.group(2)).name})" if place else "code outside a library"
+    return (
+        f"{version.group(1) if version else 'Valgrind'} cannot decode an instruction of {where}"
+        " and stopped the counting process: count with a newer Valgrind "
+        "(docs/counting.md#a-newer-valgrind)"
+    )
+
+
 # What the counted process's environment fixes so that two runs of the same code execute
 # the same instructions: the hash seed, and memory (Python's objects from malloc, malloc
 # from tcmalloc). Why, with the spread each left: docs/counting.md.

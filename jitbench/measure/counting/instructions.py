@@ -246,7 +246,8 @@ def _run(
         # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
         own = [line for line in done.stderr.splitlines() if not line.startswith("==")]
         tail = " | ".join(line.strip() for line in own[-3:] if line.strip())
-        raise JitbenchError(f"the counting process exited {done.returncode}: {tail}")
+        exited = f"the counting process exited {done.returncode}: {tail}"
+        raise JitbenchError(callgrind.undecoded(done.stderr) or exited)
     return json.loads((folder / "out.json").read_text())
 
 
