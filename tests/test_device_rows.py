@@ -168,6 +168,11 @@ def test_report_opens_on_the_chips_full_table(tmp_path):
     rows = [line for line in first[2:] if line.startswith("|")][: len(STRATEGIES)]
     assert not any("n/a" in line for line in rows), rows
     assert "summary omitted" not in page
+    # Every figure's heading is a label, never a column's name.
+    every = page[page.index("Every device figure") :]
+    header = next(line for line in every.splitlines() if line.startswith("| "))
+    assert "synchronous call" in header and "loop per call" in header
+    assert "_s " not in header, header
 
 
 # --- jitbench device-run --------------------------------------------------------------------

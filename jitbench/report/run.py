@@ -38,6 +38,8 @@ LABELS = {
     "cached_call_q75_s": "cached call, 75th pct",
     "dispatch_s": "dispatch only",
     "dispatch_q75_s": "dispatch, 75th pct",
+    "call_s": "synchronous call",
+    "loop_s": "loop per call",
     "cached_call_instructions": "instructions per cached call",
     "dispatch_instructions": "instructions per dispatch",
     "cached_x_eager": "cached / eager",
