@@ -684,3 +684,22 @@ def test_counts_figures_leave_out_and_name_what_was_not_counted():
     assert found["noise_rows"] == 2 and found["fidelity_rows"] == 2 and found["false_flags"] == 0
     assert [r["strategy"] for r in found["per_call"]] == ["helper_function"]
     assert found["not_counted"] == {"jit_per_call": COMPILES_REASON}
+
+
+def test_the_counts_phase_names_each_process_before_counting_it(monkeypatch, capsys):
+    from jitbench.measure.counting.instructions import Counts
+    from jitbench.validate import counts
+
+    def count_rows(rows):
+        print(f"counting {len(rows)} rows", file=sys.stderr)
+        return [Counts(1000.0, 900.0) for _ in rows]
+
+    monkeypatch.setattr(counts, "count_rows", count_rows)
+    counts.measure_counts(10, Progress(5))
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" (load")[0] for line in lines[:4]] == [
+        "[1/5] counts: process base",
+        f"counting {len(inprocess.fidelity_strategies()) + 1} rows",
+        "[2/5] counts: process slowed 1",
+        f"counting {len(inprocess.fidelity_strategies()) + 1} rows",
+    ]

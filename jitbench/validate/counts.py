@@ -37,9 +37,10 @@ def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[st
         plans[f"slowed {number}"] = [*family, Row(BASELINE, "cpu", size, slowdown=SLOWDOWN)]
     plans["twin"] = [Row(name, "cpu", size, twin=True) for name in names]
     # One plan at a time: count_rows runs its subjects' processes two at a time itself.
-    runs = {name: _timed(rows) for name, rows in plans.items()}
-    for name in plans:
+    runs = {}
+    for name, rows in plans.items():
         progress.step("counts", f"process {name}")
+        runs[name] = _timed(rows)
     rows = []
     for process, (found, _) in runs.items():
         for place, (row, counts) in enumerate(found):
