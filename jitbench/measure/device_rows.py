@@ -27,9 +27,6 @@ OPT_IN_ENV = "JITBENCH_DEVICE_ROWS"
 SAMPLES = 3
 SAMPLE_S = 0.05
 MIN_CALLS, MAX_CALLS = 3, 200
-# A call slower than this gets SLOW_SAMPLES samples: a row stays within seconds.
-SLOW_CALL_S = 0.01
-SLOW_SAMPLES = 3
 COLD_CALLS = 3
 AFTER_RUNS = 1
 # A size whose call would take longer than this (the call at the size before, scaled by the
@@ -83,10 +80,9 @@ def measure_calls(subject: Subject) -> Calls:
     prepared.call()
     once = time.perf_counter() - start
     calls = int(min(MAX_CALLS, max(MIN_CALLS, SAMPLE_S // max(once, 1e-9))))
-    samples = SLOW_SAMPLES if once > SLOW_CALL_S else SAMPLES
     dispatch, call, loop = [], [], []
     clock, sync = time.perf_counter, prepared.call
-    for _ in range(samples):
+    for _ in range(SAMPLES):
         dispatch.append(prepared.dispatch_each(calls) / calls)
         start = clock()
         for _ in range(calls):
