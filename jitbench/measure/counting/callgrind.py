@@ -21,10 +21,8 @@ from jitbench.errors import JitbenchError
 HOOKS_MODULE = "pytest_codspeed.instruments.hooks.dist_instrument_hooks"
 HOOKS_PACKAGE = "pytest-codspeed>=5,<6"
 OUT_NAME = "callgrind.out"
-# The options every counting process runs with (see docs/counting.md):
-# nothing instrumented until the first request, one file per thread and dump (a client
-# request's dump writes the requesting thread's counts alone), instruction counts only (no
-# per-instruction or jump data to write).
+# The options every counting process runs with (why: docs/counting.md, "Why callgrind");
+# the last two: no per-instruction or jump data to write.
 OPTIONS = (
     "--tool=callgrind",
     "--instr-atstart=no",
@@ -144,9 +142,7 @@ def command(out_dir: Path, argv: Sequence[str]) -> list[str]:
     if exe is None:
         raise JitbenchError(unavailable_reason() or "valgrind is not on PATH")
     counted = [exe, *OPTIONS, f"--callgrind-out-file={out_dir / OUT_NAME}.%p", *argv]
-    # Address-space randomisation off where util-linux's setarch can: an object's default
-    # hash is its address, so with addresses that differ per process, dict and set
-    # probes, and with them the counts, would differ between two runs of the same code.
+    # Address-space randomisation off where util-linux's setarch can (docs/counting.md).
     setarch = shutil.which("setarch")
     return [setarch, platform.machine(), "-R", *counted] if setarch else counted
 
@@ -186,8 +182,7 @@ class Dump:
 _TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.*)$", re.M)
 _THREAD = re.compile(r"^thread: (\d+)$", re.M)
 _TOTALS = re.compile(r"^totals: (\d+)", re.M)
-# A dump's label and thread are in its header, its total on its last line: a file is read
-# at both ends only (a dump is hundreds of kilobytes, read under Valgrind).
+# A dump is read at both ends only (why: docs/counting.md, "Why callgrind").
 _HEAD = _TAIL = 4096
 
 

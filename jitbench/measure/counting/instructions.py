@@ -33,8 +33,7 @@ LONG = 300
 # Instructions (of the calling thread) that the warm-up or the longer stretch may take at
 # most: a minute under Valgrind; a call dearer than 1/LONG of it gets fewer calls.
 BUDGET = 1_000_000_000
-# A call that compiles (every call, for jit_per_call) has no cached call to count: its count
-# would be a compile's, which moves by several percent from one compile to the next.
+# A call that compiles (jit_per_call) has no cached call to count (why: docs/counting.md).
 COMPILES_REASON = "it compiles on every call: a count would be a compile's (see the compile rows)"
 # Seconds one counting process may take (JAX's import alone is ~20 s under Valgrind).
 TIMEOUT_S = 1800

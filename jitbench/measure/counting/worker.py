@@ -135,12 +135,9 @@ class Worker:
     out: Path
 
     def __post_init__(self) -> None:
-        # XLA sizes its CPU thread pool by the CPUs this process may use. On one CPU it runs
-        # every kernel on the calling thread, the one callgrind's dumps count, so the count
-        # is the call's whole work; with a pool, the caller's share of a large kernel and the
-        # pool's spinning moved a CNN's count by up to 10% (docs/counting.md). Valgrind runs
-        # one thread at a time: the pin costs nothing. The CPU is the one _run gives it, so
-        # that processes counting at once run on CPUs of their own.
+        # On one CPU, XLA runs every kernel on the calling thread, the one counted (why:
+        # docs/counting.md). The CPU is the one _run gives it, so that processes counting at
+        # once run on CPUs of their own.
         if hasattr(os, "sched_setaffinity"):
             cpu = os.environ.get(CPU_ENV)
             os.sched_setaffinity(0, {int(cpu) if cpu else min(os.sched_getaffinity(0))})
