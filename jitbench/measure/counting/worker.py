@@ -179,14 +179,10 @@ class Worker:
 
     def _row(self, index: int, row: Row, prepared: Any) -> Iterator[Stretch]:
         """Count the row's stretches of each kind of call; returns their numbers of calls."""
-        import jax
-
-        wait = jax.block_until_ready
         previous = None if row.tracebacks else tracebacks(False)
         try:
-            calibrated = row.slowdown or row.calibrated
             units = 0
-            if calibrated:
+            if row.slowdown or row.calibrated:
                 units = yield from self._calibrate(index, prepared, row.slowdown)
             found: dict[str, Any] = {}
             self.frames.clear()
@@ -194,7 +190,7 @@ class Worker:
                 hook = self.seen if self.dry else None
                 loop = _deeper(_loop(prepared, kind, units, hook), row.frames)
                 label = f"{index}:{kind}"
-                found[kind] = yield from self._pair(label, loop, lambda: wait(prepared.call()))
+                found[kind] = yield from self._pair(label, loop, prepared.call)
             if self.dry:
                 found["frames"] = sorted(self.frames)
             return found
