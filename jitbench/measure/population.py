@@ -54,18 +54,14 @@ def opt_in_reason() -> str:
     )
 
 
-def after_jit() -> Callable[[Any], Any]:
-    """A jitted function created now: a new jit object, as user code jits after a population."""
-    import jax
-
-    return jax.jit(lambda y: y * 2.0 + 1.0)
-
-
 class Population:
     """``n`` instances of ``subject``, each called once and kept; ``first`` calls instance 0,
-    ``after`` a jit (:func:`after_jit`) made and compiled once the population exists."""
+    ``after`` a new jit object made and compiled once the population exists, as user code
+    jits after a population."""
 
     def __init__(self, subject: Subject, n: int) -> None:
+        import jax
+
         if n < 1:
             raise JitbenchError(f"a population needs at least one instance, got {n}")
         self.members = [Prepared(subject, seed=seed) for seed in range(n)]
@@ -74,10 +70,8 @@ class Population:
         # An array argument for the jit made after the population: the subject's own input.
         self.y = next(iter(subject.target.inputs), None)
         if self.y is None:
-            import jax.numpy as jnp
-
-            self.y = jnp.ones(8)
-        self.after_function = after_jit()
+            self.y = jax.numpy.ones(8)
+        self.after_function = jax.jit(lambda y: y * 2.0 + 1.0)
         block(self.after_function(self.y))
 
     def after(self) -> Any:
