@@ -4,6 +4,7 @@ line, and rows without a figure."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any, NoReturn
 
 
@@ -24,6 +25,11 @@ def error_text(exc: BaseException) -> str:
         text = head[: end + 1] if end > 40 else head.rsplit(" ", 1)[0]
         text += " ..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def opted_in(env: str) -> bool:
+    """Whether ``env`` is ``1``: a family that measures for minutes does only when asked."""
+    return os.environ.get(env, "").strip() == "1"
 
 
 class JitbenchError(Exception):

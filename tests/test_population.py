@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import pytest
 from jax_releases import runnable
 
-from jitbench.errors import JitbenchError, NoFigure
+from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure import population
 from jitbench.measure.case import Row
 from jitbench.measure.population import Population, python_calls
@@ -89,7 +89,8 @@ def test_the_family_is_opt_in(monkeypatch):
     assert found == NoFigure(population.opt_in_reason())
     with pytest.raises(NotImplementedError, match="nox -s instances"):
         population.lookup(found, "helper_function", 1, "cpu", 10)
-    assert population.opted_in({population.OPT_IN_ENV: "1"})
+    monkeypatch.setenv(population.OPT_IN_ENV, " 1 ")
+    assert opted_in(population.OPT_IN_ENV)
 
 
 def test_the_grid_crosses_the_live_jit_limit_of_jax_issue_39078():

@@ -10,14 +10,13 @@ first call, and the call right after each change of the scenario.
 from __future__ import annotations
 
 import dataclasses
-import os
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 
 from jitbench.auditing.subject import Subject
-from jitbench.errors import JitbenchError, NoFigure
+from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure.case import Prepared, Row
 from jitbench.measure.timing import after_changes, cold_spread
 
@@ -65,11 +64,6 @@ class Changes:
 
 
 Table = dict[Key, Calls | Changes | NoFigure] | NoFigure
-
-
-def opted_in() -> bool:
-    """Whether ``JITBENCH_DEVICE_ROWS=1``: the family measures only when asked (minutes)."""
-    return os.environ.get(OPT_IN_ENV, "").strip() == "1"
 
 
 def measure_calls(subject: Subject) -> Calls:
@@ -140,7 +134,7 @@ def table(
 ) -> Table:  # fmt: skip
     """Every row's figures for asv's ``setup_cache``: calls at ``loop_sizes``, the first call
     and the changes at ``sizes``, per strategy and device; the one reason when not opted in."""
-    if not opted_in():
+    if not opted_in(OPT_IN_ENV):
         return NoFigure(
             "the device rows are opt-in (minutes, one process): python -m jitbench device-run, "
             f"or {OPT_IN_ENV}=1 asv run -b Device"

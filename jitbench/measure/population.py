@@ -8,20 +8,19 @@ import argparse
 import dataclasses
 import gc
 import json
-import os
 import resource
 import subprocess
 import sys
 import tempfile
 import timeit
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from jitbench.auditing.subject import Subject
 from jitbench.compiles import block, use_persistent_cache
-from jitbench.errors import JitbenchError, NoFigure
+from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure.case import Prepared, Row
 
 # The populations of the asv family: one, a hundred, and past the 8,192 live jitted
@@ -40,11 +39,6 @@ FIGURES = (
 UNITS = {"after_jit_python_calls": "calls", "peak_rss": "bytes", "kept_alive": "instances"}
 # Seconds one population's process may take (10,000 instances that each compile).
 TIMEOUT_S = 3600
-
-
-def opted_in(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether ``JITBENCH_INSTANCES=1``: building 10,000 compiled instances takes minutes."""
-    return (environ if environ is not None else os.environ).get(OPT_IN_ENV, "").strip() == "1"
 
 
 def opt_in_reason() -> str:
@@ -153,8 +147,8 @@ class Store:
 
 def store() -> Store | NoFigure:
     """A new :class:`Store` (in the system's temporary folder), or, when not opted in
-    (:func:`opted_in`), the one reason no population is measured."""
-    if not opted_in():
+    (:data:`OPT_IN_ENV`), the one reason no population is measured."""
+    if not opted_in(OPT_IN_ENV):
         return NoFigure(opt_in_reason())
     return Store(tempfile.mkdtemp(prefix="jitbench-populations-"))
 

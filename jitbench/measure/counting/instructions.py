@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jitbench.errors import JitbenchError, NoFigure
+from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure.counting import callgrind
 
 if TYPE_CHECKING:
@@ -105,11 +105,6 @@ class Counts:
     dispatch: float
 
 
-def opted_in() -> bool:
-    """Whether ``JITBENCH_INSTRUCTIONS=1``: the asv family counts only when asked (minutes)."""
-    return os.environ.get(OPT_IN_ENV, "").strip() == "1"
-
-
 def opt_in_reason() -> str:
     return (
         f"instruction counts are opt-in (Valgrind, minutes): nox -s instructions, "
@@ -131,7 +126,7 @@ Table = dict[Row, Counts | NoFigure] | NoFigure
 def table(rows: Sequence[Row]) -> Table:
     """The counts of ``rows`` for an asv ``setup_cache``, or the one reason none are counted
     (not opted in, or counting cannot run here: then printed once, as one line)."""
-    if not opted_in():
+    if not opted_in(OPT_IN_ENV):
         return NoFigure(opt_in_reason())
     try:
         return dict(zip(rows, count_rows(rows), strict=True))
