@@ -158,9 +158,8 @@ def table(
 
 def lookup(figures: Table, key: Key) -> Calls | Changes:
     """The figures of one row, or raise what asv reads as n/a or failed."""
-    entry = figures if isinstance(figures, NoFigure) else figures.get(key)
-    if entry is None:
-        entry = NoFigure(f"{key[1]} at size {key[2]} on {key[3]} was not measured in this run")
+    missing = NoFigure(f"{key[1]} at size {key[2]} on {key[3]} was not measured in this run")
+    entry = figures if isinstance(figures, NoFigure) else figures.get(key, missing)
     if isinstance(entry, NoFigure):
         entry.throw()
     return entry

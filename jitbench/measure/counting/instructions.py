@@ -137,9 +137,8 @@ def table(rows: Sequence[Row]) -> Table:
 
 def lookup(counted: Table, row: Row) -> Counts:
     """One row's counts from :func:`table`; NotImplementedError (asv: n/a) with the reason."""
-    if isinstance(counted, NoFigure):
-        counted.throw()
-    entry = counted.get(row, NoFigure(f"{row.subject} on {row.device} was not counted"))
+    missing = NoFigure(f"{row.subject} on {row.device} was not counted")
+    entry = counted if isinstance(counted, NoFigure) else counted.get(row, missing)
     if isinstance(entry, NoFigure):
         entry.throw()
     return entry
@@ -250,8 +249,7 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     against frames or layers is the count per frame or per layer."""
     if len(set(xs)) < 2:
         raise ValueError(f"a line needs two distinct x values, got {list(xs)}")
-    slope, intercept = statistics.linear_regression(xs, ys)
-    return slope, intercept
+    return statistics.linear_regression(xs, ys)
 
 
 def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int]) -> float:
