@@ -12,7 +12,7 @@ import platform
 import re
 import shutil
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +201,11 @@ def read_dumps(out_dir: Path, label: str | None = None) -> Iterator[Dump]:
             file.seek(max(0, path.stat().st_size - _TAIL))
             totals = _TOTALS.search(file.read().decode(errors="replace"))
         yield Dump(trigger[1], int(thread[1]), int(totals[1]) if totals else 0)
+
+
+def calling_thread(dumps: Iterable[Dump], label: str) -> int:
+    """The instructions of the calling thread's dumps under ``label``."""
+    return sum(d.instructions for d in dumps if d.thread == CALLING_THREAD and d.label == label)
 
 
 def main() -> int:

@@ -255,14 +255,7 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int]) -> float:
     """The calling thread's instructions per call from the two stretches counted under
     ``label``."""
-    few, many = (
-        sum(
-            d.instructions
-            for d in dumps
-            if d.thread == callgrind.CALLING_THREAD and d.label == f"{label}:{calls}"
-        )
-        for calls in used
-    )
+    few, many = (callgrind.calling_thread(dumps, f"{label}:{calls}") for calls in used)
     return (many - few) / (used[1] - used[0])
 
 

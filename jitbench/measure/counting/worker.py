@@ -200,11 +200,11 @@ class Worker:
 
     def _probe(self, label: str, loop: Callable[[int], None]) -> Iterator[Stretch]:
         """The calling thread's instructions of one counted call of ``loop``."""
-        yield f"{label}:probe:1", loop, 1
+        probe = f"{label}:probe:1"
+        yield probe, loop, 1
         if self.dry:
             return BUDGET  # the fewest calls
-        dumps = callgrind.read_dumps(self.folder, f"{label}:probe:1")
-        return sum(d.instructions for d in dumps if d.thread == callgrind.CALLING_THREAD)
+        return callgrind.calling_thread(callgrind.read_dumps(self.folder, probe), probe)
 
     def _pair(
         self, label: str, loop: Callable[[int], None], after: Callable[[], Any]
