@@ -71,10 +71,10 @@ def test_a_population_is_measured_once_when_its_row_asks(monkeypatch, tmp_path):
     monkeypatch.setenv(population.OPT_IN_ENV, "1")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the store's folder goes here
     found = population.store()
-    assert isinstance(found, population.Store) and not list(Path(found.folder).iterdir())
+    assert isinstance(found, Path) and not list(found.iterdir())
     figures = population.lookup(found, "helper_function", 2, "cpu", 10)
     assert figures["after_jit_python_calls"] == 0
-    (written,) = Path(found.folder).iterdir()  # only the row asked for was measured
+    (written,) = found.iterdir()  # only the row asked for was measured
     assert written.name == "helper_function-2-cpu-10.json"
     # The other figures of the row read the file: an edited file is what they get.
     written.write_text(json.dumps({**figures, "kept_alive": 7}))

@@ -5,7 +5,6 @@ first instance and for a jit made after it (jax issue 39078; see docs/scaling.md
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gc
 import json
 import resource
@@ -138,19 +137,13 @@ def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
     return figures
 
 
-@dataclasses.dataclass(frozen=True)
-class Store:
-    """Where a run's populations are kept once measured (:func:`lookup`): one JSON file each."""
-
-    folder: str
-
-
-def store() -> Store | NoFigure:
-    """A new :class:`Store` (in the system's temporary folder), or, when not opted in
+def store() -> Path | NoFigure:
+    """A new folder (in the system's temporary one) where a run's populations are kept once
+    measured (:func:`lookup`), one JSON file each; or, when not opted in
     (:data:`OPT_IN_ENV`), the one reason no population is measured."""
     if not opted_in(OPT_IN_ENV):
         return NoFigure(opt_in_reason())
-    return Store(tempfile.mkdtemp(prefix="jitbench-populations-"))
+    return Path(tempfile.mkdtemp(prefix="jitbench-populations-"))
 
 
 def _measured(strategy: str, n: int, device: str, size: int) -> dict[str, Any]:
@@ -169,13 +162,13 @@ def _measured(strategy: str, n: int, device: str, size: int) -> dict[str, Any]:
 
 
 def lookup(
-    found: Store | NoFigure, strategy: str, n: int, device: str, size: int
+    found: Path | NoFigure, strategy: str, n: int, device: str, size: int
 ) -> dict[str, float]:
     """The figures of one population, measured on first use (one process at a time, as
     asv runs its benchmarks); NotImplementedError (asv: n/a) or JitbenchError if none."""
     if isinstance(found, NoFigure):
         found.throw()
-    path = Path(found.folder) / f"{strategy}-{n}-{device}-{size}.json"
+    path = found / f"{strategy}-{n}-{device}-{size}.json"
     if path.exists():
         entry = json.loads(path.read_text())
     else:
