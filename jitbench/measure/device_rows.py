@@ -1,10 +1,6 @@
-"""The device rows: every figure of every strategy on a device, measured in one process.
-
-An accelerator costs a process 10-13 s to open, and asv runs each row in a process of its
-own, so the device family measures its whole grid here, in asv's ``setup_cache``, and asv
-reads each figure back as a ``track_`` row (docs/accelerator.md). Per row: dispatch onto an idle
-device, the synchronous call, a loop of calls with one wait at the end (per call), the cold
-first call, and the call right after each change of the scenario.
+"""The device rows: every figure of every strategy on a device, measured in one process, asv's
+``setup_cache``, and read back as ``track_`` rows (why, and what each figure is:
+docs/accelerator.md).
 """
 
 from __future__ import annotations
@@ -28,10 +24,8 @@ SAMPLE_S = 0.05
 MIN_CALLS, MAX_CALLS = 3, 200
 COLD_CALLS = 3
 AFTER_RUNS = 1
-# A size whose call would take longer than this (the call at the size before, scaled by the
-# sizes' ratio) is not measured: on a TPU v5e jit_per_call took 1.45 s a call at 1e7 (its
-# arrays are compiled into the program) and static_self_value_hash 0.75 s at 1e8 (it copies
-# and hashes them on the host at every call), and the run overran its 10 minutes.
+# A size whose call would take longer than this (:func:`too_slow`) is not measured (why:
+# docs/accelerator.md).
 CALL_LIMIT_S = 0.5
 # asv's limit for the setup_cache that measures the whole grid.
 TIMEOUT_S = 1500
