@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import inspect
 import sys
+import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -195,11 +196,15 @@ class Generated(Subject):
 
 
 def filters(target: Target) -> bool:
-    """Whether the target's call is ``eqx.filter_jit``'s, which hashes every non-array leaf."""
+    """Whether the target's call is ``eqx.filter_jit``'s wrapper, which hashes every non-array
+    leaf of its arguments as static (plain ``jax.jit`` traces Python numbers as leaves)."""
     call = target.call
     if isinstance(call, str):
         call = inspect.getattr_static(type(target.obj), call, None)
-    return kinds.filters(call)
+    while isinstance(call, functools.partial | types.MethodType):
+        call = call.func if isinstance(call, functools.partial) else call.__func__
+    kind = type(call)
+    return kind.__module__.startswith("equinox") and "Jit" in kind.__name__
 
 
 def free_arguments(strategy: Strategy, obj: Any) -> tuple[Callable[..., Any], dict[str, Any]]:

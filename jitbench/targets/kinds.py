@@ -160,15 +160,6 @@ def release_equinox_modules(objects: list[Any]) -> None:
             pending.pop(id(obj), None)
 
 
-def filters(call: Any) -> bool:
-    """Whether ``call`` is ``eqx.filter_jit``'s wrapper, which hashes every non-array leaf
-    of its arguments as static (plain ``jax.jit`` traces Python numbers as leaves)."""
-    while isinstance(call, functools.partial | types.MethodType):
-        call = call.func if isinstance(call, functools.partial) else call.__func__
-    kind = type(call)
-    return kind.__module__.startswith("equinox") and "Jit" in kind.__name__
-
-
 def object_kind(obj: Any) -> str:
     """What kind of object this is, in the words of its library (used to break ties)."""
     if is_eqx_module(obj):
