@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import importlib
 import inspect
 import operator
 import types
@@ -153,16 +154,6 @@ def _own_jit(obj: Any, value: Any) -> bool:
     return kinds.is_jitted(value) and getattr(wrapped, "__self__", None) is obj
 
 
-def _unhashable(obj: Any, names: tuple[str, ...]) -> str | None:
-    for name in names:
-        value = getattr(obj, name)
-        try:
-            hash(value)
-        except TypeError:
-            return f"its attribute {name!r} holds a {type(value).__name__}, which is unhashable"
-    return None
-
-
 def _rebuilt(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
     """An instance of ``cls`` with these attribute values, its ``__init__`` not run."""
     obj = object.__new__(cls)
@@ -179,21 +170,6 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
         (name,) = names
         return lambda obj: (getattr(obj, name),)
     return operator.attrgetter(*names)
-
-
-def _registered(cls: type, children: tuple[str, ...], aux: tuple[str, ...]) -> type:
-    """A subclass of ``cls`` registered as a pytree (``cls`` itself stays as it is)."""
-    import jax
-
-    sub = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__})
-    get_children, get_aux = _getter(children), _getter(aux)
-    names = (*children, *aux)
-    jax.tree_util.register_pytree_node(
-        sub,
-        lambda obj: (get_children(obj), get_aux(obj)),
-        lambda values, leaves: _rebuilt(sub, names, (*leaves, *values)),
-    )
-    return sub
 
 
 # --- Per-object state a way builds once (a partial, a split) --------------------------------
@@ -257,10 +233,17 @@ class _TakingObject:
         return self.jitted, (obj,)
 
 
-def jit_taking_object(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    import jax
+def taking_object(
+    wrapper: str, **options: Any
+) -> Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]]:
+    """The build of a way that calls ``wrapper(raw, **options)`` with the object as its
+    argument; ``wrapper`` is ``module:function`` (``jax:jit``), imported when it is built."""
+    module, _, name = wrapper.partition(":")
 
-    return _TakingObject(jax.jit(raw))
+    def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+        return _TakingObject(getattr(importlib.import_module(module), name)(raw, **options))
+
+    return build
 
 
 def jit_held_call(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
@@ -347,13 +330,28 @@ def plain_applies(obj: Any) -> str | None:
     children, aux = split_attributes(obj)
     if not children:
         return "no attribute holds an array: nothing to trace"
-    return _unhashable(obj, aux)
+    for name in aux:
+        value = getattr(obj, name)
+        try:
+            hash(value)
+        except TypeError:
+            return f"its attribute {name!r} holds a {type(value).__name__}, which is unhashable"
+    return None
 
 
 def plain_pytree(obj: Any) -> Callable[[Any], Any]:
+    """A new instance as one of a subclass registered as a pytree (its class stays as it is)."""
+    import jax
+
     children, aux = split_attributes(obj)
-    sub = _registered(type(obj), children, aux)
-    names = (*children, *aux)
+    cls, names = type(obj), (*children, *aux)
+    sub = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__})
+    get_children, get_aux = _getter(children), _getter(aux)
+    jax.tree_util.register_pytree_node(
+        sub,
+        lambda o: (get_children(o), get_aux(o)),
+        lambda values, leaves: _rebuilt(sub, names, (*leaves, *values)),
+    )
     return lambda o: _rebuilt(sub, names, tuple(getattr(o, n) for n in names))
 
 
@@ -408,12 +406,6 @@ def jits_at_every_call(target: Target) -> bool:
     return again.compiles > 0
 
 
-def filter_jit(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-    import equinox as eqx
-
-    return _TakingObject(eqx.filter_jit(raw))
-
-
 def partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     import equinox as eqx
     import jax
@@ -451,15 +443,6 @@ def partition_applies(obj: Any) -> str | None:
         f"its static part (the module without its arrays) holds {' and '.join(found[:2])}"
         f"{more}, which jax.jit cannot hash as a static argument"
     )
-
-
-def nnx_jit(graph: bool | None) -> Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]]:
-    def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
-        from flax import nnx
-
-        return _TakingObject(nnx.jit(raw) if graph is None else nnx.jit(raw, graph=graph))
-
-    return build
 
 
 def tree_mode_applies(obj: Any) -> str | None:

@@ -217,7 +217,7 @@ JIT_TAKING_OBJECT = Way(
 {name} = jax.jit({fn})   # {unjitted}
 {name}({var}{comma_args})
 """,
-    build.jit_taking_object,
+    build.taking_object("jax:jit"),
     build.leaves_traceable,
 )
 
@@ -237,7 +237,7 @@ jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _
 {name} = jax.jit({fn})   # {unjitted}
 {name}({var}{comma_args})
 """,
-        build.jit_taking_object,
+        build.taking_object("jax:jit"),
         build.plain_applies,
         build.plain_pytree,
     ),
@@ -299,7 +299,7 @@ EQX_WAYS = (
 {name} = eqx.filter_jit({fn})
 {name}({var}{comma_args})
 """,
-        build.filter_jit,
+        build.taking_object("equinox:filter_jit"),
         filters=True,
     ),
     JIT_TAKING_OBJECT,
@@ -331,7 +331,7 @@ NNX_WAYS = (
 {name} = nnx.jit({fn})
 {name}({var}{comma_args})
 """,
-        build.nnx_jit(None),
+        build.taking_object("flax.nnx:jit"),
     ),
     Way(
         "nnx.jit(graph=False)",
@@ -341,7 +341,7 @@ NNX_WAYS = (
 {name} = nnx.jit({fn}, graph=False)
 {name}({var}{comma_args})
 """,
-        build.nnx_jit(False),
+        build.taking_object("flax.nnx:jit", graph=False),
         build.tree_mode_applies,
     ),
     Way(
