@@ -176,12 +176,13 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
 
 
 class PerObject:
-    """What a way builds once per object (``make(obj)``), forgotten when the object goes."""
+    """A way's bind whose :data:`Bound` is built once per object (``make(obj)``), forgotten
+    when the object goes."""
 
-    def __init__(self, make: Callable[[Any], Any]) -> None:
+    def __init__(self, make: Callable[[Any], Bound]) -> None:
         self.make, self.built = make, {}
 
-    def __call__(self, obj: Any) -> Any:
+    def __call__(self, obj: Any) -> Bound:
         key = id(obj)
         if key not in self.built:
             self.built[key] = self.make(obj)
@@ -264,19 +265,19 @@ def jit_held_call(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
             "could not be let go with it"
         ) from None
 
-    def jit(function: Any) -> Any:  # through a weak reference: the jit lets the function go
+    def jit(function: Any) -> Bound:  # through a weak reference: the jit lets the function go
         ref = weakref.ref(function)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             return ref()(*args, **kwargs)
 
         call.__name__ = getattr(function, "__name__", "call")
-        return jax.jit(call)
+        return jax.jit(call), ()
 
     jits = PerObject(jit)
 
     # The function stays alive while its call does: the call holds the object (WaySubject).
-    return lambda o: (jits(getattr(o, raw.name)), ())
+    return lambda o: jits(getattr(o, raw.name))
 
 
 def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
@@ -382,15 +383,14 @@ def hoisted(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     no weak reference is held, as the user's closure holds it)."""
     import jax
 
-    def make(o: Any) -> Callable[..., Any]:
+    def make(o: Any) -> Bound:
         try:
             ref = weakref.ref(o)
         except TypeError:
-            return jax.jit(functools.partial(raw, o))
-        return jax.jit(lambda *args, **kwargs: raw(ref(), *args, **kwargs))
+            return jax.jit(functools.partial(raw, o)), ()
+        return jax.jit(lambda *args, **kwargs: raw(ref(), *args, **kwargs)), ()
 
-    jits = PerObject(make)
-    return lambda o: (jits(o), ())
+    return PerObject(make)
 
 
 def jits_at_every_call(target: Target) -> bool:
@@ -414,8 +414,7 @@ def partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     def step(params: Any, static: Any, *args: Any, **kwargs: Any) -> Any:
         return raw(eqx.combine(params, static), *args, **kwargs)
 
-    parts = PerObject(lambda o: eqx.partition(o, eqx.is_array))
-    return lambda o: (step, parts(o))
+    return PerObject(lambda o: (step, eqx.partition(o, eqx.is_array)))
 
 
 def partition_applies(obj: Any) -> str | None:
@@ -458,16 +457,14 @@ def tree_mode_applies(obj: Any) -> str | None:
 def jit_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     from flax import nnx
 
-    partials = PerObject(lambda o: nnx.jit_partial(raw, o, graph=False))
-    return lambda o: (partials(o), ())
+    return PerObject(lambda o: (nnx.jit_partial(raw, o, graph=False), ()))
 
 
 def cached_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     from flax import nnx
 
     jitted = nnx.jit(raw)
-    partials = PerObject(lambda o: nnx.cached_partial(jitted, o))
-    return lambda o: (partials(o), ())
+    return PerObject(lambda o: (nnx.cached_partial(jitted, o), ()))
 
 
 def split_merge(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
@@ -480,7 +477,7 @@ def split_merge(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
         out = raw(model, *args, **kwargs)
         return out, nnx.state(model)
 
-    def split(o: Any) -> Callable[..., Any]:
+    def split(o: Any) -> Bound:
         graphdef, first = nnx.split(o)
         held = [first]
 
@@ -488,7 +485,6 @@ def split_merge(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
             out, held[0] = step(graphdef, held[0], *args, **kwargs)
             return out
 
-        return call
+        return call, ()
 
-    calls = PerObject(split)
-    return lambda o: (calls(o), ())
+    return PerObject(split)
