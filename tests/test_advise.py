@@ -15,7 +15,15 @@ from jitbench.advise import BY_COUNTS, BY_TIME, advise_object
 from jitbench.cli import main
 from jitbench.targets import load_target
 from jitbench.ways.builders import unjitted
-from jitbench.ways.catalog import AS_WRITTEN, WaySubject, kind_of, names_of, ways_for
+from jitbench.ways.catalog import (
+    AS_WRITTEN,
+    HOISTED,
+    WaySubject,
+    kind_of,
+    names_of,
+    way_subject,
+    ways_for,
+)
 
 SEED = "user_models:custom_class_target"
 # The value-hashed static self returns stale results on JAX 0.9.0 to 0.10.2 (the audit's
@@ -630,3 +638,7 @@ def test_a_jit_made_at_every_call_is_measured_hoisted_and_its_misses_named():
     assert advice.recommended == "pytree registration"
     # A call that reuses its program gets no such row.
     assert all(r.way != hoisted.way for r in _advice(SEED).rows)
+    # The counting process asks for each way by name: the hoisted one too.
+    assert way_subject(target, hoisted.way).way is HOISTED
+    with pytest.raises(jitbench.JitbenchError, match="unknown way 'jit made once"):
+        way_subject(load_target(SEED), hoisted.way)
