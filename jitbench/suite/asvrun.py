@@ -31,6 +31,17 @@ def checkout(start: str | Path = ".") -> Path:
     )
 
 
+def git(folder: Path, *args: str, failure: str | None = None) -> str | None:
+    """``git ARGS`` run in ``folder``: its output, without the final newline; where git fails,
+    None, or with ``failure`` given a JitbenchError of it and git's complaint."""
+    done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, check=False)
+    if done.returncode == 0:
+        return done.stdout.rstrip("\n")
+    if failure is None:
+        return None
+    raise JitbenchError(f"{failure}: {done.stderr.strip()}")
+
+
 def load_config(root: Path) -> dict[str, Any]:
     """The checkout's asv.conf.json, read with asv's own reader (it allows // comments)."""
     from asv.util import load_json

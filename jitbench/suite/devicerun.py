@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -17,7 +16,7 @@ from pathlib import Path
 from jitbench.devices import host_devices
 from jitbench.errors import JitbenchError
 from jitbench.measure import device_rows
-from jitbench.suite import catalog
+from jitbench.suite import asvrun, catalog
 from jitbench.suite.asvrun import AsvConfig, checkout, load_config
 
 # How to bring asv onto a host without network: docs/running.md.
@@ -29,10 +28,7 @@ def _head(root: Path) -> str:
     refused, since its rows are filed under HEAD."""
 
     def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
-        if done.returncode:
-            raise JitbenchError(f"git {' '.join(args)} failed in {root}: {done.stderr.strip()}")
-        return done.stdout
+        return asvrun.git(root, *args, failure=f"git {' '.join(args)} failed in {root}")
 
     # results/ is what runs write (asv rewrites results/benchmarks.json at each run), not code.
     changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results")
@@ -52,7 +48,7 @@ def _head(root: Path) -> str:
                 f"asv.conf.json names branch {branch!r}, which this checkout lacks: "
                 f"git branch {branch} HEAD (or clone with -b {branch})"
             )
-    return git("rev-parse", "HEAD").strip()
+    return git("rev-parse", "HEAD")
 
 
 def run_device_rows(machine: str, asv_args: Sequence[str] = ()) -> Path:

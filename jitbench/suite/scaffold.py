@@ -19,6 +19,7 @@ from typing import Any
 import jitbench
 from jitbench import extras
 from jitbench.errors import JitbenchError
+from jitbench.suite.asvrun import git
 
 WHEEL_DIR = ".jitbench"
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
@@ -142,11 +143,6 @@ EXAMPLE_TARGET = """\
 """
 
 
-def _git(folder: Path, *args: str) -> str | None:
-    done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def _project(pyproject: Path) -> dict[str, Any]:
     """The ``[project]`` table of a ``pyproject.toml`` (empty where there is no file)."""
     if not pyproject.is_file():
@@ -224,7 +220,7 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
     folder = Path(folder)
     if not folder.is_dir():
         raise JitbenchError(f"{str(folder)!r} is not a directory; give the project's repository")
-    if _git(folder, "rev-parse", "--is-inside-work-tree") != "true":
+    if git(folder, "rev-parse", "--is-inside-work-tree") != "true":
         raise JitbenchError(
             f"{str(folder)!r} is not in a git repository: asv benchmarks a repository's commits"
         )
@@ -248,10 +244,10 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
     if existing:
         raise JitbenchError(f"will not overwrite existing {', '.join(existing)}; nothing written")
     source = jitbench_source()
-    commit = _git(source, "rev-parse", "--short=12", "HEAD")
+    commit = git(source, "rev-parse", "--short=12", "HEAD")
     origin = f"built from {source}"
     if commit:
-        dirty = _git(source, "status", "--porcelain", "--untracked-files=no")
+        dirty = git(source, "status", "--porcelain", "--untracked-files=no")
         origin += f" at commit {commit}" + (" with local changes" if dirty else "")
     conf, init, bench, readme, _ = files
     hooks, why = counting_hooks()
@@ -259,7 +255,7 @@ def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> 
     project = _project(folder / "pyproject.toml").get("name")
     if not (isinstance(project, str) and project):
         project = folder.resolve().name
-    branch = _git(folder, "symbolic-ref", "--short", "HEAD") or "main"
+    branch = git(folder, "symbolic-ref", "--short", "HEAD") or "main"
     # Every template's fields: each takes those it names.
     values = {
         "project": project,

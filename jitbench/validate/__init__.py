@@ -62,11 +62,11 @@ def run_validation(
                 f"working directory as asv finds it: {exc}"
             ) from None
     if root is not None:
-        from jitbench.validate.asvphases import git_head
-
         plan.check_out(root / asvrun.load_config(root)["results_dir"])
-        try:
-            commit = git_head(root)
+        try:  # asv records results under the commit
+            commit = asvrun.git(
+                root, "rev-parse", "HEAD", failure=f"cannot read the git HEAD of {root}"
+            )
         except JitbenchError:
             if plan.needs_suite:
                 raise

@@ -4,7 +4,6 @@ through a config copy into a temporary folder (docs/validation.md#how-each-phase
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,16 +28,6 @@ CANARY_MODULE = "jitbench.strategies.canary"
 NOISE_DEVICES = ("cpu", "cpu-sharded")
 SENSITIVITY_DEVICE = "cpu"
 LOG_TAIL = 25
-
-
-def git_head(root: Path) -> str:
-    """The commit the checkout is at (asv records results under it)."""
-    done = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        raise JitbenchError(f"cannot read the git HEAD of {root}: {done.stderr.strip()}")
-    return done.stdout.strip()
 
 
 class AsvSession:
