@@ -52,7 +52,7 @@ def _env_list(
     for item in (i.strip() for i in text.split(",")):
         try:
             values.append(parse(item))
-        except (ValueError, JitbenchError):
+        except ValueError:
             raise JitbenchError(f"{name} has {item!r}; expected {form}") from None
     return values
 
