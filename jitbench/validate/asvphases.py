@@ -119,7 +119,7 @@ def measure_sensitivity(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Per repetition: all strategies plus the canary unslowed, then slowed by each slowdown."""
     devices = [SENSITIVITY_DEVICE]
-    runs: list[tuple[int, float, str, str]] = []
+    runs: list[tuple[int, float, str]] = []
     for repetition in range(1, plan.repetitions + 1):
         base = f"validate-r{repetition}-base"
         progress.step("sensitivity", f"repetition {repetition}: base (canary slowdown 0)")
@@ -130,9 +130,9 @@ def measure_sensitivity(
             head = f"validate-r{repetition}-p{percent:g}".replace(".", "_")
             progress.step("sensitivity", f"repetition {repetition}: canary {percent:g}% slower")
             asv.run(head, [CACHED], plan.sizes, devices, canary_slowdown=percent / 100)
-            runs.append((repetition, percent, base, head))
-    pairs = [(r, p, asv.load(base), asv.load(head)) for r, p, base, head in runs]
+            runs.append((repetition, percent, head))
+    bases = {r: asv.load(f"validate-r{r}-base") for r in range(1, plan.repetitions + 1)}
+    pairs = [(r, p, bases[r], asv.load(head)) for r, p, head in runs]
     judged = judge_sensitivity(pairs, plan.factor)
     judged = judged.sort_values(["slowdown", "repetition", "case"]).reset_index(drop=True)
-    bases = pd.concat([asv.load(f"validate-r{r}-base") for r in range(1, plan.repetitions + 1)])
-    return judged, sensitivity_summary(judged), canary_at_zero(bases)
+    return judged, sensitivity_summary(judged), canary_at_zero(pd.concat(bases.values()))
