@@ -198,13 +198,13 @@ class Instructions:
         return instructions.table(rows)
 
     def setup(self, table: instructions.Table, *params: Any) -> None:
-        self.counts = instructions.lookup(table, self.counted(*params))
+        self.row_counts = instructions.lookup(table, self.counted(*params))
 
     def track_cached_call_instructions(self, table: Any, *params: Any) -> float:
-        return self.counts.call
+        return self.row_counts.call
 
     def track_dispatch_instructions(self, table: Any, *params: Any) -> float:
-        return self.counts.dispatch
+        return self.row_counts.dispatch
 
 
 TRACEBACKS = {"on": True, "off": False}
