@@ -21,6 +21,7 @@ from jitbench.auditing.subject import Subject
 from jitbench.compiles import block, use_persistent_cache
 from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure.case import Prepared, Row
+from jitbench.measure.timing import sample
 
 # The populations of the asv family: one, a hundred, and past the 8,192 live jitted
 # functions of jax issue 39078.
@@ -105,13 +106,6 @@ def python_calls(function: Callable[..., Any], *args: Any, calls: int = 10) -> f
     return entered / calls
 
 
-def _seconds_per_call(call: Callable[[], Any], number: int = 200, repeat: int = 7) -> float:
-    """The median over ``repeat`` timeit loops of ``number`` calls, per call."""
-    import statistics
-
-    return statistics.median(timeit.repeat(call, number=number, repeat=repeat)) / number
-
-
 def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
     """Every figure of :data:`FIGURES` for ``n`` live instances, in this process (built with
     the on-disk cache in a temporary folder; times in seconds per call; ``kept_alive`` last:
@@ -124,10 +118,10 @@ def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
         build = timeit.default_timer() - start
         use_persistent_cache(None)
     figures = {
-        "first_call": _seconds_per_call(population.first),
-        "first_call_dispatch": _seconds_per_call(population.first_dispatch),
-        "after_jit_call": _seconds_per_call(population.after),
-        "after_jit_dispatch": _seconds_per_call(population.after_dispatch),
+        "first_call": sample(population.first, repeat=7, number=200).median,
+        "first_call_dispatch": sample(population.first_dispatch, repeat=7, number=200).median,
+        "after_jit_call": sample(population.after, repeat=7, number=200).median,
+        "after_jit_dispatch": sample(population.after_dispatch, repeat=7, number=200).median,
         "after_jit_python_calls": python_calls(population.after_function, population.y),
         "build_seconds": build,
         # ru_maxrss is in KiB on Linux: the process's peak, population included.

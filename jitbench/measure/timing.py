@@ -71,7 +71,8 @@ class Timings:
         return dataclasses.asdict(self)
 
 
-def _sample(call: Callable[[], Any], repeat: int, number: int | None) -> Spread:
+def sample(call: Callable[[], Any], repeat: int, number: int | None) -> Spread:
+    """``repeat`` timeit loops of ``number`` calls (None: timeit's autorange picks it)."""
     timer = timeit.Timer(call)
     if number is None:
         number, _ = timer.autorange()
@@ -147,8 +148,8 @@ def time_subject(
         raise JitbenchError(
             f"the first call of target {subject.name!r} raises: {error_text(exc)}"
         ) from None
-    cached = _sample(prepared.call, repeat, number)
-    dispatch = _sample(prepared.dispatch, repeat, number)
+    cached = sample(prepared.call, repeat, number)
+    dispatch = sample(prepared.dispatch, repeat, number)
     prepared.call()
     chosen, _ = fieldlib.choose(subject.fields(prepared.obj)[0], fields, arrays)
     played, _ = subject.playable(prepared.obj, chosen)

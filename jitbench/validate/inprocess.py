@@ -264,6 +264,8 @@ def host_parallelism(size: int) -> dict[str, Any] | None:
     """helper_function's cached call at ``size`` on all of this process's CPUs, then on one
     (docs/validation.md); None where thread affinity cannot be set (Linux only) or on one
     CPU."""
+    from jitbench.measure.timing import sample
+
     if not hasattr(os, "sched_setaffinity") or not os.path.isdir("/proc/self/task"):
         return None
     cpus = os.sched_getaffinity(0)
@@ -273,15 +275,8 @@ def host_parallelism(size: int) -> dict[str, Any] | None:
     all_cpus: list[float] = []
     one_cpu: list[float] = []
     for _ in range(2):  # alternated, so a change of load hits both
-        all_cpus.append(_median_timeit(plain.call))
+        all_cpus.append(sample(plain.call, 3, None).median)
         with _pinned({min(cpus)}):
-            one_cpu.append(_median_timeit(plain.call))
+            one_cpu.append(sample(plain.call, 3, None).median)
     all_s, one_s = statistics.median(all_cpus), statistics.median(one_cpu)
     return {"size": size, "cpus": len(cpus), "all_cpus_s": all_s, "one_cpu_s": one_s}
-
-
-def _median_timeit(func: Callable[[], Any]) -> float:
-    """timeit with its own calibration (autorange): median seconds per call over 3 repeats."""
-    timer = timeit.Timer(func)
-    number, _ = timer.autorange()
-    return statistics.median(timer.repeat(repeat=3, number=number)) / number
