@@ -38,7 +38,6 @@ SHORT = {
     "hidden_from": "hidden from",
     "break_even": "break-even",
 }
-HEADLINE = list(SHORT)
 # What each heading of the headline means.
 TEXT = {
     "dispatch_s": "one call until it returns, the device idle (the wait outside)",
@@ -128,8 +127,8 @@ def side_by_side(head: pd.DataFrame, devices: list[str]) -> pd.DataFrame:
     for strategy in pd.unique(head["strategy"]):
         mine = head[head["strategy"] == strategy].set_index("device")
         row = {"strategy": strategy}
-        for column in HEADLINE:
-            row[SHORT[column]] = " · ".join(cell(column, mine[column].get(d)) for d in devices)
+        for column, short in SHORT.items():
+            row[short] = " · ".join(cell(column, mine[column].get(d)) for d in devices)
         rows.append(row)
     return pd.DataFrame(rows)
 
