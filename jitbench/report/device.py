@@ -134,9 +134,8 @@ def side_by_side(head: pd.DataFrame, devices: list[str]) -> pd.DataFrame:
 
 
 def devices_of(head: pd.DataFrame) -> list[str]:
-    """The devices, the accelerators first, the CPU last."""
-    found = list(pd.unique(head["device"]))
-    return sorted(found, key=lambda d: (d.startswith("cpu"), found.index(d)))
+    """The devices, the accelerators first, the CPU last (each in its order: sorted is stable)."""
+    return sorted(pd.unique(head["device"]), key=lambda d: d.startswith("cpu"))
 
 
 def section(run: Run) -> None:
