@@ -77,7 +77,7 @@ def use_device(device: str) -> None:
 
 def target_specs(declared: Sequence[str] = ()) -> list[str]:
     """The targets of the grid: ``declared`` then ``JITBENCH_TARGETS``, each once, unimported."""
-    listed = [s.strip() for s in os.environ.get(TARGETS_ENV, "").split(",")]
+    listed = os.environ.get(TARGETS_ENV, "").split(",")
     return list(dict.fromkeys(s.strip() for s in [*declared, *listed] if s.strip()))
 
 
