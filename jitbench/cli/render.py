@@ -95,6 +95,12 @@ def strategy_audits(results: Sequence[Any], device: str, size: int, explain: boo
         _explained(r.steps, fields=False)
 
 
+def step_table(steps: Sequence[Any]) -> None:
+    """A user's object's steps, a row each: the field, how jit sees it, how it was changed."""
+    rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in steps]
+    table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
+
+
 def object_audit(result: Any, title: str, explain: bool) -> None:
     """A user's object's audit: one row per step (the field, how jit sees it, how it was
     changed), then what was left out (a line per kind of reason) and the verdict."""
@@ -106,8 +112,7 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
         "skips), '?' a change that leaves the result without jit as it was (jit reused a "
         "program: seen or not, it returns the same)\n"
     )
-    rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in result.steps]
-    table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
+    step_table(result.steps)
     leaked = result.leaked_instances
     objects = "objects not checked (no weak references)" if leaked is None else f"{leaked} objects"
     print(f"\nleaked: {objects}, {result.leaked_arrays} arrays")

@@ -45,40 +45,31 @@ def _check_allow(allow: str | Iterable[str]) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def _audit_text(result: AuditResult, title: str) -> str:
-    """The audit as ``jitbench audit TARGET --explain`` prints it."""
-    from jitbench.cli import render
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        render.object_audit(result, title, explain=True)
-    return out.getvalue().rstrip()
-
-
 # The steps a failure shows (the rest: explain=True, or jitbench audit TARGET --explain).
 SHOWN_STEPS = 12
 
 
-def _failure_text(result: AuditResult) -> str:
-    """The verdict, then the steps with a hazard, as ``jitbench audit`` prints them."""
+def _failure_text(result: AuditResult, title: str, explain: bool) -> str:
+    """With ``explain``, the audit as ``jitbench audit TARGET --explain`` prints it; else the
+    verdict, then the steps with a hazard, as ``jitbench audit`` prints them."""
     from jitbench.cli import render
 
-    lines = ["verdict:", *(f"  - {line}" for line in result.verdict)]
-    hazardous = [s for s in result.steps if s.hazard]
-    if hazardous:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            shown = hazardous[:SHOWN_STEPS]
-            rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in shown]
-            render.table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
-        lines += ["", "the steps with a hazard (cell: traces/compiles, '!' a stale result, 'E' "
-                  "an error under jit):"]  # fmt: skip
-        lines += out.getvalue().rstrip().splitlines()
-        if len(hazardous) > SHOWN_STEPS:
-            lines.append(f"... and {len(hazardous) - SHOWN_STEPS} more")
-    lines += ["", "every step and JAX's reason for each recompile: explain=True, or "
-              "jitbench audit TARGET --explain"]  # fmt: skip
-    return "\n".join(lines)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        if explain:
+            render.object_audit(result, title, explain=True)
+        else:
+            print("verdict:", *(f"  - {line}" for line in result.verdict), sep="\n")
+            hazardous = [s for s in result.steps if s.hazard]
+            if hazardous:
+                print("\nthe steps with a hazard (cell: traces/compiles, '!' a stale result, "
+                      "'E' an error under jit):")  # fmt: skip
+                render.step_table(hazardous[:SHOWN_STEPS])
+            if len(hazardous) > SHOWN_STEPS:
+                print(f"... and {len(hazardous) - SHOWN_STEPS} more")
+            print("\nevery step and JAX's reason for each recompile: explain=True, or "
+                  "jitbench audit TARGET --explain")  # fmt: skip
+    return out.getvalue().rstrip()
 
 
 def assert_jit_safe(
@@ -133,7 +124,7 @@ def assert_jit_safe(
     title = f"{target.name} (call {target.call_name})"
     named = ", ".join(f"{name} ({n})" for name, n in failing.items())
     accepted = ", ".join(sorted(allowed & found.keys())) or "none"
-    details = _audit_text(result, title) if explain else _failure_text(result)
+    details = _failure_text(result, title, explain)
     raise AssertionError(
         f"{title} is not jit-safe: {named}; allowed: {accepted} "
         f"(allow= accepts {', '.join(HAZARDS)})\n\n{details}"
