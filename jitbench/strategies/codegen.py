@@ -11,7 +11,7 @@ import functools
 import linecache
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from jitbench.errors import JitbenchError
@@ -124,10 +124,10 @@ class Template:
             "statics": ", ".join(statics),
             "self_arrays": ", ".join(f"self.{n}" for n in arrays),
             "self_statics": ", ".join(f"self.{n}" for n in statics),
-            "self_arrays_tuple": _tuple([f"self.{n}" for n in arrays]),
-            "self_statics_tuple": _tuple([f"self.{n}" for n in statics]),
-            "other_statics_tuple": _tuple([f"other.{n}" for n in statics]),
-            "static_argnums": _tuple(positions),
+            "self_arrays_tuple": tuple_source([f"self.{n}" for n in arrays]),
+            "self_statics_tuple": tuple_source([f"self.{n}" for n in statics]),
+            "other_statics_tuple": tuple_source([f"other.{n}" for n in statics]),
+            "static_argnums": tuple_source(positions),
             "init": _indent([f"self.{n} = {n}" for n in shape.fields], 8),
             "body": self.computation(arrays, statics, 4),
             "method_body": self.computation(
@@ -197,8 +197,8 @@ class Template:
         return text.format_map({**self.pieces, **extra})
 
 
-def _tuple(items: list[str]) -> str:
-    """``(a,)`` or ``(a, b)``."""
+def tuple_source(items: Sequence[str]) -> str:
+    """The source of a tuple of ``items``: ``(a,)`` or ``(a, b)``."""
     return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
 

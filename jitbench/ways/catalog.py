@@ -12,6 +12,7 @@ from typing import Any
 
 from jitbench.auditing.subject import Walked, call_args
 from jitbench.errors import JitbenchError
+from jitbench.strategies.codegen import tuple_source
 from jitbench.targets import Target, kinds
 from jitbench.ways import builders as build
 from jitbench.ways.builders import Bound
@@ -174,16 +175,11 @@ class Way:
         fields["body"] = names.body.replace("{fn}", names.fn)
         for part in ("children", "aux"):
             attributes = getattr(names, part)
-            fields[f"{part}_of"] = _tuple(f"o.{n}" for n in attributes)
-            fields[f"self_{part}"] = _tuple(f"self.{n}" for n in attributes)
-            fields[f"set_{part}"] = _tuple(f"obj.{n}" for n in attributes)
-            fields[f"bare_{part}"] = _tuple(attributes)
+            fields[f"{part}_of"] = tuple_source([f"o.{n}" for n in attributes])
+            fields[f"self_{part}"] = tuple_source([f"self.{n}" for n in attributes])
+            fields[f"set_{part}"] = tuple_source([f"obj.{n}" for n in attributes])
+            fields[f"bare_{part}"] = tuple_source(attributes)
         return self.snippet.format(**fields).strip("\n")
-
-
-def _tuple(items: Any) -> str:
-    items = list(items)
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
 WRITTEN = Way(AS_WRITTEN, "", "")
