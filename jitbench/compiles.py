@@ -38,14 +38,13 @@ _open: list[CompileStats] = []
 # when no block is open.
 _traces: list[tuple[float, float]] = []
 
-_DURATION_FIELDS = {
+# Each event's count and, for an event with a duration, its seconds.
+_FIELDS = {
     TRACE_EVENT: ("traces", "trace_seconds"),
     LOWER_EVENT: ("lowerings", "lower_seconds"),
     COMPILE_EVENT: ("compiles", "compile_seconds"),
-}
-_EVENT_FIELDS = {
-    CACHE_HIT_EVENT: "persistent_cache_hits",
-    CACHE_MISS_EVENT: "persistent_cache_misses",
+    CACHE_HIT_EVENT: ("persistent_cache_hits", ""),
+    CACHE_MISS_EVENT: ("persistent_cache_misses", ""),
 }
 
 
@@ -59,30 +58,24 @@ def _outer_seconds(duration: float) -> float:
     return duration - inner
 
 
-def _on_duration(event: str, duration: float, **_: Any) -> None:
-    fields = _DURATION_FIELDS.get(event)
+def _on_event(event: str, duration: float = 0.0, **_: Any) -> None:
+    """Both listeners: the event counted, and its seconds added, in every open block."""
+    fields = _FIELDS.get(event)
     if fields is None or not _open:
         return
     count, seconds = fields
     added = _outer_seconds(duration) if event == TRACE_EVENT else duration
     for stats in _open:
         setattr(stats, count, getattr(stats, count) + 1)
-        setattr(stats, seconds, getattr(stats, seconds) + added)
-
-
-def _on_event(event: str, **_: Any) -> None:
-    field = _EVENT_FIELDS.get(event)
-    if field is None:
-        return
-    for stats in _open:
-        setattr(stats, field, getattr(stats, field) + 1)
+        if seconds:
+            setattr(stats, seconds, getattr(stats, seconds) + added)
 
 
 @functools.cache  # once per process: JAX keeps every listener for good
 def _register_listeners() -> None:
     from jax import monitoring
 
-    monitoring.register_event_duration_secs_listener(_on_duration)
+    monitoring.register_event_duration_secs_listener(_on_event)
     monitoring.register_event_listener(_on_event)
 
 
@@ -160,8 +153,7 @@ def quiet_callback_errors() -> Iterator[None]:
         logger.disabled = saved
 
 
-# JAX logs each tracing-cache miss to one of these, at WARNING, when
-# jax_explain_cache_misses is on: jax._src.pjit up to 0.8, partial_eval since 0.9.
+# Where JAX logs each tracing-cache miss, at WARNING (which release uses which: docs/design.md).
 EXPLAIN_LOGGERS = ("jax._src.pjit", "jax._src.interpreters.partial_eval")
 
 
@@ -176,12 +168,8 @@ class _Collector(logging.Handler):
 
 @contextlib.contextmanager
 def explain_misses() -> Iterator[list[str]]:
-    """Collect JAX's explanation of every tracing-cache miss in the block (none are printed).
-
-    JAX explains misses of functions defined outside its own package only, by
-    heuristics (see docs/design.md). Capturing costs microseconds per call: never around a
-    timed call.
-    """
+    """Collect JAX's explanation of every tracing-cache miss in the block (none are printed);
+    never around a timed call (why, and what JAX explains: docs/design.md)."""
     import jax
 
     collector = _Collector()
@@ -192,8 +180,7 @@ def explain_misses() -> Iterator[list[str]]:
         logger.propagate = False
         if not logger.isEnabledFor(logging.WARNING):
             logger.setLevel(logging.WARNING)
-    # Not the jax.explain_cache_misses context, which JAX 0.4.30 does not export; the
-    # audit that uses this runs on one thread.
+    # Not JAX's context manager (docs/design.md); the audit that uses this runs on one thread.
     previous = jax.config.jax_explain_cache_misses
     jax.config.update("jax_explain_cache_misses", True)
     try:

@@ -103,13 +103,13 @@ def test_nested_trace_seconds_count_once():
     # Before JAX 0.10 a trace event fires for each jnp function traced inside another trace,
     # and ends inside it: its seconds are already part of the outer event's.
     with count_compiles() as stats:
-        measure._on_duration(measure.TRACE_EVENT, 0.25)
-        measure._on_duration(measure.TRACE_EVENT, 10.0)  # began before the first ended
+        measure._on_event(measure.TRACE_EVENT, 0.25)
+        measure._on_event(measure.TRACE_EVENT, 10.0)  # began before the first ended
         assert (stats.traces, stats.trace_seconds) == (2, 10.0)
         time.sleep(0.02)
-        measure._on_duration(measure.TRACE_EVENT, 0.01)  # began after the others ended
+        measure._on_event(measure.TRACE_EVENT, 0.01)  # began after the others ended
         assert stats.trace_seconds == pytest.approx(10.01)
-        measure._on_duration(measure.TRACE_EVENT, 100.0)  # holds all three
+        measure._on_event(measure.TRACE_EVENT, 100.0)  # holds all three
         assert (stats.traces, stats.trace_seconds) == (4, pytest.approx(100.0))
     assert measure._traces == []
 
@@ -119,7 +119,7 @@ def test_listeners_register_once():
         pass
     durations = list(monitoring.get_event_duration_listeners())
     events = list(monitoring.get_event_listeners())
-    assert durations.count(measure._on_duration) == 1
+    assert durations.count(measure._on_event) == 1
     assert events.count(measure._on_event) == 1
     for _ in range(3):
         with count_compiles(), count_compiles():
