@@ -41,7 +41,7 @@ def parse_spec(spec: str) -> tuple[str, bool]:
 @functools.cache
 def plugin_installed(platform: str) -> bool:
     """Whether JAX could have a ``platform`` backend here, decided without starting JAX."""
-    # Asking JAX starts every backend (tenths of a second), in every skipped asv process.
+    # Not by asking JAX (why: docs/design.md).
     if platform == "cpu":
         return True
     allowed = os.environ.get("JAX_PLATFORMS", "")

@@ -19,6 +19,6 @@ DEFAULT_SIZE = 64
 REPEAT = 7
 # The array fields the audit's scenario plays by default (every static field plays).
 DEFAULT_ARRAYS = 3
-# The change of an instruction count that jitbench compare calls a change: above the
-# run-to-run spread of counts that validation measures, below the 2% it must catch.
+# The change of an instruction count that jitbench compare calls a change (why 1%: the
+# counts checks of docs/counting.md).
 COUNT_TOLERANCE = 0.01
