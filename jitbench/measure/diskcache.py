@@ -17,7 +17,6 @@ Key = tuple[str, int, str]
 
 def fill(subject: Subject, path: str) -> None:
     """Compile the first call of ``subject`` with JAX's on-disk cache at ``path`` (created)."""
-    os.makedirs(path, exist_ok=True)
     hits(subject, path)
 
 
@@ -47,12 +46,11 @@ def first_call(subject: Subject, path: str) -> Callable[[], Any]:
 
 def hits(subject: Subject, path: str) -> int:
     """On-disk cache hits (``jax.monitoring``) of a cold first call against ``path``."""
-    call = subject.call(subject.new())
-    use_persistent_cache(path)
+    call = first_call(subject, path)
     clear_memory_caches()
     try:
         with count_compiles() as stats:
-            block(call())
+            call()
     finally:
         use_persistent_cache(None)
     return stats.persistent_cache_hits
