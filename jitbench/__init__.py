@@ -1,8 +1,7 @@
 """jitbench: what it costs to jit a method in JAX, strategy by strategy.
 
-``import jitbench`` is light (asv and pytest's plugin import it everywhere): its names
-load on first use, and JAX, pandas, matplotlib, equinox and flax only when a function
-needs them (see docs/design.md).
+``import jitbench`` is light: its names load on first use, the heavy packages when a function
+needs them (why: docs/design.md).
 """
 
 from __future__ import annotations

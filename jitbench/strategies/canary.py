@@ -89,7 +89,7 @@ def _seconds(
 
 def spin_costs(repeats: int = UNIT_REPEATS, budget: float = UNIT_BUDGET_S) -> tuple[float, float]:
     """Seconds of calling :func:`spin` with no work, and seconds per unit, here and now (the
-    fastest loop's: an interrupted loop would overstate them)."""
+    fastest loop's: why in docs/design.md)."""
     empty = _seconds(lambda: spin(0), repeats, budget, min)
     batch = _seconds(lambda: spin(UNIT_BATCH), repeats, budget, min)
     return empty, max(batch - empty, batch / 2) / UNIT_BATCH
