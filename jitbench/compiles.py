@@ -98,8 +98,7 @@ def count_compiles() -> Iterator[CompileStats]:
 
 def use_persistent_cache(path: str | None) -> None:
     """Read and write JAX's on-disk compilation cache at ``path`` (None: switch it off),
-    every program written, small ones included; JAX is made to decide again whether the
-    cache is in use."""
+    every program written, small ones included (how: docs/design.md)."""
     import jax
     from jax.experimental.compilation_cache import compilation_cache
 
