@@ -65,12 +65,9 @@ def is_named_tuple(value: Any) -> bool:
 
 
 def is_frozen_dataclass(value: Any) -> bool:
+    """An instance of a frozen dataclass (not the class: its type, ``type``, has no params)."""
     params = getattr(type(value), "__dataclass_params__", None)
-    return (
-        dataclasses.is_dataclass(value)
-        and not isinstance(value, type)
-        and bool(params and params.frozen)
-    )
+    return bool(params and params.frozen)
 
 
 def is_frozen_attrs(value: Any) -> bool:
