@@ -52,11 +52,8 @@ def _put(node: Any, key: Key, value: Any) -> Any:
         except (TypeError, ValueError):
             # A static field: built as equinox's own unflatten builds a module (copy.copy
             # would keep the copy alive for good: docs/design.md).
-            new = object.__new__(type(node))
-            for attr, item in vars(node).items():
-                object.__setattr__(new, attr, item)
-            object.__setattr__(new, name, value)
-            return new
+            fields = {**vars(node), name: value}
+            return without_init(type(node), tuple(fields), tuple(fields.values()))
     if kinds.has_replace(node):
         return node.replace(**{name: value})
     if kinds.is_linen_module(node):
@@ -69,6 +66,14 @@ def _put(node: Any, key: Key, value: Any) -> Any:
         return attrs.evolve(node, **{name: value})
     setattr(node, name, value)
     return node
+
+
+def without_init(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """An instance of ``cls`` with these attribute values, its ``__init__`` not run."""
+    obj = object.__new__(cls)
+    for name, value in zip(names, values, strict=True):
+        object.__setattr__(obj, name, value)
+    return obj
 
 
 def set_field(obj: Any, field: Field, value: Any) -> Any:

@@ -154,14 +154,6 @@ def _own_jit(obj: Any, value: Any) -> bool:
     return kinds.is_jitted(value) and getattr(wrapped, "__self__", None) is obj
 
 
-def _rebuilt(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
-    """An instance of ``cls`` with these attribute values, its ``__init__`` not run."""
-    obj = object.__new__(cls)
-    for name, value in zip(names, values, strict=True):
-        object.__setattr__(obj, name, value)
-    return obj
-
-
 def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     """A function reading these attributes as a tuple (what a method writes: self.x)."""
     if not names:
@@ -351,9 +343,9 @@ def plain_pytree(obj: Any) -> Callable[[Any], Any]:
     jax.tree_util.register_pytree_node(
         sub,
         lambda o: (get_children(o), get_aux(o)),
-        lambda values, leaves: _rebuilt(sub, names, (*leaves, *values)),
+        lambda values, leaves: edit.without_init(sub, names, (*leaves, *values)),
     )
-    return lambda o: _rebuilt(sub, names, tuple(getattr(o, n) for n in names))
+    return lambda o: edit.without_init(sub, names, tuple(getattr(o, n) for n in names))
 
 
 def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
@@ -364,7 +356,7 @@ def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]
 
     @functools.partial(jax.jit, static_argnums=0)
     def helper(statics: tuple[Any, ...], arrays: tuple[Any, ...], *args: Any, **kwargs: Any) -> Any:
-        return raw(_rebuilt(cls, names, (*arrays, *statics)), *args, **kwargs)
+        return raw(edit.without_init(cls, names, (*arrays, *statics)), *args, **kwargs)
 
     get_children, get_aux = _getter(children), _getter(aux)
 
