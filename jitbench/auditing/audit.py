@@ -179,8 +179,7 @@ def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
 def _steps(
     subject: Subject, played: list[fieldlib.Field], alive: _Alive, probe: Any
 ) -> tuple[list[Step], dict[str, float]]:
-    # A function of its own so that every local reference to an instance is gone when
-    # it returns; only what JAX (or a cycle) holds stays alive.
+    # A function of its own, for the leak check (why: docs/design.md).
     play = Play(subject, played)
     # Two steps per field of every kind; a loop's two steps (FED_BACK) are known only at the
     # end: the count grows then.

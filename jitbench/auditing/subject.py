@@ -27,8 +27,7 @@ if TYPE_CHECKING:
     from jitbench.strategies import Strategy
     from jitbench.strategies.codegen import Shape
 
-# float32 results against a float64 NumPy reference; stale results are off by at least
-# |y| (a flag change) or a whole array, far beyond this tolerance.
+# A built-in's float32 results against its float64 NumPy reference (why: docs/design.md).
 RTOL = ATOL = 1e-4
 
 

@@ -273,9 +273,7 @@ def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
     if kinds.is_array(value):
         numeric = kinds.is_key(value) or value.dtype.kind in "iufc" or "float" in str(value.dtype)
         return ("array", None) if numeric else (None, f"an array of {value.dtype}: no new values")
-    # A number, traced or hashed, is given a new value and then its own back, whichever way
-    # jit sees it (so that two ways with the same compiles get the same steps); a bool,
-    # traced or not, is a flag: set to the other and back.
+    # A number is played alike traced or hashed, a bool as a flag (why: docs/design.md).
     if kinds.is_number(value) and role in ("number", "hashed") and not isinstance(value, bool):
         return "number", None
     # A set of hashable items (lineax's tags) too: hashed as a whole where jit keys on it (a

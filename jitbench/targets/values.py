@@ -154,10 +154,8 @@ def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None
 
 
 def _valid(host: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``values`` kept as valid as ``host`` is, where an invalid array makes every result NaN
-    or raise (after which no change shows): a symmetric matrix stays symmetric, a positive
-    definite one positive definite (a covariance, lineax's operator), a grid ordered
-    (knots, save times, bin edges: interpax's Interpolator1D.x)."""
+    """``values`` kept as valid as ``host`` is: symmetric, positive definite (lineax's operator)
+    or ordered (interpax's grid) as it is (why: docs/design.md)."""
     square = host.ndim >= 2 and host.shape[-1] == host.shape[-2] > 1
     if square and host.dtype.kind == "f" and values.shape[-2:] == host.shape[-2:]:
         if np.allclose(host, np.swapaxes(host, -1, -2)):

@@ -436,8 +436,7 @@ class WaySubject(Walked):
             raise JitbenchError(f"the call as written already jits with {way.name}")
         super().__init__(target)
         self.name = f"{target.name} ({way.name})"
-        # Each way plays the changes its own call sees, as the audit of that call does: a
-        # number leaf a filter hashes is a static to set, one jit traces a value to change.
+        # Each way sees the fields as its own call does (docs/design.md, advise's ways).
         if way is not WRITTEN:
             self.filtered = way.filters
 
