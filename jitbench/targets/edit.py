@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Mapping, MutableMapping, MutableSequence
 from typing import Any
 
@@ -23,9 +24,7 @@ def _get(node: Any, key: Key) -> Any:
 
 def get_field(obj: Any, field: Field) -> Any:
     """The field's current value (the array inside a Variable)."""
-    node = obj
-    for key in field.keys:
-        node = _get(node, key)
+    node = functools.reduce(_get, field.keys, obj)
     return kinds.variable_value(node) if kinds.is_variable(node) else node
 
 
