@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 # Type checkers read the lazy names here (F401 is off for this file: __all__ is built at run
 # time, out of a linter's sight); tests/test_import.py holds these imports to _LAZY.
 if TYPE_CHECKING:
-    from jitbench.advise import Advice
+    from jitbench.advise import advise_object
+    from jitbench.auditing.audit import audit
     from jitbench.auditing.result import AuditResult
     from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
     from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 # Each public name and the module that defines it, imported when the name is first read.
 _LAZY = {
+    "jitbench.advise": ("advise_object",),
+    "jitbench.auditing.audit": ("audit",),
     "jitbench.devices": ("DEVICE_SPECS", "Placement", "host_devices", "resolve"),
     "jitbench.errors": ("DeviceUnavailable", "JitbenchError", "StrategyUnavailable"),
     "jitbench.strategies": (
@@ -48,7 +51,7 @@ _LAZY = {
 _HOME = {name: module for module, names in _LAZY.items() for name in names}
 
 # The lazy names and the functions below.
-__all__ = [*_HOME, "advise_object", "audit", "audit_object", "time_object"]
+__all__ = [*_HOME, "audit_object", "time_object"]
 
 
 def __getattr__(name: str) -> Any:
@@ -71,14 +74,6 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-def audit(strategy: Strategy, placement: Placement, **kwargs: Any) -> AuditResult:
-    """The cache audit of a built-in strategy (imports JAX); see
-    :func:`jitbench.auditing.audit.audit`."""
-    from jitbench.auditing.audit import audit as run_audit
-
-    return run_audit(strategy, placement, **kwargs)
-
-
 def audit_object(target: Any, *, call: Any = None, inputs: Any = None,
                  **kwargs: Any) -> AuditResult:  # fmt: skip
     """The cache audit of a user's object (imports JAX); ``target``, ``call`` and
@@ -88,15 +83,6 @@ def audit_object(target: Any, *, call: Any = None, inputs: Any = None,
     from jitbench.targets import as_target
 
     return run_audit(as_target(target, call=call, inputs=inputs), **kwargs)
-
-
-def advise_object(target: Any, **kwargs: Any) -> Advice:
-    """Every way of jitting a user's call, measured alike, and the one to use (imports JAX);
-    ``target`` in any form :func:`jitbench.targets.as_target` takes; see
-    :func:`jitbench.advise.advise_object`."""
-    from jitbench.advise import advise_object as run_advice
-
-    return run_advice(target, **kwargs)
 
 
 def time_object(target: Any, *, call: Any = None, inputs: Any = None,
