@@ -1,7 +1,6 @@
 """The JavaScript and CSS asv 0.6.6's dashboard loads from CDNs: each CDN address and the
-committed file under ``vendor/`` standing in for it (the npm release's file; two exceptions:
-stupidtable 1.1.3 stands in for 1.0.1, never on npm, and flot comes unminified). Git pins the
-files' bytes; vendor/README.md says how to move to other releases."""
+committed file under ``vendor/`` standing in for it, whose bytes git pins (which releases, and
+how to move to others: vendor/README.md)."""
 
 from __future__ import annotations
 
@@ -32,9 +31,8 @@ class Asset:
 
 
 _CDNJS = "https://cdnjs.cloudflare.com/ajax/libs"
-# Exactly the external references of asv 0.6.6's www/index.html, with its integrity values.
-# jQuery, orderBars, md5 and both bootstrap files are the npm bytes the CDN serves (their
-# cdn_integrity matches the vendored file); cdnjs minified flot and stupidtable itself.
+# Exactly the external references of asv 0.6.6's www/index.html, with its integrity values
+# (which vendored files are the CDN's own bytes: docs/design.md, vendor/README.md).
 ASSETS = (
     Asset(
         "https://code.jquery.com/jquery-3.3.1.min.js",
