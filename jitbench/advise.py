@@ -12,9 +12,8 @@ from typing import Any
 
 from jitbench.errors import JitbenchError, NoFigure, error_text
 from jitbench.measure.timing import Spread
-from jitbench.options import COUNT_TOLERANCE, REPEAT
+from jitbench.options import COUNT_TOLERANCE, DEFAULT_ARRAYS, REPEAT
 from jitbench.targets import Target, as_target
-from jitbench.targets import fields as fieldlib
 
 COLD_CALLS = 3
 BY_COUNTS = "instructions per cached call"
@@ -211,7 +210,7 @@ def _clearly_cheaper(way: WayRow, written: WayRow, ranked_by: str) -> bool:
 
 def advise_object(
     target: Any, *, call: Any = None, inputs: Any = None,
-    fields: str | None = None, repeat: int = REPEAT, arrays: int = fieldlib.DEFAULT_ARRAYS,
+    fields: str | None = None, repeat: int = REPEAT, arrays: int = DEFAULT_ARRAYS,
     instructions: bool = True, device: str = "cpu", cold_calls: int = COLD_CALLS,
 ) -> Advice:  # fmt: skip
     """Every way of jitting ``target``'s call, measured alike, and the one to use.
