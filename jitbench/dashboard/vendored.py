@@ -32,7 +32,7 @@ class Asset:
 
 _CDNJS = "https://cdnjs.cloudflare.com/ajax/libs"
 # Exactly the external references of asv 0.6.6's www/index.html, with its integrity values
-# (which vendored files are the CDN's own bytes: docs/design.md, vendor/README.md).
+# (which vendored files are the CDN's own bytes: vendor/README.md).
 ASSETS = (
     Asset(
         "https://code.jquery.com/jquery-3.3.1.min.js",
