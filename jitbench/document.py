@@ -175,7 +175,7 @@ def _html_table(table: Table) -> str:
         cells = "".join(f"<{tag}{c}>{_html.escape(str(v))}</{tag}>" for c, v in pairs)
         return f"<tr>{cells}</tr>"
 
-    # The heading of a left or wrapped column aligns left; headings never wrap.
+    # The heading of a left or wrapped column aligns left (every heading wraps: STYLE's th).
     head = row("th", columns, [left if c else "" for c in classes])
     rows = "".join(row("td", r, classes) for r in table.frame.itertuples(index=False))
     return f'<div class="scroll"><table><thead>{head}</thead><tbody>{rows}</tbody></table></div>'
