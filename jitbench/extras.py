@@ -28,9 +28,9 @@ def requirements(extra: str) -> list[Requirement]:
     return [r for r in found if r.marker is not None and r.marker.evaluate({"extra": extra})]
 
 
-def pinned(package: str, extra: str = "report") -> str | None:
-    """The one release of ``package`` that ``extra`` pins (``==``), or None."""
-    for requirement in requirements(extra):
+def pinned(package: str) -> str | None:
+    """The one release of ``package`` that the report extra pins (``==``), or None."""
+    for requirement in requirements("report"):
         specs = list(requirement.specifier)
         if _module(requirement.name) == package and len(specs) == 1 and specs[0].operator == "==":
             return specs[0].version
