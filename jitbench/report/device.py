@@ -168,10 +168,10 @@ def section(run: Run) -> None:
         loops = mine.pivot(index="strategy", columns="size", values="loop_s")
         loops = loops.reindex(pd.unique(mine["strategy"]))
         loops.columns = [f"at_{size_text(c)}_s" for c in loops.columns]
-        run.heading(f"Loop per call by size, {device}", 1)
+        run.heading(f"Loop per call by size, {device}")
         shown = _flagged(loops.reset_index(), run, audited)
         run.blocks += run.table(f"device-loop-{slug(device)}", shown)
-    run.heading("Every device figure", 1)
+    run.heading("Every device figure")
     run.blocks += run.table("device-all", _flagged(table, run, audited))
 
 

@@ -59,14 +59,14 @@ def counted_fits(run: Run) -> None:
 
 def scaling_fits(run: Run) -> None:
     if run.has(catalog.WIDTH):
-        run.heading("Dispatch cost per pytree leaf", 1)
+        run.heading("Dispatch cost per pytree leaf")
         run.text("Linear fit of the dispatch against n_arrays (seconds per leaf), log-log slope.")
         fit = fits.fits(run.rows(catalog.WIDTH), "n_arrays", "dispatch", "leaf")
         run.blocks += run.table("dispatch-scaling", flag_hazards(fit, run))
     else:
         run.omit("dispatch scaling fit", catalog.WIDTH)
     if run.has(catalog.DEVICE_COUNT):
-        run.heading("Dispatch cost per added device", 1)
+        run.heading("Dispatch cost per added device")
         run.text(
             "Linear fit of the sharded dispatch against n_devices (seconds per added device, "
             "each count in its own process), log-log slope."
@@ -82,7 +82,7 @@ def scaling_fits(run: Run) -> None:
     names = {catalog.OPS_TRACE: "trace", catalog.OPS_COMPILE: "compile"}
     parts = [fits.fits(run.rows(bench), "n_ops", names[bench], "op") for bench in present]
     table = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on="strategy", how="outer")
-    run.heading("Trace and compile cost per op", 1)
+    run.heading("Trace and compile cost per op")
     run.text("Linear fits against the number of ops in the program, log-log slopes.")
     run.blocks += run.table("compile-scaling", order(flag_hazards(table, run), run.frame))
 
@@ -107,7 +107,7 @@ def depth_fits(run: Run) -> None:
         kept = [f"{name}_per_layer", f"{name}_intercept"]
         fit = fit[["strategy", *(f"{c}{end}_s" for c in kept for end in ("", "_lo", "_hi"))]]
         table = fit if table is None else table.merge(fit, on="strategy", how="outer")
-    run.heading("Cost per nested layer", 1)
+    run.heading("Cost per nested layer")
     run.text(
         "Linear fits against the number of nested layers (each a sub-object with a weight, "
         "a bias and a flag; cpu, size 10): seconds each layer adds to a cached call, its "

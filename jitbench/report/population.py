@@ -72,7 +72,7 @@ def section(run: Run) -> None:
     run.text(*TEXT)
     run.blocks += run.table("population-cliffs", cliffs(table, hazards))
     for device, rows in table.groupby("device", sort=False):
-        run.heading(f"device {device}", 1)
+        run.heading(f"device {device}")
         rows = rows.assign(hazard=[hazards.get((device, s), "") for s in rows["strategy"]])
         shown = rows[["strategy", "hazard", "instances", *[c for c in COLUMNS if c in rows]]]
         run.blocks += run.table(f"population-{slug(device)}", shown.rename(columns=COLUMNS))

@@ -76,7 +76,7 @@ def _group(run: Run) -> None:
             _plot(run, wide, column, label, releases, name)
         else:
             run.omit(f"plot of {label} against the JAX release", benchmark)
-    run.heading("Every number", 1)
+    run.heading("Every number")
     run.text(
         "One row per device, size, strategy and JAX release: the measures above and the "
         "audit's hazard counts."
@@ -113,7 +113,7 @@ def _hazards(run: Run, wide: pd.DataFrame, releases: list[str]) -> None:
         table["changed"] = ["yes" if len(cells) > 1 else "" for cells in measured]
         table.columns = [f"jax {c}" if c != "changed" else c for c in table.columns]
         table = order(table.reset_index(), run.frame)
-        run.heading(f"Hazards per JAX release: {device}", 1)
+        run.heading(f"Hazards per JAX release: {device}")
         run.text(
             "Per strategy and release: stale results, errors, leaked instances and compiles "
             "of a repeated call in the audit (none = no hazard; n/a = not measured there); "

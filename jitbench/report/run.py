@@ -115,8 +115,8 @@ class Run:
         folder.mkdir(parents=True, exist_ok=True)
         return folder / name
 
-    def heading(self, title: str, deeper: int = 0) -> None:
-        self.blocks.append(Heading(title, self.level + deeper))
+    def heading(self, title: str) -> None:
+        self.blocks.append(Heading(title, self.level + 1))
 
     def text(self, *pieces: Any) -> None:
         self.blocks.append(Paragraph(tuple(pieces)))
@@ -143,7 +143,7 @@ class Run:
         """A heading, the figure saved as plots/``name``.png, and a paragraph under it."""
         png = self.path("plots", f"{name}.png")
         fig.savefig(png, dpi=100, bbox_inches="tight")
-        self.heading(title, 1)
+        self.heading(title)
         self.blocks.append(Image(rel(png, self.out), alt))
         self.text(text)
 

@@ -112,7 +112,7 @@ def headline(run: Run) -> None:
             # and no "best" among objects that compute different things.
             dropped = ("cached_x_eager", *FLOOR_RATIOS.values(), *BREAK_EVEN, "best")
             shown = [c for c in shown if c not in dropped]
-        run.heading(title, 1)
+        run.heading(title)
         blocks = run.table(f"headline-{name}", rows[shown])
         notes = []
         if counted and "best" in shown and (rows["best_by"] == "time").all():
@@ -161,7 +161,7 @@ def instructions(run: Run) -> None:
     wanted = ["strategy", "hazard", "cached_call_s", counted[0], "dispatch_s", *counted[1:],
               *ratios]  # fmt: skip
     for title, name, targets, part in groups(rows):
-        run.heading(title, 1)
+        run.heading(title)
         shown = part[[c for c in wanted if c in part]]
         if targets:
             shown = shown.drop(columns=ratios, errors="ignore")
@@ -203,7 +203,7 @@ def break_even(run: Run) -> None:
             wide.columns = [f"size {size}" for size in wide.columns]
             wide.insert(0, "hazard", hazards)
             wide = wide.reset_index()
-            run.heading(f"Break-even vs {short} eager: {device}", 1)
+            run.heading(f"Break-even vs {short} eager: {device}")
             run.blocks += run.table(f"break-even-{short}-{slug(device)}", order(wide, run.frame))
 
 
@@ -216,7 +216,7 @@ def hazards(run: Run) -> None:
         run.blocks += run.table("hazards", order(shown, run.frame))
     else:
         run.omit("hazard table", *catalog.HAZARDS.values(), catalog.DISK_HITS)
-    run.heading("Why they recompiled: JAX's explanations", 1)
+    run.heading("Why they recompiled: JAX's explanations")
     if run.audit is None:
         run.text(
             "asv results hold numbers only. For JAX's explanation of every recompile and "
@@ -254,7 +254,7 @@ def after_change(run: Run) -> None:
     )
     for title, name, _, rows in groups(table):
         first = [c for c in ("strategy", "hazard", "cached_call_s") if c in rows]
-        run.heading(title, 1)
+        run.heading(title)
         run.blocks += run.table(f"after-change-{name}", rows[[*first, *after]])
 
 
@@ -285,7 +285,7 @@ def sharded(run: Run) -> None:
         "/ seconds on its plain device (one device); above 1, sharding costs more."
     )
     for size, rows in wide.groupby("size", sort=False):
-        run.heading(f"size {size}", 1)
+        run.heading(f"size {size}")
         run.blocks += run.table(
             f"sharded-vs-unsharded-size{size}",
             flag_hazards(rows.drop(columns="size").reset_index(drop=True), run),
