@@ -165,7 +165,7 @@ def _fidelity_notes(outcome: Outcome, cpus: int) -> list[str]:
 def _noise_notes(outcome: Outcome, cpus: int) -> list[str]:
     summary, table = outcome.noise_summary, outcome.noise
     assert summary is not None and table is not None
-    missed = summary[summary["met"].notna() & (summary["met"] == False)]  # noqa: E712
+    missed = summary[summary["met"].eq(False)]  # None: a scope without a target
     if missed.empty:
         return []
     by_size = noise_by_size(table)
