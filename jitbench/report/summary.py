@@ -94,15 +94,6 @@ def hazard_of(run: Run) -> dict[tuple[Any, str], str]:
     return hazards
 
 
-def hazard_words(counts: pd.DataFrame) -> list[str]:
-    """The hazard words of each row of a frame with (some of) HAZARD_WORDS' count columns."""
-    present = [name for name in HAZARD_WORDS if name in counts]
-    return [
-        ", ".join(HAZARD_WORDS[name] for name in present if row[name] > 0)
-        for _, row in counts[present].fillna(0).iterrows()
-    ]
-
-
 def break_even_warm(strategy: str, first: float, cached: float, eager_cached: float) -> Any:
     """Calls until jit's first call is repaid against eager with its ops compiled."""
     if strategy == BASELINE:
@@ -235,7 +226,11 @@ def _per_device(run: Run) -> pd.DataFrame | None:
     if not columns:
         return None
     table = pd.concat(columns, axis=1).reset_index()
-    table["hazard"] = hazard_words(table)
+    present = [name for name in HAZARD_WORDS if name in table]
+    table["hazard"] = [
+        ", ".join(HAZARD_WORDS[name] for name in present if row[name] > 0)
+        for _, row in table[present].fillna(0).iterrows()
+    ]
     table["stale"] = table["stale_results"].fillna(0) > 0 if "stale_results" in table else False
     return table
 
