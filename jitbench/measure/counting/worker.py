@@ -86,8 +86,6 @@ _LOOP = (
 )
 _HOOK = "        frames_seen.add(len(stack(0)))\n"
 _UNIT = "n += 1"
-# The units of work whose count gives the count of one unit.
-UNIT_BATCH = 1000
 
 
 def _loop(prepared: Any, kind: str, units: int = 0, hook: set[int] | None = None) -> Any:
@@ -243,7 +241,7 @@ class Worker:
     def _calibrate(self, index: int, prepared: Any, slowdown: float) -> Iterator[Stretch]:
         """The units of planted work that add ``slowdown`` of the row's call count: the call,
         an empty loop and ``UNIT_BATCH`` units counted, then the canary's own arithmetic."""
-        from jitbench.strategies.canary import units_for
+        from jitbench.strategies.canary import UNIT_BATCH, units_for
 
         loops = {
             "call": _loop(prepared, "call"),
