@@ -56,9 +56,6 @@ class Row:
             return way_subject(target, self.way)
         return subject_of(target)
 
-    def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "shape": dataclasses.asdict(self.shape)}
-
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Row:
         return cls(**{**data, "shape": Shape(**data["shape"])})
@@ -199,7 +196,8 @@ def fresh_code(row: Row) -> tuple[str, str]:
     """(stmt, setup) of asv's ``timeraw_`` for the row's first call in a fresh interpreter
     (the row loaded here first: an unavailable one is n/a without a new process)."""
     row.load()
-    setup = f"from jitbench.measure.case import fresh\nfirst_call = fresh({row.to_json()!r})\n"
+    data = dataclasses.asdict(row)  # the shape too, as a dict: from_json rebuilds it
+    setup = f"from jitbench.measure.case import fresh\nfirst_call = fresh({data!r})\n"
     return "first_call()", setup
 
 
