@@ -12,7 +12,7 @@ from jitbench.auditing.scenario import CHANGES, FED_BACK, RETURNED, STEPS, WHILE
 from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
-from jitbench.targets.fields import EQX_STATIC, REBUILT
+from jitbench.targets.fields import EQX_STATIC, REBUILT, named
 
 # The outcomes that tell nothing of jit: the call raises without jit too, or a change does
 # not alter its result without jit either.
@@ -137,8 +137,8 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
     for step in steps:
         groups.setdefault((step.name, step.error.split(":")[0]), []).append(step)
     for (name, _), group in groups.items():
-        named = [f"`{s.field}`" for s in group if s.field]
-        where = f" ({_named(named, 3)})" if named else ""
+        fields = [f"`{s.field}`" for s in group if s.field]
+        where = f" ({named(fields, 3)})" if fields else ""
         error = group[0].error.removeprefix(WHILE_TRACING)
         why = WHILE_TRACING if error != group[0].error else "without jit too: "
         error = error if len(error) <= 160 else error[:157] + "..."
@@ -167,7 +167,7 @@ def hazards(result: AuditResult) -> list[str]:
     hashed = [f"`{s.field}`" for s in result.steps
               if s.name == "same_shape_array" and s.hazard == "recompile"]  # fmt: skip
     if hashed and not result.repeat_call_compiles:
-        lines.append(f"{_named(hashed)} given new values compile again: the call hashes "
+        lines.append(f"{named(hashed, 4)} given new values compile again: the call hashes "
                      "them, a new program for every new value")  # fmt: skip
     leaked, arrays = result.leaked_instances, result.leaked_arrays
     if result.leaks:  # arrays alone where the objects cannot be weakly referenced
@@ -205,7 +205,7 @@ def hazards(result: AuditResult) -> list[str]:
         if s.hashed_number and s.compiles and s.outcome in ("correct", "unjudged")
     ]  # fmt: skip
     if numbers and not result.repeat_call_compiles:
-        lines.append(f"{_named(numbers)}: a number the call hashes: each new value compiles "
+        lines.append(f"{named(numbers, 4)}: a number the call hashes: each new value compiles "
                      "once, and a value seen before reuses its program (one changed at every "
                      "call, a counter or a schedule, would compile at every call)")  # fmt: skip
     if leaked is None:
@@ -256,12 +256,6 @@ def _unexplained(result: AuditResult) -> bool:
     """The first call compiled unexplained by JAX, and the same call again compiled nothing."""
     first = result.steps[0]
     return first.compiles > 0 and not first.explanations and not result.repeat_call_compiles
-
-
-def _named(fields: list[str], shown: int = 4) -> str:
-    """The first ``shown`` fields named, and how many more."""
-    more = f" and {len(fields) - shown} more" if len(fields) > shown else ""
-    return ", ".join(fields[:shown]) + more
 
 
 def _count(n: int, noun: str) -> str:

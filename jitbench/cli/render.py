@@ -13,6 +13,7 @@ from typing import Any
 
 from jitbench.auditing.scenario import SCENARIO, STEPS
 from jitbench.hazards import HAZARDS
+from jitbench.targets.fields import named
 
 CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
 STEP_COLUMNS = ("subject", "device", "size", "step", "field", "how", "traces", "compiles")
@@ -121,8 +122,7 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     for path, reason in result.skipped:
         by_reason.setdefault(reason, []).append(path)
     for reason, paths in by_reason.items():
-        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
-        print(f"skipped: {', '.join(paths[:3])}{more}: {reason}")
+        print(f"skipped: {named(paths, 3)}: {reason}")
     print("\nverdict:")
     for line in result.verdict:
         print(f"  - {line}")

@@ -64,6 +64,12 @@ class Skipped:
     reason: str
 
 
+def named(paths: Sequence[str], shown: int) -> str:
+    """The first ``shown`` paths, and how many more (``a, b, c and 2 more``)."""
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(paths[:shown]) + more
+
+
 def children(value: Any) -> list[tuple[Key, str, Any]] | None:
     """(key, path suffix, child) of a node, or None for a leaf with no fields to walk."""
     if kinds.is_named_tuple(value):

@@ -310,9 +310,8 @@ def leaves_traceable(obj: Any) -> str | None:
     ]  # fmt: skip
     if not bad:
         return None
-    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
     return (
-        f"leaves {', '.join(bad[:3])}{more} are neither arrays nor numbers: jax.jit cannot "
+        f"leaves {fieldlib.named(bad, 3)} are neither arrays nor numbers: jax.jit cannot "
         "take them as arguments (a static field, or a filter, keeps them out)"
     )
 
