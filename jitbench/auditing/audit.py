@@ -126,13 +126,7 @@ def _held(node: Any) -> list[Any]:
 
 def _built(node: Any) -> list[Any]:
     """What jit builds anew of ``node`` it returns: its pytree children, not its aux data."""
-    import jax
-
-    try:
-        found = jax.tree_util.tree_leaves(node, is_leaf=lambda x: x is not node)
-    except Exception:
-        return []
-    return [] if len(found) == 1 and found[0] is node else found
+    return [child for _, child in kinds.pytree_children(node) or ()]
 
 
 def _cells(function: types.FunctionType) -> list[Any]:

@@ -98,13 +98,8 @@ def children(value: Any) -> list[tuple[Key, str, Any]] | None:
 
 def _traced(node: Any) -> tuple[set[Key], list[Any]] | None:
     """The keys of ``node``'s pytree children and the children without one; None for a leaf."""
-    import jax
-
-    try:
-        found, _ = jax.tree_util.tree_flatten_with_path(node, is_leaf=lambda x: x is not node)
-    except Exception:  # a node that cannot flatten is no pytree jit could take
-        return None
-    if len(found) == 1 and found[0][1] is node:
+    found = kinds.pytree_children(node)
+    if found is None:
         return None
     keyed: set[Key] = set()
     unkeyed: list[Any] = []

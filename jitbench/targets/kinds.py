@@ -157,6 +157,18 @@ def release_equinox_modules(objects: list[Any]) -> None:
             pending.pop(id(obj), None)
 
 
+def pytree_children(node: Any) -> list[tuple[Any, Any]] | None:
+    """(key path, child) of each of ``node``'s pytree children, one level down; None for a
+    leaf, or for a node that cannot flatten (no pytree jit could take)."""
+    import jax
+
+    try:
+        found, _ = jax.tree_util.tree_flatten_with_path(node, is_leaf=lambda x: x is not node)
+    except Exception:
+        return None
+    return None if len(found) == 1 and found[0][1] is node else found
+
+
 def object_kind(obj: Any) -> str:
     """What kind of object this is, in the words of its library (used to break ties)."""
     if is_eqx_module(obj):
@@ -165,10 +177,7 @@ def object_kind(obj: Any) -> str:
         return "nnx.Module"
     if is_flax_struct(obj):
         return "flax.struct dataclass"
-    import jax
-
-    registered = jax.tree_util.tree_leaves(obj, is_leaf=lambda x: x is not obj and not is_array(x))
-    pytree = not (len(registered) == 1 and registered[0] is obj)
+    pytree = pytree_children(obj) is not None
     if dataclasses.is_dataclass(obj):
         return "pytree dataclass" if pytree else "dataclass"
     return "pytree" if pytree else "plain object"
