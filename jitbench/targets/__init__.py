@@ -78,10 +78,6 @@ class Target:
         function = self.call
         return lambda: function(obj, *inputs, **kwargs)
 
-    def with_obj(self, obj: Any) -> Target:
-        """This target with another instance (same call, inputs and factory)."""
-        return dataclasses.replace(self, obj=obj)
-
     def new_instance(self) -> Any:
         """A new object from the factory; JitbenchError when there is none or it raises."""
         if self.factory is None:
