@@ -47,8 +47,7 @@ def _nnx_copy(node: Any) -> Any:
         return jax.tree_util.tree_map(lambda leaf: leaf, node)
     if not kinds.is_nnx_graph(node):
         return None
-    import jax
     from flax import nnx
 
     graphdef, state = nnx.split(node)
-    return nnx.merge(graphdef, jax.tree_util.tree_map(lambda leaf: leaf, state))
+    return nnx.merge(graphdef, _nnx_copy(state))
