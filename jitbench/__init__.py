@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 # time, out of a linter's sight); tests/test_import.py holds these imports to _LAZY.
 if TYPE_CHECKING:
     from jitbench.advise import advise_object
-    from jitbench.auditing.audit import audit
-    from jitbench.auditing.result import AuditResult
+    from jitbench.auditing.audit import audit, audit_object
     from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
     from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
     from jitbench.measure.timing import Timings
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
 # Each public name and the module that defines it, imported when the name is first read.
 _LAZY = {
     "jitbench.advise": ("advise_object",),
-    "jitbench.auditing.audit": ("audit",),
+    "jitbench.auditing.audit": ("audit", "audit_object"),
     "jitbench.devices": ("DEVICE_SPECS", "Placement", "host_devices", "resolve"),
     "jitbench.errors": ("DeviceUnavailable", "JitbenchError", "StrategyUnavailable"),
     "jitbench.strategies": (
@@ -50,8 +49,8 @@ _LAZY = {
 }
 _HOME = {name: module for module, names in _LAZY.items() for name in names}
 
-# The lazy names and the functions below.
-__all__ = [*_HOME, "audit_object", "time_object"]
+# The lazy names and the function below.
+__all__ = [*_HOME, "time_object"]
 
 
 def __getattr__(name: str) -> Any:
@@ -72,17 +71,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-def audit_object(target: Any, *, call: Any = None, inputs: Any = None,
-                 **kwargs: Any) -> AuditResult:  # fmt: skip
-    """The cache audit of a user's object (imports JAX); ``target``, ``call`` and
-    ``inputs`` in any form :func:`jitbench.targets.as_target` takes; see
-    :func:`jitbench.auditing.audit.audit_object`."""
-    from jitbench.auditing.audit import audit_object as run_audit
-    from jitbench.targets import as_target
-
-    return run_audit(as_target(target, call=call, inputs=inputs), **kwargs)
 
 
 def time_object(target: Any, *, call: Any = None, inputs: Any = None,

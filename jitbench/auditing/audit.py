@@ -23,8 +23,8 @@ from jitbench.compiles import clear_caches, count_compiles, explain_misses
 from jitbench.devices import DEVICE_SPECS, resolve
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
+from jitbench.targets import as_target, kinds
 from jitbench.targets import fields as fieldlib
-from jitbench.targets import kinds
 
 # At most this many nodes of one object are followed for the leak check (a deep model's
 # every layer, not every array of a huge one), and progress shows after this many seconds.
@@ -34,7 +34,6 @@ PROGRESS_AFTER_S = 10.0
 if TYPE_CHECKING:
     from jitbench.devices import Placement
     from jitbench.strategies import Strategy
-    from jitbench.targets import Target
 
 
 class _Alive:
@@ -311,8 +310,11 @@ def audit(
 
 
 def audit_object(
-    target: Target, *, fields: str | None = None, arrays: int = fieldlib.DEFAULT_ARRAYS,
-    verdict: bool = True,
+    target: Any, *, call: Any = None, inputs: Any = None, fields: str | None = None,
+    arrays: int = fieldlib.DEFAULT_ARRAYS, verdict: bool = True,
 ) -> AuditResult:  # fmt: skip
-    """The audit of a user's object (see :func:`audit_subject`), with its verdict."""
+    """The cache audit of a user's object (see :func:`audit_subject`), with its verdict (imports
+    JAX); ``target``, ``call`` and ``inputs`` in any form :func:`jitbench.targets.as_target`
+    takes."""
+    target = as_target(target, call=call, inputs=inputs)
     return audit_subject(subject_of(target), fields=fields, arrays=arrays, verdict=verdict)
