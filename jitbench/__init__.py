@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from jitbench.auditing.audit import audit, audit_object
     from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
     from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
-    from jitbench.measure.timing import Timings
+    from jitbench.measure.timing import time_object
     from jitbench.strategies import (
         STRATEGIES,
         Strategy,
@@ -35,6 +35,7 @@ _LAZY = {
     "jitbench.auditing.audit": ("audit", "audit_object"),
     "jitbench.devices": ("DEVICE_SPECS", "Placement", "host_devices", "resolve"),
     "jitbench.errors": ("DeviceUnavailable", "JitbenchError", "StrategyUnavailable"),
+    "jitbench.measure.timing": ("time_object",),
     "jitbench.strategies": (
         "STRATEGIES",
         "Strategy",
@@ -49,8 +50,7 @@ _LAZY = {
 }
 _HOME = {name: module for module, names in _LAZY.items() for name in names}
 
-# The lazy names and the function below.
-__all__ = [*_HOME, "time_object"]
+__all__ = list(_HOME)
 
 
 def __getattr__(name: str) -> Any:
@@ -71,15 +71,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-def time_object(target: Any, *, call: Any = None, inputs: Any = None,
-                **kwargs: Any) -> Timings:  # fmt: skip
-    """Time a user's object's call as the suite times it (imports JAX); ``target``,
-    ``call`` and ``inputs`` in any form :func:`jitbench.targets.as_target` takes; see
-    :func:`jitbench.measure.timing.time_subject`."""
-    from jitbench.auditing.subject import subject_of
-    from jitbench.measure.timing import time_subject
-    from jitbench.targets import as_target
-
-    return time_subject(subject_of(as_target(target, call=call, inputs=inputs)), **kwargs)

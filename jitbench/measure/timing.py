@@ -12,11 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 from jitbench.auditing.scenario import Play, attempt, replay
-from jitbench.auditing.subject import Subject
+from jitbench.auditing.subject import Subject, subject_of
 from jitbench.compiles import clear_caches, count_compiles
 from jitbench.errors import JitbenchError
 from jitbench.measure.case import Prepared, cold_call
 from jitbench.options import REPEAT
+from jitbench.targets import as_target
 from jitbench.targets import fields as fieldlib
 
 COLD_CALLS = 5
@@ -157,3 +158,10 @@ def time_subject(
     cold, cold_on = cold_spread(subject, cold_calls)
     after = after_changes(subject, after_runs, played)
     return Timings(subject.name, subject.device, cold, cold_on, cached, dispatch, after)
+
+
+def time_object(target: Any, *, call: Any = None, inputs: Any = None, **kwargs: Any) -> Timings:
+    """Time a user's object's call as the suite times it (imports JAX; see :func:`time_subject`
+    for ``kwargs``); ``target``, ``call`` and ``inputs`` in any form
+    :func:`jitbench.targets.as_target` takes."""
+    return time_subject(subject_of(as_target(target, call=call, inputs=inputs)), **kwargs)
