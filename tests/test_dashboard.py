@@ -38,7 +38,6 @@ from dashboard_helpers import (
 )
 
 from jitbench import dashboard
-from jitbench.dashboard import vendored
 
 SCREENSHOT = ROOT / "test-artifacts" / "dashboard.png"
 ASV_WWW = Path(asv.__file__).parent / "www"
@@ -102,7 +101,7 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
     loaded = [re.search(r'(?:src|href)="([^"]*)"', t) for t in tags]
     assert not [t for t in tags if "//" in t], "external references left"
     served = [(t, m[1]) for t, m in zip(tags, loaded, strict=True) if m and "vendor/" in m[1]]
-    assert len(served) == len(vendored.ASSETS) == 10
+    assert len(served) == len(dashboard.ASSETS) == 10
     for tag, src in served:
         data = (html / src).read_bytes()
         (value,) = re.findall(r'integrity="([^"]*)"', tag)
@@ -114,7 +113,7 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
     ]
     assert len(changed) == 10 and all("vendor/" in line for line in changed)
     # Every licence notice travels with the files.
-    for package in {asset.path.split("/")[0] for asset in vendored.ASSETS}:
+    for package in {asset.path.split("/")[0] for asset in dashboard.ASSETS}:
         assert (html / "vendor" / package / "package.json").is_file()
     assert (html / "vendor" / "jquery-3.3.1" / "LICENSE.txt").is_file()
     assert (html / "vendor" / "bootstrap-3.1.1" / "dist" / "fonts").is_dir()
@@ -132,11 +131,11 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
 
 def test_vendored_files_are_the_bytes_the_cdns_serve_where_npm_has_them() -> None:
     """asv's own integrity values check five of the ten committed files."""
-    files = vendored.vendored_files()
+    files = dashboard.vendored_files()
     same = 0
-    for asset in vendored.ASSETS:
+    for asset in dashboard.ASSETS:
         algorithm = asset.cdn_integrity.split("-")[0]
-        if vendored.integrity(files[asset.path], algorithm) == asset.cdn_integrity:
+        if dashboard.integrity(files[asset.path], algorithm) == asset.cdn_integrity:
             same += 1
         else:  # cdnjs minified these itself; npm ships the release's sources
             assert asset.path.startswith(("flot-0.8.3/", "stupid-table-plugin-")), asset
@@ -178,10 +177,10 @@ def test_new_asv_page_shape_fails(tmp_path: Path, edit, message: str) -> None:
 
 def test_a_missing_vendored_file_is_named(tmp_path: Path) -> None:
     source = tmp_path / "vendor"
-    shutil.copytree(vendored.VENDOR_SOURCE, source)
+    shutil.copytree(dashboard.VENDOR_SOURCE, source)
     (source / "jquery-3.3.1" / "dist" / "jquery.min.js").unlink()
     with pytest.raises(dashboard.DashboardError, match=r"missing: jquery-3\.3\.1/dist/jquery"):
-        vendored.vendored_files(source)
+        dashboard.vendored_files(source)
 
 
 def test_report_must_be_there(tmp_path: Path) -> None:
