@@ -77,12 +77,11 @@ def sizes(environ: Mapping[str, str] | None = None) -> list[int]:
     return _env_list(SIZES_ENV, list(DEFAULT_SIZES), _positive, form, environ)
 
 
-def loop_sizes(environ: Mapping[str, str] | None = None) -> list[int]:
+def loop_sizes() -> list[int]:
     """The device rows' calls: the default sizes and :data:`LARGE_SIZES`, or ``JITBENCH_SIZES``
     alone where it is set."""
-    environ = os.environ if environ is None else environ
-    chosen = sizes(environ)
-    return chosen if environ.get(SIZES_ENV, "").strip() else sorted({*chosen, *LARGE_SIZES})
+    chosen = sizes()
+    return chosen if os.environ.get(SIZES_ENV, "").strip() else sorted({*chosen, *LARGE_SIZES})
 
 
 def edge_sizes() -> list[int]:
