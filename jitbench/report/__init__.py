@@ -17,14 +17,13 @@ from jitbench.errors import JitbenchError
 from jitbench.report import (
     audit,
     choice,
-    counts,
     device,
     fit_tables,
+    folds,
     plots,
     population,
     releases,
     sections,
-    targets,
 )
 from jitbench.report.run import Run, slug
 
@@ -71,8 +70,8 @@ def write_report(
     """
     frame = results.load(results_dir, machine=machine, commit=commit, env=env, skip_bad=skip_bad)
     picked = None if commit else choice.choose(frame)
-    chosen = choice.apply(frame, picked) if picked else counts.fold(frame)
-    chosen = targets.fold(chosen)
+    chosen = choice.apply(frame, picked) if picked else folds.fold_counts(frame)
+    chosen = folds.fold_targets(chosen)
     audited = audit.load(audit_json) if audit_json is not None else None
     out = _check_out_dir(Path(out), Path(results_dir))
     for column in results.PARAM_ORDER:

@@ -9,6 +9,7 @@ from jitbench.document import Bold, Bullets, Code, Details, Paragraph
 from jitbench.report import fit_tables
 from jitbench.report.audit import explanations
 from jitbench.report.device import has_rows as has_device_rows
+from jitbench.report.folds import groups
 from jitbench.report.run import BEST_MARK, DEARER_MARK, HAZARD_MARK, Run, order, slug
 from jitbench.report.summary import (
     BREAK_EVEN,
@@ -25,7 +26,6 @@ from jitbench.report.summary import (
     per_device,
     summary,
 )
-from jitbench.report.targets import groups
 from jitbench.suite import catalog
 
 BREAK_EVEN_TEXT = {
