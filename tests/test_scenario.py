@@ -107,15 +107,33 @@ def test_the_call_after_a_change_is_the_scenario_played_to_it():
     played = subject.fields(subject.new())[0]
     with jitbench_compiles() as stats:
         call = scenario.call_after(subject, "seen_static", played)
-    assert stats.compiles == 2  # the first call and the new flag's program
+    # The first call and the new flag's program, twice: the first setup of a process also
+    # plays the change itself to judge it (the old value's call compiles nothing).
+    assert stats.compiles == 4
     with jitbench_compiles() as stats:
         call()
     assert stats.compiles == 0  # the flag's old value: a program seen before
+    with jitbench_compiles() as stats:
+        scenario.call_after(subject, "seen_static", played)
+    assert stats.compiles == 2  # judged once per process
     with pytest.raises(jitbench.JitbenchError, match="unknown change 'x'; valid: new_static"):
         scenario.call_after(subject, "x", played)
     aot = Generated(jitbench.get_strategy("aot_compiled"), resolve("cpu"), 8)
     with pytest.raises(NotImplementedError, match="aot_compiled raises on new_shape_array"):
         scenario.call_after(aot, "new_shape_array", played)
+
+
+def test_a_change_the_call_cannot_take_has_no_call_after_it():
+    """asv records n/a (not a failure) for a change the audit calls n/a: an equinox MLP given
+    an input layer's weight of a new shape raises without jit too."""
+    from jitbench.auditing.subject import subject_of
+
+    spec, call, inputs = "user_models:mlp", "user_models:forward", "user_models:vector"
+    subject = subject_of(jitbench.load_target(spec, call=call, inputs=inputs))
+    played = [f for f in subject.fields(subject.new())[0] if f.path == "layers[0].weight"]
+    with pytest.raises(NotImplementedError, match=r"new_shape_array: not applicable: .*dot_gen"):
+        scenario.call_after(subject, "new_shape_array", played)
+    assert scenario.call_after(subject, "same_shape_array", played)() is not None
 
 
 def jitbench_compiles():

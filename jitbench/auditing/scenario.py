@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jitbench.auditing.subject import Judging
-from jitbench.compiles import block, clear_caches, quiet_callback_errors
+from jitbench.compiles import block, clear_caches, count_compiles, quiet_callback_errors
 from jitbench.errors import JitbenchError, error_text
 from jitbench.targets import kinds, values
 
@@ -293,27 +293,53 @@ def attempt(play: Play) -> tuple[Any, str, float]:
 
 def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], Any]:
     """The call right after the first ``change`` of the scenario, played from cold caches;
-    NotImplementedError (asv: n/a) where the subject plays none or raises on it by design."""
+    NotImplementedError (asv: n/a) where the subject plays none, raises on it by design, or
+    its audit finds that the call cannot take the change (n/a or error, with the reason)."""
     if change not in TIMED_CHANGES:
         raise JitbenchError(f"unknown change {change!r}; valid: {', '.join(TIMED_CHANGES)}")
     if change in subject.raises_on:
         raise NotImplementedError(f"{subject.name} raises on {change} by design (see its audit)")
-    clear_caches()
-    play = Play(subject, played)
-    reached = False
-
-    def visit(name: str) -> Outcome | None:
-        nonlocal reached
-        reached = name == change
-        if reached:
-            return None
-        play.keep()
-        return play.judge(*attempt(play)[:2], traced=True)[0]  # only to go on
-
-    replay(play, visit)
-    if not reached:
-        raise NotImplementedError(f"{subject.name} has no {change} change: its audit plays none")
+    key = (subject.name, change, tuple(f.path for f in played))
+    if key not in _judged:  # once per process: asv calls setup before every sample
+        _judged[key] = _played_to(subject, change, played, judged=True)[1]
+    outcome, error = _judged[key]
+    if outcome in REJECTED:
+        cause = "the call raises under jit alone" if outcome == "error" else "not applicable"
+        raise NotImplementedError(f"{subject.name} at {change}: {cause}: {error}")
+    play, _ = _played_to(subject, change, played, judged=False)
     import jax
 
     wait = jax.block_until_ready  # bound once: the timed call imports nothing
     return lambda: wait(play.call())
+
+
+# (subject, change, played fields) -> the outcome and error of that change's call, as the
+# audit judges it (call_after).
+_judged: dict[tuple[str, str, tuple[str, ...]], tuple[str, str]] = {}
+
+
+def _played_to(
+    subject: Subject, change: str, played: list[Field], judged: bool
+) -> tuple[Play, tuple[str, str]]:
+    """The scenario played from cold caches up to the first ``change``: the play, and with
+    ``judged`` that change's call made and judged (its outcome and error)."""
+    clear_caches()
+    play = Play(subject, played)
+    reached: tuple[str, str] | None = None
+
+    def visit(name: str) -> Outcome | None:
+        nonlocal reached
+        play.keep()
+        if name == change:
+            reached = ("", "")
+            if judged:  # judged as the audit judges it
+                with count_compiles() as stats:
+                    result, error, _ = attempt(play)
+                reached = play.judge(result, error, stats.traces > 0, stats.compiles > 0)
+            return None
+        return play.judge(*attempt(play)[:2], traced=True)[0]  # only to go on
+
+    replay(play, visit)
+    if reached is None:
+        raise NotImplementedError(f"{subject.name} has no {change} change: its audit plays none")
+    return play, reached
