@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import user_models
@@ -149,3 +151,37 @@ def test_every_entry_point_takes_every_target_form():
     assert timed.cached.median > 0
     with pytest.raises(jitbench.JitbenchError, match="has no method 'nope'"):
         jitbench.audit_object(spec, call="nope")
+
+
+def test_a_child_process_imports_the_target_from_where_asv_found_it(tmp_path, monkeypatch):
+    """asv imports its suite folder (no __init__.py) through a finder of its own, not from
+    sys.path; a process jitbench starts from a benchmark imports the target module from the
+    same folder, and nothing else beside it (a project's own package at the repository's
+    root must come from the environment, as installed at the commit measured)."""
+    import subprocess
+    import sys
+
+    from asv_runner._aux import update_sys_path
+
+    from jitbench.targets import child_environment, import_roots, resolve_name
+
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "targets.py").write_text("def make():\n    return 'made'\n")
+    (tmp_path / "mylib").mkdir()  # the checkout's package, beside the suite folder
+    (tmp_path / "mylib" / "__init__.py").write_text("")
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    update_sys_path(str(tmp_path / "suite"))  # what asv does in a benchmark process
+    spec = "suite.targets:make"
+    assert resolve_name(spec, "target")() == "made"
+    assert import_roots([spec, "numpy:ones", None]) == {"suite": str(tmp_path)}
+    probe = (
+        "import importlib.util, sys; from jitbench.targets import resolve_name; "
+        f"print(resolve_name({spec!r}, 'target')(), importlib.util.find_spec('mylib'))"
+    )
+    env = {**os.environ, **child_environment([spec])}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["made", "None"], done.stderr
+    alone = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert "cannot import module 'suite.targets'" in alone.stderr
+    sys.modules.pop("suite.targets", None)
+    sys.modules.pop("suite", None)

@@ -6,6 +6,7 @@ the audit's totals per row (what each measures: docs/benchmarks.md).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 import time
@@ -18,7 +19,7 @@ from jitbench.devices import Placement, ensure_host_devices, parse_spec, resolve
 from jitbench.errors import DeviceUnavailable, JitbenchError, NoFigure
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape
-from jitbench.targets import load_target, resolve_callable
+from jitbench.targets import IMPORT_ROOTS_ENV, import_roots, load_target, resolve_callable
 
 TARGETS_ENV = "JITBENCH_TARGETS"
 _reported: set[str] = set()
@@ -197,7 +198,13 @@ def fresh_code(row: Row) -> tuple[str, str]:
     (the row loaded here first: an unavailable one is n/a without a new process)."""
     row.load()
     data = dataclasses.asdict(row)  # the shape too, as a dict: from_json rebuilds it
-    setup = f"from jitbench.measure.case import fresh\nfirst_call = fresh({data!r})\n"
+    # asv starts the interpreter in its environment; the roots let it import the target from
+    # where this process did (asv's suite folder, imported through asv's own finder).
+    roots = json.dumps(import_roots([row.subject, row.call, row.inputs]))
+    setup = (
+        f"import os\nos.environ[{IMPORT_ROOTS_ENV!r}] = {roots!r}\n"
+        f"from jitbench.measure.case import fresh\nfirst_call = fresh({data!r})\n"
+    )
     return "first_call()", setup
 
 

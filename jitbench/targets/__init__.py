@@ -7,13 +7,22 @@ Design notes: docs/design.md.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
-from collections.abc import Callable
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from jitbench.errors import JitbenchError
 
 DEFAULT_CALL = "__call__"
+# Where a child process finds the top-level modules its parent imported through a finder
+# of its own (asv's suite folder): JSON {name: folder}, read by :func:`resolve_name`.
+IMPORT_ROOTS_ENV = "JITBENCH_IMPORT_ROOTS"
 
 
 def _first_line(exc: BaseException) -> str:
@@ -86,11 +95,75 @@ class Target:
         return made.obj if isinstance(made, Target) else made
 
 
+class _RootFinder(importlib.abc.MetaPathFinder):
+    """Finds the one top-level module ``name`` in ``folder`` alone, as asv's own finder
+    imports its suite folder: nothing else in that folder becomes importable."""
+
+    def __init__(self, name: str, folder: str) -> None:
+        self.name, self.folder = name, folder
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        return importlib.machinery.PathFinder.find_spec(fullname, [self.folder])
+
+
+def import_roots(specs: Iterable[str | None]) -> dict[str, str]:
+    """{top-level module: folder} of the ``package.module:name`` specs whose module this
+    process imported from where its ``sys.path`` would not find it (asv imports its suite
+    folder through a finder of its own), for a child process (:func:`child_environment`)."""
+    roots = {}
+    for spec in specs:
+        top = (spec or "").partition(":")[0].partition(".")[0]
+        module = sys.modules.get(top)
+        folder = _folder(getattr(module, "__spec__", None))
+        if folder is None:
+            continue
+        found = importlib.machinery.PathFinder.find_spec(top)
+        if _folder(found) != folder:
+            roots[top] = folder
+    return roots
+
+
+def _folder(spec: importlib.machinery.ModuleSpec | None) -> str | None:
+    """The folder a top-level module's ``spec`` finds it in (a package's parent)."""
+    if spec is None:
+        return None
+    locations = list(spec.submodule_search_locations or [])
+    if locations:
+        return os.path.dirname(os.path.abspath(locations[0]))
+    return os.path.dirname(os.path.abspath(spec.origin)) if spec.origin else None
+
+
+def child_environment(specs: Iterable[str | None]) -> dict[str, str]:
+    """What a child process of this one needs in its environment to import what this one
+    imports for ``specs``: this process's ``sys.path`` (as ``PYTHONPATH``) and the
+    :func:`import_roots`."""
+    path = os.pathsep.join(dict.fromkeys(os.path.abspath(p or os.curdir) for p in sys.path))
+    return {"PYTHONPATH": path, IMPORT_ROOTS_ENV: json.dumps(import_roots(specs))}
+
+
+def use_import_roots(roots: Mapping[str, str]) -> None:
+    """Import each top-level module of ``roots`` from its folder (:func:`import_roots`)."""
+    known = {(f.name, f.folder) for f in sys.meta_path if isinstance(f, _RootFinder)}
+    for name, folder in roots.items():
+        if (name, folder) not in known:
+            sys.meta_path.insert(0, _RootFinder(name, folder))
+
+
+@functools.cache
+def _roots_from_environment() -> None:
+    text = os.environ.get(IMPORT_ROOTS_ENV, "")
+    if text:
+        use_import_roots(json.loads(text))
+
+
 def resolve_name(spec: str, what: str) -> Any:
     """The object named ``package.module:attribute`` (dotted attributes allowed)."""
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise JitbenchError(f"{what} {spec!r} must be package.module:name, with a ':'")
+    _roots_from_environment()
     try:
         value: Any = importlib.import_module(module_name)
     except Exception as exc:

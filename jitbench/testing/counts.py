@@ -11,7 +11,6 @@ import importlib.metadata
 import json
 import os
 import platform
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -247,11 +246,9 @@ def _count(what: dict[str, Any]) -> dict[str, float]:
     from jitbench.measure.counting.instructions import KINDS, Row, count_rows
 
     row = Row(what["target"], what["device"], call=what["call"], inputs=what["inputs"])
-    # This process's sys.path: the counting process imports what the caller can.
-    path = os.pathsep.join(dict.fromkeys(os.path.abspath(p or os.curdir) for p in sys.path))
     start = time.monotonic()
     try:
-        (found,) = count_rows([row], env={"PYTHONPATH": path}, timeout=instructions.TIMEOUT_S)
+        (found,) = count_rows([row], timeout=instructions.TIMEOUT_S)
     except JitbenchError as exc:  # one line: the process failed or ran out of time
         raise AssertionError(f"{exc} (after {time.monotonic() - start:.0f} s)") from None
     if isinstance(found, NoFigure):

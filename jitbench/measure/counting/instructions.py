@@ -157,7 +157,7 @@ def count_rows(
     reason = callgrind.unavailable_reason()
     if reason is not None:
         raise NotImplementedError(reason)
-    environ = callgrind.environment({**os.environ, **(env or {})})
+    environ = callgrind.environment({**os.environ, **_imports(rows), **(env or {})})
     # The canary's slowdown is the rows' (sized by counts), not a timed calibration's.
     for name in (OPT_IN_ENV, "JITBENCH_CANARY_SLOWDOWN", DRY_RUN_ENV):
         environ.pop(name, None)
@@ -178,7 +178,7 @@ def call_frames(
 ) -> list[list[int] | NoFigure]:
     """A dry run of the counting process, without Valgrind: for each row, the numbers of
     frames on the stack at its counted calls, or why none."""
-    environ = {**os.environ, **(env or {}), DRY_RUN_ENV: "1"}
+    environ = {**os.environ, **_imports(rows), **(env or {}), DRY_RUN_ENV: "1"}
     environ.pop(OPT_IN_ENV, None)
 
     def run(group: list[Row]) -> list[list[int] | NoFigure]:
@@ -187,6 +187,14 @@ def call_frames(
         return [NoFigure.from_json(o) or o["frames"] for o in outcomes]
 
     return _by_subject(rows, run)
+
+
+def _imports(rows: Sequence[Row]) -> dict[str, str]:
+    """The counting process imports what this one imports for the rows' targets (asv's suite
+    folder included, which asv imports through a finder of its own)."""
+    from jitbench.targets import child_environment
+
+    return child_environment(spec for r in rows for spec in (r.subject, r.call, r.inputs))
 
 
 def _by_subject(rows: Sequence[Row], run: Callable[[list[Row]], list[Any]]) -> list[Any]:
