@@ -33,6 +33,7 @@ COMMANDS = (
     "compare",
     "device-run",
     "init",
+    "asv",
     "validate",
 )
 # What the audit runs by default: the strategies the installed packages serve.

@@ -8,10 +8,12 @@ init writes is tests/test_target_loop.py.
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -22,14 +24,18 @@ from jitbench.suite import scaffold
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = "target_models:make_model"
-WHEEL = f"{scaffold.WHEEL_DIR}/jitbench-{scaffold.jitbench_version()}-py3-none-any.whl"
-WRITTEN = [
-    "asv.conf.json",
-    "benchmarks/__init__.py",
-    "benchmarks/bench_targets.py",
+WHEEL = f"{scaffold.HOME}/jitbench-{scaffold.jitbench_version()}-py3-none-any.whl"
+# The suite's files, from the project's root: committed, then ignored by git.
+TRACKED = [
+    "benchmarks/asv.conf.json",
     "benchmarks/README.md",
-    WHEEL,
+    "benchmarks/.gitignore",
+    "benchmarks/.gitattributes",
+    "benchmarks/benchmarks/__init__.py",
+    "benchmarks/benchmarks/bench_targets.py",
 ]
+WRITTEN = [*TRACKED, f"benchmarks/{WHEEL}"]
+INSTALLED = {name: importlib.metadata.version(name) for name in ("jax", "jaxlib")}
 # A tcmalloc that does not exist: this machine cannot count, whatever it has installed.
 NO_COUNTS = {"JITBENCH_TCMALLOC": "/nonexistent/libtcmalloc_minimal.so"}
 
@@ -76,13 +82,14 @@ def test_init_writes_asvs_files_and_names_them(written):
 
 def test_asv_reads_the_config_as_the_projects(written):
     repo, _ = written
-    config = Config.load(str(repo / "asv.conf.json"))
-    assert config.repo == "."
+    config = Config.load(str(repo / "benchmarks" / "asv.conf.json"))
+    assert config.repo == ".."  # numpy's and scipy's layout
     assert config.project == "my-models"  # what asv uninstalls between commits
     assert config.branches == ["trunk"]
     assert config.environment_type == "virtualenv"
     assert config.pythons == [f"{sys.version_info.major}.{sys.version_info.minor}"]
-    req = {"asv_runner": [scaffold.asv_runner_pin()], "jax": [""]}
+    # Every commit measured with the JAX installed here, pinned last (nothing after moves it).
+    req = {"asv_runner": [scaffold.asv_runner_pin()], **{k: [v] for k, v in INSTALLED.items()}}
     hooks, _ = scaffold.counting_hooks()
     if hooks is None:
         assert config.matrix == {"req": req}
@@ -91,11 +98,121 @@ def test_asv_reads_the_config_as_the_projects(written):
             "req": {**req, "pytest-codspeed": [hooks]},
             "env_nobuild": {"JITBENCH_INSTRUCTIONS": ["1"]},
         }
-    # The project's wheel and the pinned jitbench wheel, at every commit.
+    # The pinned jitbench wheel, then the commit's with the matrix's releases held.
     assert config.install_command == [
-        f"in-dir={{env_dir}} python -m pip install {{wheel_file}} {{conf_dir}}/{WHEEL}"
+        "in-dir={env_dir} python -m pip install -q --no-deps --force-reinstall "
+        f"{{conf_dir}}/{WHEEL}",
+        f"in-dir={{env_dir}} python -m jitbench.suite.install {{wheel_file}} {{conf_dir}}/{WHEEL}",
     ]
     assert config.project_url == "report/index.html"
+    assert config.benchmark_dir == "benchmarks"  # benchmarks/benchmarks: asv imports it so
+    assert (config.env_dir, config.results_dir, config.html_dir) == ("env", "results", "html")
+
+
+def test_git_sees_the_suite_and_ignores_what_asv_and_jitbench_write(written):
+    repo, _ = written
+    for made in ("env", "results", "html"):  # as asv makes them
+        (repo / "benchmarks" / made).mkdir()
+        (repo / "benchmarks" / made / "x").write_text("")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True,
+        text=True, check=True,
+    ).stdout.split("\n")  # fmt: skip
+    assert sorted(line[3:] for line in status if line) == sorted([*TRACKED, "pyproject.toml"])
+    _commit(repo)  # what a source archive (and setuptools-scm's sdist) takes: nothing of it
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as archived:
+        assert [m.name for m in archived.getmembers() if m.isfile()] == ["pyproject.toml"]
+
+
+def _commit(repo: Path) -> None:
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "suite",
+         "--allow-empty"], cwd=repo, check=True,
+    )  # fmt: skip
+
+
+def test_the_libraries_a_project_requires_are_held_too_and_jax_may_be_chosen(tmp_path):
+    repo = _repo(tmp_path / "project", pyproject=False)
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "eqx-models"\nversion = "1"\nrequires-python = ">=3.10"\n'
+        'dependencies = ["jax", "equinox>=0.11"]\n'
+    )
+    done = _init(repo, "--jax", "0.9.2", env=NO_COUNTS)
+    assert done.returncode == 0, done.stderr
+    req = Config.load(str(repo / "benchmarks" / "asv.conf.json")).matrix["req"]
+    equinox = importlib.metadata.version("equinox")
+    # jaxlib is the one that JAX release requires (not every release has its own).
+    assert list(req.items())[1:] == [("equinox", [equinox]), ("jax", ["0.9.2"])]
+    assert f"every commit measured with Python {sys.version_info.major}." in done.stderr
+    assert f"equinox {equinox}, jax 0.9.2" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "requires", "message"),
+    [
+        (["--jax", "latest"], ">=3.10", "--jax 'latest' is not a release such as 0.12.1"),
+        (["--python", "3"], ">=3.10", "--python '3' is not a Python release such as 3.12"),
+        (
+            ["--python", "3.11"],
+            ">=3.12",
+            "--python 3.11: the project's requires-python is '>=3.12'; give one it allows, "
+            "e.g. --python 3.12, with a JAX release for it (--jax)",
+        ),
+    ],
+)
+def test_a_release_the_project_cannot_take_is_one_line(tmp_path, capsys, args, requires, message):
+    repo = _repo(tmp_path / "project", pyproject=False)
+    (repo / "pyproject.toml").write_text(
+        f'[project]\nname = "m"\nversion = "1"\nrequires-python = "{requires}"\n'
+    )
+    before = _files(repo)
+    assert main(["init", str(repo), *args]) == 2
+    assert capsys.readouterr().err == f"jitbench: error: {message}\n"
+    assert _files(repo) == before
+
+
+def test_a_target_inside_the_project_gets_a_note_about_older_commits(tmp_path):
+    repo = _repo(tmp_path / "project")
+    (repo / "models").mkdir()
+    done = _init(repo, "--target", "models.targets:make", env=NO_COUNTS)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(
+        "note: models.targets:make: its module is in the project, so commits older than it "
+        "cannot import it; keep target modules in the suite (benchmarks/benchmarks/targets.py, "
+        "--target benchmarks.targets:make)\n"
+    )
+
+
+def test_a_fresh_clone_gets_its_wheel_back_and_asv_writes_only_there(
+    written, tmp_path, capsys, monkeypatch
+):
+    repo, _ = written
+    _commit(repo)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    assert not (clone / "benchmarks" / scaffold.HOME).exists()  # git never saw it
+    monkeypatch.chdir(clone / "benchmarks")
+    assert main(["asv", "machine", "--yes"]) == 2
+    assert "run jitbench init --wheel from the repository's root" in capsys.readouterr().err
+    monkeypatch.chdir(clone)
+    assert main(["init", "--wheel"]) == 0
+    assert capsys.readouterr().out.split() == [f"benchmarks/{WHEEL}"]
+    assert main(["init", "--wheel"]) == 2
+    assert "will not overwrite existing" in capsys.readouterr().err
+    # asv's machine file goes into the project's ignored folder, not the home folder.
+    home = tmp_path / "home"
+    home.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "jitbench", "asv", "machine", "--yes", "--machine", "box"],
+        cwd=clone / "benchmarks", env={**os.environ, "HOME": str(home)}, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    machines = clone / "benchmarks" / scaffold.HOME / "asv-machine.json"
+    assert "box" in json.loads(machines.read_text())
+    assert list(home.iterdir()) == []
 
 
 def test_where_this_machine_counts_every_asv_run_counts(written):
@@ -107,12 +224,12 @@ def test_where_this_machine_counts_every_asv_run_counts(written):
     if reason is not None:
         pytest.skip(f"this machine cannot count: {reason}")
     repo, _ = written
-    matrix = Config.load(str(repo / "asv.conf.json")).matrix
+    matrix = Config.load(str(repo / "benchmarks" / "asv.conf.json")).matrix
     assert matrix["req"]["pytest-codspeed"] == [importlib.metadata.version("pytest-codspeed")]
     assert matrix["env_nobuild"] == {"JITBENCH_INSTRUCTIONS": ["1"]}
     guide = (repo / "benchmarks" / "README.md").read_text()
     assert "Instruction counts: on. asv's environments install pytest-codspeed" in guide
-    assert "asv continuous --factor 2 trunk HEAD" in guide
+    assert "jitbench asv continuous --factor 2 trunk HEAD" in guide
     assert "jitbench compare --factor 2 $(git rev-parse trunk) $(git rev-parse HEAD)" in guide
 
 
@@ -120,28 +237,28 @@ def test_where_this_machine_cannot_count_the_readme_says_why_and_how(tmp_path):
     repo = _repo(tmp_path / "project")
     done = _init(repo, "--target", TARGET, env=NO_COUNTS)
     assert done.returncode == 0, done.stderr
-    assert Config.load(str(repo / "asv.conf.json")).matrix == {
-        "req": {"asv_runner": [scaffold.asv_runner_pin()], "jax": [""]}
+    assert Config.load(str(repo / "benchmarks" / "asv.conf.json")).matrix == {
+        "req": {"asv_runner": [scaffold.asv_runner_pin()], **{k: [v] for k, v in INSTALLED.items()}}
     }
     reason = f"JITBENCH_TCMALLOC={NO_COUNTS['JITBENCH_TCMALLOC']!r} is not a file"
-    assert done.stderr.startswith(f"instruction counts: off: {reason}")
+    assert done.stderr.splitlines()[-1].startswith(f"instruction counts: off: {reason}")
     guide = (repo / "benchmarks" / "README.md").read_text()
     assert f"Instruction counts: off: {reason}" in guide
-    assert "and run `jitbench init` again" in guide
+    assert "and run `jitbench\ninit` again" in guide
 
 
 def test_the_wheel_is_this_jitbench(written):
     import zipfile
 
     repo, _ = written
-    with zipfile.ZipFile(repo / WHEEL) as wheel:
+    with zipfile.ZipFile(repo / "benchmarks" / WHEEL) as wheel:
         shipped = wheel.read("jitbench/target_benchmarks.py")
     assert shipped == (ROOT / "jitbench" / "target_benchmarks.py").read_bytes()
 
 
 def test_the_benchmarks_declare_the_target_and_asv_discovers_its_rows(written, tmp_path):
     repo, _ = written
-    text = (repo / "benchmarks" / "bench_targets.py").read_text()
+    text = (repo / "benchmarks" / "benchmarks" / "bench_targets.py").read_text()
     assert f'TARGETS = [\n    "{TARGET}",\n]' in text
     script = (
         "import sys\n"
@@ -153,7 +270,7 @@ def test_the_benchmarks_declare_the_target_and_asv_discovers_its_rows(written, t
     env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(ROOT), str(ROOT / "tests"))))
     env.pop("JITBENCH_TARGETS", None)
     subprocess.run(
-        [sys.executable, "-c", script, str(repo / "benchmarks"), str(listing)],
+        [sys.executable, "-c", script, str(repo / "benchmarks" / "benchmarks"), str(listing)],
         check=True,
         cwd=tmp_path,
         env=env,
@@ -166,20 +283,22 @@ def test_the_benchmarks_declare_the_target_and_asv_discovers_its_rows(written, t
 def test_without_a_target_the_module_has_a_commented_example(tmp_path, capsys):
     repo = _repo(tmp_path / "project", pyproject=False)
     assert main(["init", str(repo)]) == 0
-    text = (repo / "benchmarks" / "bench_targets.py").read_text()
-    assert 'TARGETS = [\n    # "mypackage.models:make_model",  # fill in' in text
-    assert '"project": "project"' in (repo / "asv.conf.json").read_text()
+    text = (repo / "benchmarks" / "benchmarks" / "bench_targets.py").read_text()
+    assert 'TARGETS = [\n    # "benchmarks.targets:make",  # fill in' in text
+    assert '"project": "project"' in (repo / "benchmarks" / "asv.conf.json").read_text()
 
 
 def test_existing_files_are_named_and_nothing_is_written(tmp_path, capsys):
     repo = _repo(tmp_path / "project")
-    (repo / "benchmarks").mkdir()
-    (repo / "benchmarks" / "bench_targets.py").write_text("# mine\n")
+    mine = repo / "benchmarks" / "benchmarks" / "bench_targets.py"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("# mine\n")
+    (repo / "benchmarks" / "__init__.py").write_text("")  # a suite of the old layout
     before = _files(repo)
     assert main(["init", str(repo), "--target", TARGET]) == 2
+    old_layout = repo / "benchmarks" / "__init__.py"
     assert capsys.readouterr().err == (
-        f"jitbench: error: will not overwrite existing {repo / 'benchmarks' / 'bench_targets.py'}"
-        "; nothing written\n"
+        f"jitbench: error: will not overwrite existing {mine}, {old_layout}; nothing written\n"
     )
     assert _files(repo) == before
 
@@ -190,8 +309,7 @@ def test_a_bad_target_is_one_line_and_nothing_is_written(tmp_path, capsys, spec)
     before = _files(repo)
     assert main(["init", str(repo), "--target", spec]) == 2
     assert capsys.readouterr().err == (
-        f"jitbench: error: --target {spec!r} must be package.module:factory, "
-        "e.g. mypackage.models:make_model\n"
+        f"jitbench: error: --target {spec!r} must be module:factory, e.g. benchmarks.targets:make\n"
     )
     assert _files(repo) == before
 

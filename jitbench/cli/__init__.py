@@ -181,13 +181,31 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from jitbench.suite.scaffold import counting_hooks, init_project
+    from jitbench.suite import scaffold
 
-    for path in init_project(args.dir, args.target):
-        print(path)
-    hooks, why = counting_hooks()
+    if args.wheel:
+        chosen = [o for o in ("target", "jax", "python") if getattr(args, o) is not None]
+        if chosen:
+            raise JitbenchError(f"--wheel rebuilds the wheel alone; drop --{chosen[0]}")
+        print(*scaffold.init_wheel(args.dir), sep="\n")
+        return 0
+    written = scaffold.init_project(args.dir, args.target, jax=args.jax, python=args.python)
+    print(*written, sep="\n")
+    for note in scaffold.target_notes(args.dir, args.target or []):
+        print(f"note: {note}", file=sys.stderr)
+    conf = scaffold.read_conf(args.dir / scaffold.SUITE)
+    held = ", ".join(f"{k} {v[0]}" for k, v in conf["matrix"]["req"].items() if k in scaffold.HELD)
+    print(f"every commit measured with Python {conf['pythons'][0]}, {held}", file=sys.stderr)
+    hooks, why = scaffold.counting_hooks()
     print(f"instruction counts: {'on' if hooks else 'off'}: {why}", file=sys.stderr)
     return 0
+
+
+def _cmd_asv(args: argparse.Namespace) -> int:
+    extras.require("report", "asv")
+    from jitbench.suite import asvcompat, scaffold
+
+    return asvcompat.run_asv(args.asv, str(scaffold.machine_file(".")))
 
 
 def _cmd_device_run(args: argparse.Namespace) -> int:
@@ -339,8 +357,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--target",
         action="append",
         metavar="MODULE:FACTORY",
-        help="a factory of an object with a jitted method (repeatable)",
+        help="a factory of an object with a jitted method (repeatable), e.g. "
+        "benchmarks.targets:make",
     )
+    p.add_argument(
+        "--jax", metavar="RELEASE", help="the JAX release every commit is measured with "
+        "(default: the one installed here)",
+    )  # fmt: skip
+    p.add_argument(
+        "--python", metavar="X.Y", help="the Python of asv's environments (default: this one)"
+    )
+    p.add_argument(
+        "--wheel", action="store_true",
+        help="only build the jitbench wheel again (a fresh clone of a project set up by init)",
+    )  # fmt: skip
+
+    p = sub.add_parser(
+        "asv", help="asv itself, run in the benchmarks/ folder init wrote: its machine file "
+        "kept in benchmarks/.jitbench/ rather than your home folder", add_help=False,
+    )  # fmt: skip
+    p.set_defaults(run=_cmd_asv)
+    p.add_argument("asv", nargs=argparse.REMAINDER, metavar="ASV_ARG", help="asv's arguments")
 
     p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
     p.set_defaults(run=_cmd_validate)

@@ -84,6 +84,23 @@ def describe_machine(name: str) -> dict[str, Any]:
     return entry
 
 
+def run_asv(args: Sequence[str], machine_file: str) -> int:
+    """asv's own command line with ``args``, its machine file at ``machine_file`` instead of
+    ``~/.asv-machine.json`` (``MachineCollection.get_machine_file_path``); asv's exit status."""
+    collection = private("asv.machine", "MachineCollection")
+    if not hasattr(collection, "get_machine_file_path"):
+        raise moved("asv.machine.MachineCollection.get_machine_file_path")
+    collection.get_machine_file_path = staticmethod(lambda: machine_file)
+    from asv.main import main as asv_main
+
+    sys.argv = ["asv", *args]
+    try:
+        asv_main()
+    except SystemExit as exc:  # asv's main ends in sys.exit, as its console script does
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m jitbench.suite.asvcompat describe-machine NAME`` (:func:`describe_machine`)."""
     args = list(sys.argv[1:] if argv is None else argv)

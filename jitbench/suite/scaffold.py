@@ -1,7 +1,8 @@
-"""``jitbench init``: what asv needs to benchmark another project's commits with jitbench:
-``asv.conf.json``, ``benchmarks/`` and a wheel of this jitbench (docs/own-objects.md); the
-templates are here only. Nothing is overwritten: an existing file is one error, and nothing
-is written."""
+"""``jitbench init``: what asv needs to benchmark another project's commits with jitbench, laid
+out as numpy's and scipy's suites are: a ``benchmarks/`` folder holding ``asv.conf.json``
+(``"repo": ".."``) and the suite package ``benchmarks/benchmarks/``, which no package finder
+of the project reaches (docs/own-objects.md); the templates are here only. Nothing is
+overwritten: an existing file is one error, and nothing is written."""
 
 from __future__ import annotations
 
@@ -20,24 +21,27 @@ import jitbench
 from jitbench import extras
 from jitbench.errors import JitbenchError
 from jitbench.suite.asvrun import git
+from jitbench.suite.install import HELD
 
-WHEEL_DIR = ".jitbench"
+# The folder init writes into, from the project's root: asv's config, the suite package (of
+# the same name, inside it: asv imports it by that name) and what git ignores.
+SUITE = "benchmarks"
+# Inside SUITE, ignored by git: the jitbench wheel asv installs and asv's machine file.
+HOME = ".jitbench"
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 ASV_CONF = """\
 {{
-    // asv benchmarks of {project}'s jitted methods, measured by jitbench ("jitbench init").
-    // jitbench is not on the package index: the install command installs the wheel in
-    // {wheel_dir}/ beside each commit of the project, so every commit is measured by the
-    // same jitbench. Run "jitbench init" again (after removing this file,
-    // benchmarks/bench_targets.py and the wheel) to move to another jitbench.
-    // The wheel: {wheel_source}.
+    // asv benchmarks of {project}'s jitted methods, measured by jitbench ("jitbench init";
+    // README.md here has the commands, run from this folder). Every commit is measured with
+    // the same jitbench, installed from {home}/ ({wheel_source}),
+    // and the same releases of {held_words}: a commit whose own requirements forbid them is
+    // skipped, with that reason.
     "version": 1,
     "project": {project_json},
-    // The dashboard's header link: the jitbench report, once copied into html/report/
-    // (jitbench report --out html/report; python -m jitbench.dashboard html).
+    // The dashboard's header link: the jitbench report, once copied into html/report/.
     "project_url": "report/index.html",
-    "repo": ".",
+    "repo": "..",
     "branches": [{branch_json}],
     "environment_type": "virtualenv",
     "pythons": [{python_json}],
@@ -45,33 +49,37 @@ ASV_CONF = """\
     "launch_method": "spawn",
     "install_timeout": 1800,
     "build_command": ["python -m pip wheel --no-deps -w {{build_cache_dir}} {{build_dir}}"],
+    // jitbench's wheel, then the commit's, installed with the matrix's releases held.
     "install_command": [
-        "in-dir={{env_dir}} python -m pip install {{wheel_file}} {{conf_dir}}/{wheel_path}"
+        {install_jitbench},
+        {install_project}
     ],
     "uninstall_command": ["return-code=any python -m pip uninstall -y {{project}}"],
-    // asv_runner pinned: jitbench's timing relies on its batching; "jax": [""] takes the
-    // newest release, or list releases ("0.6.2", "0.7.2") to measure each.
+    // asv_runner pinned: jitbench's timing relies on its batching.
 {counts_comment}    "matrix": {matrix},
-    "benchmark_dir": "benchmarks",
-    "env_dir": ".asv/env",
+    "benchmark_dir": "{suite}",
+    "env_dir": "env",
     "results_dir": "results",
     "html_dir": "html"
 }}
 """
 
 BENCHMARKS_INIT = '''\
-"""asv benchmarks of this project, measured by jitbench: see bench_targets.py."""
+"""asv benchmarks of {project}, measured by jitbench: see bench_targets.py."""
 '''
 
 BENCH_TARGETS = '''\
-"""This project's objects with a jitted method, benchmarked by jitbench at every commit.
+"""{project}'s objects with a jitted method, benchmarked by jitbench at every commit.
 
-A target is ``package.module:factory``: a callable returning the object, or a
+A target is ``module:factory``: a callable returning the object, or a
 ``jitbench.Target(obj, inputs, call=...)`` saying which call to measure with
-which arguments. Each target gets jitbench's rows per device: cold first
-call, first call in a fresh process, cached call and dispatch, the call
-after each kind of change its audit plays, the audit's hazard counts and
-peak memory (``jitbench.suite.families``). ``JITBENCH_TARGETS`` adds more.
+which arguments. Keep its module in this folder (``targets.py``, named
+``{suite}.targets:make``): every commit, older ones included, then imports it,
+and the project's own package stays as each commit has it. Each target gets
+jitbench's rows per device: cold first call, first call in a fresh process,
+cached call and dispatch, the call after each kind of change its audit plays,
+the audit's hazard counts and peak memory (and, where counts are on,
+instructions per call). ``JITBENCH_TARGETS`` adds more.
 """
 
 from jitbench.suite.families import benchmark_classes
@@ -85,32 +93,49 @@ globals().update(benchmark_classes(TARGETS))
 BENCH_README = """\
 # {project}'s jitted calls, benchmarked by jitbench
 
-`jitbench init` wrote this folder, `../asv.conf.json` and the jitbench wheel in
-`../{wheel_dir}/` ({wheel_source}).
+`jitbench init` wrote this folder, laid out as numpy's and scipy's asv suites are:
+`asv.conf.json` (`"repo": ".."`) and the suite package `{suite}/`, which no package finder
+of the project reaches (this folder has no `__init__.py`), and `.gitattributes`, which
+keeps it out of `git archive` (and of the sdists built from it). Git ignores what asv and
+jitbench write here (`.gitignore`): `{home}/` (the jitbench wheel asv installs, {wheel_source},
+and asv's machine file), `env/`, `results/` and `html/`.
 
-`bench_targets.py` lists the targets: the objects and calls measured at every
-commit.
+`{suite}/bench_targets.py` lists the targets: the objects and calls measured at every
+commit. Keep a target's module in `{suite}/` (`{suite}/targets.py`, named
+`{suite}.targets:make`): every commit, older ones included, can import it.
+
+Every commit is measured with Python {python}, {held_pins} (the matrix in
+`asv.conf.json`, recorded in each result); a commit whose own requirements forbid them is
+skipped, with that reason in one line. To measure under another release, edit the matrix;
+`jitbench compare` compares runs of one release only, unless asked.
 
 Instruction counts: {counts}
-From the repository's root, where jitbench is installed
-(`pip install -e '/path/to/jitbench[report,instructions]'`):
+Run from this folder, where jitbench is installed
+(`pip install -e '/path/to/jitbench[report,instructions]'`). `jitbench asv` is asv itself,
+its machine file kept in `{home}/` rather than your home folder:
 
 ```bash
-git add asv.conf.json benchmarks {wheel_dir}
-git commit -m "asv benchmarks through jitbench"
-asv machine --yes
-# the newest commit of {branch}, in a virtualenv asv builds
-asv run
+git add . && git commit -m "asv benchmarks through jitbench"
+jitbench asv machine --yes
+# the newest commit of {branch}, in a virtualenv asv builds (env/)
+jitbench asv run
+# the last ten commits of {branch}, older ones included
+jitbench asv run HEAD~10..HEAD
 # a change: edit, commit
 git checkout -b my-change
 # exit 1 where a time got 2x slower
-asv continuous --factor 2 {branch} HEAD
-# exit 1 where a time got 2x slower{counted}
+jitbench asv continuous --factor 2 {branch} HEAD
+# exit 1 where a time got 2x slower{counted}, or a hazard appeared
 jitbench compare --factor 2 $(git rev-parse {branch}) $(git rev-parse HEAD)
 # the dashboard, with jitbench's report linked
-asv publish && jitbench report --out html/report && python -m jitbench.dashboard html
-asv preview
+jitbench asv publish
+jitbench report --out html/report
+python -m jitbench.dashboard html
+jitbench asv preview
 ```
+
+A fresh clone of the repository has no `{home}/`: `jitbench init --wheel` (from its root)
+builds the jitbench wheel again, from the jitbench installed there.
 """
 
 COUNTS_ON = """\
@@ -129,17 +154,31 @@ COUNTS_OFF = """\
 off: {reason}. With Valgrind, tcmalloc and pytest-codspeed where `jitbench init`
 runs, asv's environments get the hooks and every `asv run` also counts each
 target's instructions per call, which `jitbench compare` judges to 1%. To add
-them, install those, remove `asv.conf.json`, `benchmarks/` and `{wheel_dir}/`,
-and run `jitbench init` again.
+them, install those, remove this folder's `asv.conf.json`, and run `jitbench
+init` again.
 """
 
 COUNTS_COMMENT = """\
-    // Instruction counts (benchmarks/README.md): pytest-codspeed's hooks start and stop
-    // Valgrind's counting; JITBENCH_INSTRUCTIONS=1 asks every asv run for the counts.
+    // Instruction counts (README.md): pytest-codspeed's hooks start and stop Valgrind's
+    // counting; JITBENCH_INSTRUCTIONS=1 asks every asv run for the counts.
 """
 
 EXAMPLE_TARGET = """\
-    # "mypackage.models:make_model",  # fill in: package.module:factory
+    # "{suite}.targets:make",  # fill in: module:factory ({suite}/targets.py)
+"""
+# What asv and jitbench write in SUITE, which git ignores.
+GITIGNORE = """\
+# jitbench init: the jitbench wheel and asv's machine file (a fresh clone: jitbench init
+# --wheel), asv's environments, results and dashboard
+/{home}/
+/env/
+/results/
+/html/
+"""
+# Keeps SUITE out of git archive, and so of the sdists built from it (setuptools-scm).
+GITATTRIBUTES = """\
+# jitbench init: the benchmarks stay out of git archive and the sdists built from it
+* export-ignore
 """
 
 
@@ -189,8 +228,78 @@ def counting_hooks() -> tuple[str | None, str]:
     return hooks, f"pytest-codspeed {hooks} in asv's environments"
 
 
-def _matrix(hooks: str | None) -> dict[str, Any]:
-    req = {"asv_runner": [asv_runner_pin()], "jax": [""]}
+def _declared(project: dict[str, Any], folder: Path) -> set[str]:
+    """The distributions the project requires: its ``[project]`` table's, extras included,
+    and its ``requirements.txt``'s (where a setup.py reads them from)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    texts = list(project.get("dependencies", []))
+    for group in project.get("optional-dependencies", {}).values():
+        texts.extend(group)
+    listed = folder / "requirements.txt"
+    if listed.is_file():
+        texts.extend(line.split("#")[0].strip() for line in listed.read_text().splitlines())
+    names = set()
+    for text in texts:
+        try:
+            names.add(Requirement(text).name.lower())
+        except InvalidRequirement:
+            continue
+    return names
+
+
+def held_releases(project: dict[str, Any], folder: Path, jax: str | None = None) -> dict[str, str]:
+    """The releases every commit is measured with (:data:`HELD`): JAX at ``jax`` (default: it
+    and jaxlib as installed here), and equinox and flax where the project requires them, as
+    installed here."""
+    from packaging.version import InvalidVersion, Version
+
+    declared = _declared(project, folder)
+    found = {}
+    for name in HELD:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    if jax is not None:
+        try:
+            Version(jax)
+        except InvalidVersion:
+            raise JitbenchError(f"--jax {jax!r} is not a release such as 0.12.1") from None
+        found["jax"] = jax
+        del found["jaxlib"]  # the one jax requires (not every release has a jaxlib of its own)
+    elif "jax" not in found or "jaxlib" not in found:
+        raise JitbenchError("JAX is not installed here: name the release to hold, --jax 0.12.1")
+    return {k: v for k, v in found.items() if k in ("jax", "jaxlib") or k in declared}
+
+
+def python_release(project: dict[str, Any], python: str | None = None) -> str:
+    """The Python asv's environments use: ``python`` (``X.Y``), default this one's, where
+    the project's ``requires-python`` allows it."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    chosen = python or f"{sys.version_info.major}.{sys.version_info.minor}"
+    if not re.fullmatch(r"3\.\d+", chosen):
+        raise JitbenchError(f"--python {chosen!r} is not a Python release such as 3.12")
+    requires = project.get("requires-python")
+    try:
+        allowed = SpecifierSet(requires or "")
+    except InvalidSpecifier:
+        return chosen
+    if chosen in allowed or f"{chosen}.0" in allowed:
+        return chosen
+    what = f"--python {chosen}" if python else f"this Python ({chosen})"
+    raise JitbenchError(
+        f"{what}: the project's requires-python is {requires!r}; give one it allows, "
+        "e.g. --python 3.12, with a JAX release for it (--jax)"
+    )
+
+
+def _matrix(hooks: str | None, held: dict[str, str]) -> dict[str, Any]:
+    # JAX last: asv installs the matrix in its order, and a library installed after it could
+    # move it (docs/design.md).
+    last = sorted(held, key=lambda name: name in ("jax", "jaxlib"))
+    req = {"asv_runner": [asv_runner_pin()], **{k: [held[k]] for k in last}}
     if hooks is None:
         return {"req": req}
     from jitbench.measure.counting.instructions import OPT_IN_ENV
@@ -211,78 +320,179 @@ def _build_wheel(source: Path, into: Path) -> Path:
     return wheels[0]
 
 
-def init_project(folder: str | Path = ".", targets: list[str] | None = None) -> list[Path]:
-    """Write asv's configuration and benchmarks for the git repository ``folder``; the paths.
+def _origin(source: Path) -> str:
+    """Where the wheel comes from: the jitbench source tree and its commit."""
+    commit = git(source, "rev-parse", "--short=12", "HEAD")
+    origin = f"built from {source}"
+    if commit:
+        dirty = git(source, "status", "--porcelain", "--untracked-files=no")
+        origin += f" at commit {commit}" + (" with local changes" if dirty else "")
+    return origin
 
-    Every check comes first; an existing file among those init writes is a
-    JitbenchError naming them all, and nothing is written.
-    """
-    folder = Path(folder)
+
+def _wheel(root: Path) -> Path:
+    """Where the jitbench wheel goes in the suite folder ``root``."""
+    return root / HOME / f"jitbench-{jitbench_version()}-py3-none-any.whl"
+
+
+def _write_wheel(wheel: Path) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        built = _build_wheel(jitbench_source(), Path(scratch))
+        if built.name != wheel.name:
+            raise JitbenchError(f"the jitbench wheel built is {built.name}, expected {wheel.name}")
+        wheel.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(built, wheel)
+
+
+def _checked_repository(folder: Path) -> None:
     if not folder.is_dir():
         raise JitbenchError(f"{str(folder)!r} is not a directory; give the project's repository")
     if git(folder, "rev-parse", "--is-inside-work-tree") != "true":
         raise JitbenchError(
             f"{str(folder)!r} is not in a git repository: asv benchmarks a repository's commits"
         )
+
+
+def init_wheel(folder: str | Path = ".") -> list[Path]:
+    """Build the jitbench wheel again into the suite of the project at ``folder`` (a fresh
+    clone of a project set up by :func:`init_project` lacks it: git ignores it); its path."""
+    folder = Path(folder)
+    _checked_repository(folder)
+    root = folder / SUITE
+    if not (root / "asv.conf.json").is_file():
+        raise JitbenchError(
+            f"no {SUITE}/asv.conf.json in {str(folder)!r}: --wheel rebuilds the wheel of a "
+            "project set up by jitbench init; run jitbench init there first"
+        )
+    wheel = _wheel(root)
+    if wheel.exists():
+        raise JitbenchError(f"will not overwrite existing {wheel}; nothing written")
+    _write_wheel(wheel)
+    return [wheel]
+
+
+def read_conf(root: str | Path) -> dict[str, Any]:
+    """The asv.conf.json in ``root``, read as asv reads it (// comments)."""
+    from jitbench.suite.asvrun import load_config
+
+    return load_config(Path(root))
+
+
+def machine_file(root: str | Path) -> Path:
+    """Where ``jitbench asv`` keeps asv's machine file: in :data:`HOME` of the suite folder
+    ``root`` init wrote (a JitbenchError elsewhere)."""
+    root = Path(root).resolve()
+    if not ((root / "asv.conf.json").is_file() and (root / ".gitignore").is_file()):
+        raise JitbenchError(
+            f"no suite of jitbench init's in {str(root)!r} (asv.conf.json and .gitignore): run "
+            f"jitbench asv from the {SUITE}/ folder init wrote, or asv itself elsewhere"
+        )
+    if not _wheel(root).is_file():
+        raise JitbenchError(
+            f"{_wheel(root)} is missing (a fresh clone: git ignores it): run jitbench init "
+            "--wheel from the repository's root first"
+        )
+    return root / HOME / "asv-machine.json"
+
+
+def target_notes(folder: str | Path, targets: list[str]) -> list[str]:
+    """A note for each target whose module is part of the project itself rather than of the
+    suite: commits older than that module cannot import it."""
+    notes = []
+    for spec in targets:
+        top = spec.partition(":")[0].partition(".")[0]
+        inside = any((Path(folder) / where / top).exists() for where in ("", "src"))
+        if top != SUITE and inside:
+            notes.append(
+                f"{spec}: its module is in the project, so commits older than it cannot "
+                f"import it; keep target modules in the suite ({SUITE}/{SUITE}/targets.py, "
+                f"--target {SUITE}.targets:make)"
+            )
+    return notes
+
+
+def init_project(
+    folder: str | Path = ".",
+    targets: list[str] | None = None,
+    *,
+    jax: str | None = None,
+    python: str | None = None,
+) -> list[Path]:
+    """Write asv's configuration and benchmarks into ``folder``/:data:`SUITE` for the git
+    repository ``folder``; the paths.
+
+    Every commit is measured with the JAX release ``jax`` (default: the one installed here;
+    :func:`held_releases`) under Python ``python`` (default: this one). Every check comes
+    first; an existing file among those init writes is a JitbenchError naming them all, and
+    nothing is written.
+    """
+    folder = Path(folder)
+    _checked_repository(folder)
     chosen = list(targets or [])
     for spec in chosen:
         if not _SPEC.match(spec):
             raise JitbenchError(
-                f"--target {spec!r} must be package.module:factory, "
-                "e.g. mypackage.models:make_model"
+                f"--target {spec!r} must be module:factory, e.g. {SUITE}.targets:make"
             )
-    # The wheel's name depends on jitbench's version.
-    wheel = folder / WHEEL_DIR / f"jitbench-{jitbench_version()}-py3-none-any.whl"
+    project = _project(folder / "pyproject.toml")
+    held = held_releases(project, folder, jax)
+    release = python_release(project, python)
+    root, package = folder / SUITE, folder / SUITE / SUITE
+    wheel = _wheel(root)  # its name depends on jitbench's version
     files = [
-        folder / "asv.conf.json",
-        folder / "benchmarks" / "__init__.py",
-        folder / "benchmarks" / "bench_targets.py",
-        folder / "benchmarks" / "README.md",
+        root / "asv.conf.json",
+        root / "README.md",
+        root / ".gitignore",
+        root / ".gitattributes",
+        package / "__init__.py",
+        package / "bench_targets.py",
         wheel,
     ]
-    existing = [str(p) for p in files if p.exists()]
+    existing = [str(p) for p in [*files, folder / SUITE / "__init__.py"] if p.exists()]
     if existing:
         raise JitbenchError(f"will not overwrite existing {', '.join(existing)}; nothing written")
-    source = jitbench_source()
-    commit = git(source, "rev-parse", "--short=12", "HEAD")
-    origin = f"built from {source}"
-    if commit:
-        dirty = git(source, "status", "--porcelain", "--untracked-files=no")
-        origin += f" at commit {commit}" + (" with local changes" if dirty else "")
-    conf, init, bench, readme, _ = files
+    conf, readme, ignore, attributes, init, bench, _ = files
     hooks, why = counting_hooks()
     # The distribution name in pyproject.toml (what asv uninstalls), else the folder's.
-    project = _project(folder / "pyproject.toml").get("name")
-    if not (isinstance(project, str) and project):
-        project = folder.resolve().name
+    name = project.get("name")
+    if not (isinstance(name, str) and name):
+        name = folder.resolve().name
     branch = git(folder, "symbolic-ref", "--short", "HEAD") or "main"
+    wheel_path = f"{{conf_dir}}/{HOME}/{wheel.name}"
     # Every template's fields: each takes those it names.
     values = {
-        "project": project,
-        "project_json": json.dumps(project),
+        "project": name,
+        "project_json": json.dumps(name),
         "branch": branch,
         "branch_json": json.dumps(branch),
-        "python_json": json.dumps(f"{sys.version_info.major}.{sys.version_info.minor}"),
-        "wheel_dir": WHEEL_DIR,
-        "wheel_source": origin,
-        "wheel_path": f"{WHEEL_DIR}/{wheel.name}",
+        "python": release,
+        "python_json": json.dumps(release),
+        "home": HOME,
+        "suite": SUITE,
+        "wheel_source": _origin(jitbench_source()),
+        "install_jitbench": json.dumps(
+            f"in-dir={{env_dir}} python -m pip install -q --no-deps --force-reinstall {wheel_path}"
+        ),
+        "install_project": json.dumps(
+            f"in-dir={{env_dir}} python -m jitbench.suite.install {{wheel_file}} {wheel_path}"
+        ),
+        "held_words": ", ".join(held),
+        "held_pins": ", ".join(f"{k} {v}" for k, v in held.items()),
         "hooks": hooks,
         "reason": why,
         "counts_comment": COUNTS_COMMENT if hooks else "",
         "counted": " or a count rose by over 1%" if hooks else "",
-        "matrix": json.dumps(_matrix(hooks)),
+        "matrix": json.dumps(_matrix(hooks, held)),
     }
     values["counts"] = (COUNTS_ON if hooks else COUNTS_OFF).format_map(values)
-    with tempfile.TemporaryDirectory() as scratch:
-        built = _build_wheel(source, Path(scratch))
-        if built.name != wheel.name:
-            raise JitbenchError(f"the jitbench wheel built is {built.name}, expected {wheel.name}")
-        wheel.parent.mkdir(exist_ok=True)
-        shutil.copy2(built, wheel)
-    init.parent.mkdir(exist_ok=True)
+    _write_wheel(wheel)
+    package.mkdir(parents=True, exist_ok=True)
     conf.write_text(ASV_CONF.format_map(values))
-    init.write_text(BENCHMARKS_INIT)
-    listed = "".join(f"    {json.dumps(t)},\n" for t in chosen)
-    bench.write_text(BENCH_TARGETS.format(targets=listed or EXAMPLE_TARGET))
     readme.write_text(BENCH_README.format_map(values))
+    ignore.write_text(GITIGNORE.format_map(values))
+    attributes.write_text(GITATTRIBUTES)
+    init.write_text(BENCHMARKS_INIT.format_map(values))
+    listed = "".join(f"    {json.dumps(t)},\n" for t in chosen)
+    example = EXAMPLE_TARGET.format(suite=SUITE)
+    bench.write_text(BENCH_TARGETS.format(targets=listed or example, **values))
     return files
