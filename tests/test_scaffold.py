@@ -102,7 +102,8 @@ def test_asv_reads_the_config_as_the_projects(written):
     assert config.install_command == [
         "in-dir={env_dir} python -m pip install -q --no-deps --force-reinstall "
         f"{{conf_dir}}/{WHEEL}",
-        f"in-dir={{env_dir}} python -m jitbench.suite.install {{wheel_file}} {{conf_dir}}/{WHEEL}",
+        f"in-dir={{env_dir}} python -m jitbench.suite.install {{wheel_file}} {{conf_dir}}/{WHEEL} "
+        "{conf_dir}/benchmarks",
     ]
     assert config.project_url == "report/index.html"
     assert config.benchmark_dir == "benchmarks"  # benchmarks/benchmarks: asv imports it so
@@ -323,3 +324,61 @@ def test_a_folder_outside_git_is_refused(tmp_path, capsys):
         "asv benchmarks a repository's commits\n"
     )
     assert list(folder.iterdir()) == []
+
+
+def _wheel(folder: Path, name: str, requires: str = "") -> Path:
+    """A wheel of an empty distribution ``name`` 1.0 (requiring ``requires``), made by hand."""
+    import zipfile
+
+    path = folder / f"{name}-1.0-py3-none-any.whl"
+    info = f"{name}-1.0.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+    metadata += f"Requires-Dist: {requires}\n" if requires else ""
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr(f"{info}/METADATA", metadata)
+        wheel.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        wheel.writestr(f"{info}/RECORD", "")
+    return path
+
+
+def test_a_commit_whose_requirements_forbid_the_held_jax_is_skipped_in_one_line(tmp_path):
+    """pip's own refusal (offline: nothing is installed), read into one line for asv's log."""
+    capped = _wheel(tmp_path, "capped", "jax<0.1")
+    other = _wheel(tmp_path, "other")
+    done = subprocess.run(
+        [sys.executable, "-m", "jitbench.suite.install", str(capped), str(other), str(tmp_path)],
+        capture_output=True, text=True, env={**os.environ, "PIP_NO_INDEX": "1"},
+    )  # fmt: skip
+    assert done.returncode == 1
+    held = f"jax {INSTALLED['jax']}, jaxlib {INSTALLED['jaxlib']}"
+    assert done.stdout.splitlines() == [
+        f"jitbench: this commit is skipped: it cannot be installed with {held}, equinox "
+        f"{importlib.metadata.version('equinox')}, flax {importlib.metadata.version('flax')} "
+        "(the releases every commit is measured with): capped 1.0 depends on jax<0.1"
+    ]
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        importlib.metadata.version("capped")
+
+
+def test_a_commit_that_cannot_build_a_target_is_skipped_in_one_line(tmp_path, capsys):
+    """The class a target builds, missing at an older commit: asv skips that commit."""
+    from jitbench.measure.case import targets_built
+
+    suite = tmp_path / "suitecheck"
+    suite.mkdir()
+    (suite / "__init__.py").write_text("")
+    (suite / "bench_targets.py").write_text(
+        'TARGETS = [\n    "suitecheck.targets:make",\n]\nraise SystemExit("not imported")\n'
+    )
+    (suite / "targets.py").write_text("from json import Interpolator1D\n")
+    assert targets_built(str(suite)) == 1
+    assert capsys.readouterr().out == (
+        "jitbench: this commit is skipped: target 'suitecheck.targets:make': cannot import "
+        "module 'suitecheck.targets': ImportError: cannot import name 'Interpolator1D' from "
+        "'json'" + f" ({json.__file__})\n"
+    )
+    (suite / "targets.py").write_text("def make():\n    return abs\n")
+    sys.modules.pop("suitecheck.targets", None)
+    assert targets_built(str(suite)) == 0

@@ -94,6 +94,32 @@ def target_problems(specs: Sequence[str]) -> dict[str, str]:
     return found
 
 
+def targets_built(suite: str) -> int:
+    """Build every target of the suite folder ``suite`` (its ``bench_targets.TARGETS`` and
+    ``JITBENCH_TARGETS``) as this commit's project builds it, importing the folder as asv
+    does; one line for each that cannot be built, and 1 where one cannot (0 where all can)."""
+    import ast
+    from pathlib import Path
+
+    from jitbench.targets import check_call, use_import_roots
+
+    folder = Path(suite).resolve()
+    use_import_roots({folder.name: str(folder.parent)})
+    tree = ast.parse((folder / "bench_targets.py").read_text())
+    declared = next(
+        (ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+         and any(getattr(t, "id", None) == "TARGETS" for t in node.targets)), [],
+    )  # fmt: skip
+    failed = 0
+    for spec in target_specs(declared):
+        try:
+            check_call(load_target(spec))
+        except JitbenchError as exc:
+            print(f"jitbench: this commit is skipped: {exc}", flush=True)
+            failed = 1
+    return failed
+
+
 # --- The call, as code of its own -----------------------------------------------------------
 
 

@@ -1,12 +1,13 @@
-"""``python -m jitbench.suite.install WHEEL JITBENCH_WHEEL``: asv's install of one commit of a
-project set up by ``jitbench init``.
+"""``python -m jitbench.suite.install WHEEL JITBENCH_WHEEL SUITE``: asv's install of one commit
+of a project set up by ``jitbench init``.
 
 pip installs the commit's wheel and jitbench's with every :data:`HELD` package the
 environment has (asv installed it from the matrix) held at its release, so that no commit's
-requirements move JAX under the results. Where a commit's requirements forbid a held release,
-one line says so and the exit status is 1: asv skips that commit and goes on. Run inside
-asv's environment, before jitbench's dependencies may be there: it imports the standard
-library alone.
+requirements move JAX under the results; then a new process builds each target of the suite
+package ``SUITE`` at this commit. Where a commit's requirements forbid a held release, or a
+target cannot be built there (a class it predates), one line says why and the exit status is
+1: asv skips that commit and goes on. Run inside asv's environment, before jitbench's
+dependencies may be there: this module imports the standard library alone.
 """
 
 from __future__ import annotations
@@ -33,25 +34,40 @@ def held() -> dict[str, str]:
     return found
 
 
-def why_not(stderr: str) -> str:
-    """pip's reason in one line: the requirements in conflict, else its last error line."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+def why_not(output: str) -> str:
+    """pip's reason in one line: what the commit requires in conflict (the held packages'
+    own requirements left out), else pip's last error line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
     if "The conflict is caused by:" in lines:
         cause = lines[lines.index("The conflict is caused by:") + 1 :]
-        named = [line for line in cause if " depends on " in line]
+        named = [
+            line for line in cause
+            if " depends on " in line and line.partition(" ")[0].lower() not in HELD
+        ]  # fmt: skip
         if named:
             return "; ".join(named)
     errors = [line for line in lines if line.startswith("ERROR:")]
     return (errors or lines or ["pip gave no reason"])[-1]
 
 
+# Run in a new process once the commit is installed (jitbench's dependencies are there then):
+# builds every target of the suite folder argv[1], one line per target that cannot be built.
+CHECK = """\
+import sys
+from jitbench.measure.case import targets_built
+sys.exit(targets_built(sys.argv[1]))
+"""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 2:
-        print("usage: python -m jitbench.suite.install WHEEL JITBENCH_WHEEL", file=sys.stderr)
+    if len(args) != 3:
+        print("usage: python -m jitbench.suite.install WHEEL JITBENCH_WHEEL SUITE", file=sys.stderr)
         return 2
+    *wheels, suite = args
     pins = held()
-    command = [sys.executable, "-m", "pip", "install", "-q", *args]
+    # Not quiet: pip names the requirements in conflict only in its full output.
+    command = [sys.executable, "-m", "pip", "install", *wheels]
     done = subprocess.run(
         command + [f"{name}=={version}" for name, version in pins.items()],
         capture_output=True,
@@ -59,11 +75,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         check=False,
     )
     if done.returncode == 0:
-        return 0
+        built = subprocess.run([sys.executable, "-c", CHECK, suite], check=False)
+        return 0 if built.returncode == 0 else 1
     releases = ", ".join(f"{name} {version}" for name, version in pins.items())
     print(
         f"jitbench: this commit is skipped: it cannot be installed with {releases} "
-        f"(the releases every commit is measured with): {why_not(done.stderr)}",
+        f"(the releases every commit is measured with): {why_not(done.stdout + done.stderr)}",
         flush=True,
     )
     return 1

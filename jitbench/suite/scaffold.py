@@ -49,7 +49,8 @@ ASV_CONF = """\
     "launch_method": "spawn",
     "install_timeout": 1800,
     "build_command": ["python -m pip wheel --no-deps -w {{build_cache_dir}} {{build_dir}}"],
-    // jitbench's wheel, then the commit's, installed with the matrix's releases held.
+    // jitbench's wheel, then the commit's, installed with the matrix's releases held, and
+    // each target built once at that commit: a commit that cannot is skipped, with why.
     "install_command": [
         {install_jitbench},
         {install_project}
@@ -474,7 +475,8 @@ def init_project(
             f"in-dir={{env_dir}} python -m pip install -q --no-deps --force-reinstall {wheel_path}"
         ),
         "install_project": json.dumps(
-            f"in-dir={{env_dir}} python -m jitbench.suite.install {{wheel_file}} {wheel_path}"
+            f"in-dir={{env_dir}} python -m jitbench.suite.install {{wheel_file}} {wheel_path} "
+            f"{{conf_dir}}/{SUITE}"
         ),
         "held_words": ", ".join(held),
         "held_pins": ", ".join(f"{k} {v}" for k, v in held.items()),
