@@ -326,42 +326,6 @@ def test_a_folder_outside_git_is_refused(tmp_path, capsys):
     assert list(folder.iterdir()) == []
 
 
-def _wheel(folder: Path, name: str, requires: str = "") -> Path:
-    """A wheel of an empty distribution ``name`` 1.0 (requiring ``requires``), made by hand."""
-    import zipfile
-
-    path = folder / f"{name}-1.0-py3-none-any.whl"
-    info = f"{name}-1.0.dist-info"
-    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
-    metadata += f"Requires-Dist: {requires}\n" if requires else ""
-    with zipfile.ZipFile(path, "w") as wheel:
-        wheel.writestr(f"{info}/METADATA", metadata)
-        wheel.writestr(
-            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        )
-        wheel.writestr(f"{info}/RECORD", "")
-    return path
-
-
-def test_a_commit_whose_requirements_forbid_the_held_jax_is_skipped_in_one_line(tmp_path):
-    """pip's own refusal (offline: nothing is installed), read into one line for asv's log."""
-    capped = _wheel(tmp_path, "capped", "jax<0.1")
-    other = _wheel(tmp_path, "other")
-    done = subprocess.run(
-        [sys.executable, "-m", "jitbench.suite.install", str(capped), str(other), str(tmp_path)],
-        capture_output=True, text=True, env={**os.environ, "PIP_NO_INDEX": "1"},
-    )  # fmt: skip
-    assert done.returncode == 1
-    held = f"jax {INSTALLED['jax']}, jaxlib {INSTALLED['jaxlib']}"
-    assert done.stdout.splitlines() == [
-        f"jitbench: this commit is skipped: it cannot be installed with {held}, equinox "
-        f"{importlib.metadata.version('equinox')}, flax {importlib.metadata.version('flax')} "
-        "(the releases every commit is measured with): capped 1.0 depends on jax<0.1"
-    ]
-    with pytest.raises(importlib.metadata.PackageNotFoundError):
-        importlib.metadata.version("capped")
-
-
 def test_a_commit_that_cannot_build_a_target_is_skipped_in_one_line(tmp_path, capsys):
     """The class a target builds, missing at an older commit: asv skips that commit."""
     from jitbench.measure.case import targets_built

@@ -1,9 +1,9 @@
 """``python -m jitbench.suite.install WHEEL JITBENCH_WHEEL SUITE``: asv's install of one commit
 of a project set up by ``jitbench init``.
 
-pip installs the commit's wheel and jitbench's with every :data:`HELD` package the
-environment has (asv installed it from the matrix) held at its release, so that no commit's
-requirements move JAX under the results; then a new process builds each target of the suite
+pip installs the commit's wheel and jitbench's with every :data:`HELD` package the matrix
+pins held at the release asv installed from it, so that no commit's requirements move JAX
+under the results; then a new process builds each target of the suite
 package ``SUITE`` at this commit. Where a commit's requirements forbid a held release, or a
 target cannot be built there (a class it predates), one line says why and the exit status is
 1: asv skips that commit and goes on. Run inside asv's environment, before jitbench's
@@ -13,9 +13,11 @@ dependencies may be there: this module imports the standard library alone.
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 # The packages whose release every commit is measured with: JAX, and the libraries
 # jitbench measures with where the project requires them (jitbench init pins each in the
@@ -23,10 +25,20 @@ from collections.abc import Sequence
 HELD = ("jax", "jaxlib", "equinox", "flax")
 
 
-def held() -> dict[str, str]:
-    """The release of each :data:`HELD` package installed here."""
+def held(config: Path) -> dict[str, str]:
+    """The release installed here of each :data:`HELD` package that the matrix of asv's
+    ``config`` pins (asv installed it from there): what every commit is measured with. A
+    package one commit's requirements brought in is not held for the next."""
+    # asv's config may hold // comments (asv's own reader skips them; this module may not
+    # import it): whole-line ones are what jitbench init writes.
+    text = "\n".join(line for line in config.read_text().splitlines()
+                     if not line.lstrip().startswith("//"))  # fmt: skip
+    matrix = json.loads(text).get("matrix", {})
+    pinned = matrix.get("req", matrix)
     found = {}
     for name in HELD:
+        if name not in pinned:
+            continue
         try:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
@@ -65,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("usage: python -m jitbench.suite.install WHEEL JITBENCH_WHEEL SUITE", file=sys.stderr)
         return 2
     *wheels, suite = args
-    pins = held()
+    pins = held(Path(suite).resolve().parent / "asv.conf.json")
     # Not quiet: pip names the requirements in conflict only in its full output.
     command = [sys.executable, "-m", "pip", "install", *wheels]
     done = subprocess.run(

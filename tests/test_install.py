@@ -1,0 +1,87 @@
+"""``python -m jitbench.suite.install``: why a commit cannot be installed with the held
+releases, in one line, from pip's real output (pip resolves here without installing:
+``--dry-run``, no index). The install itself, in asv's environments: test_target_loop.py.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from jitbench.suite import install
+
+JAX = importlib.metadata.version("jax")
+
+
+def _wheel(folder: Path, requires: str) -> Path:
+    """A wheel of an empty distribution ``tiny`` 1.0 that requires ``requires``."""
+    info = "tiny-1.0.dist-info"
+    wheel = folder / "tiny-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr(
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: tiny\nVersion: 1.0\n"
+            f"Requires-Dist: {requires}\n",
+        )  # fmt: skip
+        archive.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        archive.writestr(f"{info}/RECORD", "")
+    return wheel
+
+
+def _pip_env() -> dict[str, str]:
+    """pip resolving without installing (--dry-run), no index, no configuration file."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    return {**env, "PIP_DRY_RUN": "1", "PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": os.devnull}
+
+
+def _suite(folder: Path, pinned: dict[str, str]) -> Path:
+    """A suite folder whose asv.conf.json (// comments and all) pins ``pinned``."""
+    req = {"asv_runner": ["0.3.2"], **{k: [v] for k, v in pinned.items()}}
+    (folder / "asv.conf.json").write_text(
+        '{\n    // as jitbench init writes it\n    "matrix": ' + json.dumps({"req": req}) + "\n}\n"
+    )
+    (folder / "benchmarks").mkdir()
+    return folder / "benchmarks"
+
+
+def test_a_commit_whose_requirements_forbid_the_held_jax_is_skipped_in_one_line(tmp_path):
+    wheel = _wheel(tmp_path, "jax<0.1")
+    # equinox is installed here too, but the matrix does not pin it: not held.
+    suite = _suite(tmp_path, {"jax": JAX, "jaxlib": importlib.metadata.version("jaxlib")})
+    done = subprocess.run(
+        [sys.executable, "-m", "jitbench.suite.install", str(wheel), str(wheel), str(suite)],
+        capture_output=True,
+        text=True,
+        env=_pip_env(),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr  # asv: this commit failed
+    (line,) = done.stdout.splitlines()
+    # The releases held are those installed here (asv installed them from the matrix).
+    held = f"jax {JAX}, jaxlib {importlib.metadata.version('jaxlib')}"
+    assert line.startswith(
+        f"jitbench: this commit is skipped: it cannot be installed with {held} (the releases"
+    )
+    assert line.endswith(": tiny 1.0 depends on jax<0.1"), line  # pip's reason
+
+
+def test_any_other_failure_is_pips_last_error(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", str(tmp_path / "absent-1.0-py3-none-any.whl")],
+        capture_output=True,
+        text=True,
+        env=_pip_env(),
+    )
+    reason = install.why_not(done.stdout + done.stderr)
+    assert reason.startswith("ERROR:") and "absent-1.0-py3-none-any.whl" in reason, reason
+
+
+def test_it_takes_the_two_wheels_and_the_suite(capsys):
+    assert install.main(["one.whl", "two.whl"]) == 2
+    usage = "usage: python -m jitbench.suite.install WHEEL JITBENCH_WHEEL SUITE"
+    assert usage in capsys.readouterr().err
