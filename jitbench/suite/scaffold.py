@@ -230,13 +230,12 @@ def counting_hooks() -> tuple[str | None, str]:
 
 
 def _declared(project: dict[str, Any], folder: Path) -> set[str]:
-    """The distributions the project requires: its ``[project]`` table's, extras included,
-    and its ``requirements.txt``'s (where a setup.py reads them from)."""
+    """The distributions the project requires: its ``[project]`` table's dependencies (not
+    its extras': a docs or test extra is no dependency of the objects measured), and its
+    ``requirements.txt``'s (where a setup.py reads them from)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     texts = list(project.get("dependencies", []))
-    for group in project.get("optional-dependencies", {}).values():
-        texts.extend(group)
     listed = folder / "requirements.txt"
     if listed.is_file():
         texts.extend(line.split("#")[0].strip() for line in listed.read_text().splitlines())
