@@ -9,6 +9,8 @@ the report's hazard words and what ``assert_jit_safe`` fails on and ``advise`` r
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,7 +18,8 @@ class Hazard:
     """One total of an audit: ``name`` (the attribute and the asv track ``track_NAME``),
     ``unit`` (asv's), ``short`` (the CLI's column); for a hazard's total, ``found`` (the
     hazard's name in assert_jit_safe's allow= and advise's rows), ``means`` (what it is)
-    and ``words`` (the report's label of a strategy with a non-zero count)."""
+    and ``words`` (the report's label of a strategy with a non-zero count); ``part_of``: the
+    total this one counts a part of, whose words its own replace where both are non-zero."""
 
     name: str
     unit: str
@@ -24,6 +27,7 @@ class Hazard:
     found: str = ""
     words: str = ""
     means: str = ""
+    part_of: str = ""
 
 
 HAZARDS = (
@@ -36,15 +40,33 @@ HAZARDS = (
     Hazard("leaked_instances", "instances", "leaked", "leak", "leaks",
            "instances (their arrays, where they cannot be weakly referenced) stay alive after "
            "the scenario dropped them (jit's cache holds them)"),
-    # Tracked at the repeated call, where a built-in recompiles; found at every step.
-    Hazard("repeat_call_compiles", "compiles", "repeat", "recompile", "recompiles every call",
+    # Every step where nothing new was seen (AuditResult.recompiles).
+    Hazard("recompiles", "compiles", "recompiles", "recompile", "recompiles",
            "a compile where nothing new was seen: the same call again, a flag set back to a "
            "value seen before, a new instance equal to one already called, new values of an "
            "array of the same shape (the call hashes them), or the object the call returned "
            "called in turn, as a loop does (its types drift)"),
+    # The repeated call alone, where a built-in that compiles at every call shows it.
+    Hazard("repeat_call_compiles", "compiles", "repeat", words="recompiles every call",
+           part_of="recompiles"),
 )  # fmt: skip
 TOTALS = tuple(h.name for h in HAZARDS)
 # The report's words for each hazardous total, in the table's order.
 WORDS = {h.name: h.words for h in HAZARDS if h.words}
 # An object's hazards, by the name assert_jit_safe's allow= and advise's rows use.
 FOUND = {h.found: h.means for h in HAZARDS if h.found}
+
+
+def named(counts: Mapping[str, Any]) -> list[str]:
+    """The hazardous totals of ``counts`` above zero (absent, NaN and zero are none), in
+    :data:`HAZARDS`' order; a part in place of its whole (one hazard, one name)."""
+    found = {name for name in WORDS if _above_zero(counts.get(name))}
+    covered = {h.part_of for h in HAZARDS if h.name in found and h.part_of}
+    return [name for name in WORDS if name in found and name not in covered]
+
+
+def _above_zero(value: Any) -> bool:
+    try:
+        return float(value) > 0  # NaN and None: not a count
+    except (TypeError, ValueError):
+        return False

@@ -397,7 +397,10 @@ def test_totals_add_up():
     got = (result.compiles, result.traces, result.stale_results, result.errors)
     assert got == (3, traces, 3, 0)
     assert result.repeat_call_compiles == 0
-    assert _audit("jit_per_call", "cpu").repeat_call_compiles == 1
+    # An equal new instance compiles again (self is hashed by identity): a recompile.
+    assert result.recompiles == 1
+    per_call = _audit("jit_per_call", "cpu")
+    assert (per_call.repeat_call_compiles, per_call.recompiles) == (1, 4)
     aot = _audit("aot_compiled", "cpu")
     assert (aot.compiles, aot.stale_results, aot.errors) == (2, 1, 1)
     as_dict = aot.to_dict()
@@ -407,6 +410,7 @@ def test_totals_add_up():
         "stale_results": 1,
         "errors": 1,
         "leaked_instances": 0,
+        "recompiles": 0,
         "repeat_call_compiles": 0,
     }
     assert (as_dict["strategy"], as_dict["device"], as_dict["size"]) == ("aot_compiled", "cpu", 64)

@@ -148,6 +148,7 @@ def test_audit_json(capsys):
         "stale_results": 3,
         "errors": 0,
         "leaked_instances": 0,
+        "recompiles": 0,
         "repeat_call_compiles": 0,
     }
     fields = ["", "", "s0", "s0", "a0", "a0", "", ""]

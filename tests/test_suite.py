@@ -362,6 +362,7 @@ def test_audit_all_keeps_what_this_process_serves():
             "stale_results": 3,
             "errors": 0,
             "leaked_instances": 0,
+            "recompiles": 0,
             "repeat_call_compiles": 0,
         },
         ("helper_function", "cpu"): {
@@ -370,6 +371,7 @@ def test_audit_all_keeps_what_this_process_serves():
             "stale_results": 0,
             "errors": 0,
             "leaked_instances": 0,
+            "recompiles": 0,
             "repeat_call_compiles": 0,
         },
     }

@@ -107,6 +107,11 @@ class AuditResult:
         return self.count("n/a")
 
     @property
+    def recompiles(self) -> int:
+        """The steps that compiled where nothing new was seen (:attr:`Step.hazard`)."""
+        return self.count("recompile")
+
+    @property
     def repeat_call_compiles(self) -> int:
         """Compiles caused by calling an unchanged object again (>0: recompiles every call)."""
         return self.step("repeat_call").compiles

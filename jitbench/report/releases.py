@@ -115,9 +115,9 @@ def _hazards(run: Run, wide: pd.DataFrame, releases: list[str]) -> None:
         table = order(table.reset_index(), run.frame)
         run.heading(f"Hazards per JAX release: {device}")
         run.text(
-            "Per strategy and release: stale results, errors, leaked instances and compiles "
-            "of a repeated call in the audit (none = no hazard; n/a = not measured there); "
-            "changed = not the same in every release that measured it."
+            "Per strategy and release: stale results, errors, leaked instances, recompiles "
+            "and compiles of a repeated call in the audit (none = no hazard; n/a = not "
+            "measured there); changed = not the same in every release that measured it."
         )
         run.blocks += run.table(f"hazards-{slug(device)}", table, csv=False)
 
@@ -125,7 +125,7 @@ def _hazards(run: Run, wide: pd.DataFrame, releases: list[str]) -> None:
 def _cell(row: pd.Series, present: list[str]) -> str:
     if all(pd.isna(row[name]) for name in present):
         return "n/a"
-    words = [f"{COUNTS[name]} {int(row[name])}" for name in present if row[name] > 0]
+    words = [f"{COUNTS[name]} {int(row[name])}" for name in hazards.named(row)]
     return ", ".join(words) or "none"
 
 

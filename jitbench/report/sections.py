@@ -44,8 +44,10 @@ BREAK_EVEN_TEXT = {
 HAZARD_TEXT = (
     "stale = returns results of an older object state; errors = a call in the audit "
     "raised (for example an AOT executable called with a new shape); leaks = instances kept "
-    "alive by jit's cache; recompiles every call = calling an unchanged object compiles "
-    "again; no disk-cache hit = a fresh process read nothing from a filled on-disk cache "
+    "alive by jit's cache; recompiles = a compile where nothing new was seen (a new instance "
+    "equal to one already called, a flag set back to a value seen before...); recompiles every "
+    "call = calling an unchanged object compiles again; no disk-cache hit = a fresh process "
+    "read nothing from a filled on-disk cache "
     f"({DISK_MISSES} counts the sizes). Counts are the audit's totals per strategy and device."
 )
 

@@ -226,11 +226,11 @@ def _per_device(run: Run) -> pd.DataFrame | None:
     if not columns:
         return None
     table = pd.concat(columns, axis=1).reset_index()
-    present = [name for name in HAZARD_WORDS if name in table]
-    table["hazard"] = [
-        ", ".join(HAZARD_WORDS[name] for name in present if row[name] > 0)
-        for _, row in table[present].fillna(0).iterrows()
-    ]
+    words = [[HAZARD_WORDS[n] for n in hazards.named(row)] for row in table.to_dict("records")]
+    if DISK_MISSES in table:
+        for found, missed in zip(words, table[DISK_MISSES].fillna(0) > 0, strict=True):
+            found += [HAZARD_WORDS[DISK_MISSES]] * bool(missed)
+    table["hazard"] = [", ".join(found) for found in words]
     table["stale"] = table["stale_results"].fillna(0) > 0 if "stale_results" in table else False
     return table
 

@@ -40,6 +40,8 @@ STALE = {"static_self_id_hash": 1}
 ERRORS = {"jit_per_call": 1}
 LEAKED = {"bound_method_jit": 1}
 REPEAT_COMPILES = {"jit_per_call": 1}
+# Compiles where nothing new was seen: jit_per_call's four, as its audit counts them.
+RECOMPILES = {"jit_per_call": 4}
 # Persistent-cache hits of a first call against a filled disk cache (default 1).
 DISK_HITS = {"eager": 2, "pytree_class": 0}
 SHARDED_COST = 1.5

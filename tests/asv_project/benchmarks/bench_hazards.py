@@ -1,4 +1,13 @@
-from ._fixture import DEVICES, ERRORS, LEAKED, REPEAT_COMPILES, STALE, STRATEGIES, check_device
+from ._fixture import (
+    DEVICES,
+    ERRORS,
+    LEAKED,
+    RECOMPILES,
+    REPEAT_COMPILES,
+    STALE,
+    STRATEGIES,
+    check_device,
+)
 
 
 class Hazards:
@@ -32,6 +41,11 @@ class Hazards:
         return LEAKED.get(strategy, 0)
 
     track_leaked_instances.unit = "instances"
+
+    def track_recompiles(self, strategy, device):
+        return RECOMPILES.get(strategy, 0)
+
+    track_recompiles.unit = "compiles"
 
     def track_repeat_call_compiles(self, strategy, device):
         return REPEAT_COMPILES.get(strategy, 0)

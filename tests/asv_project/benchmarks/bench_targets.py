@@ -96,6 +96,11 @@ class TargetHazards:
 
     track_leaked_instances.unit = "instances"
 
+    def track_recompiles(self, target, device):
+        return 0
+
+    track_recompiles.unit = "compiles"
+
     def track_repeat_call_compiles(self, target, device):
         return 0
 
