@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.metadata
+import itertools
 import json
 import math
 import re
@@ -446,3 +447,88 @@ def test_counts_are_judged_by_the_tolerance_not_by_samples(runs, tmp_path, capsy
 def test_a_bad_count_tolerance_is_refused(runs):
     with pytest.raises(JitbenchError, match="--count-tolerance must be a finite fraction"):
         _compare(runs.results, runs.c1[:8], runs.c2[:8], count_tolerance=math.inf)
+
+
+def _c1_as_c2(runs, tmp_path, edit):
+    """A results copy with c1's file filed as c2 after ``edit(data, is_c2)``, and c1's own
+    file after ``edit(data, False)``: every time identical, what the edit plants aside."""
+    copy = copy_results(runs, tmp_path)
+    source = next((copy / MACHINE).glob(f"{runs.c1[:8]}-*.json"))
+    data = json.loads(source.read_text())
+    edit(data, False)
+    source.write_text(json.dumps(data))
+    data = json.loads(source.read_text())
+    edit(data, True)
+    data["commit_hash"] = runs.c2
+    next((copy / MACHINE).glob(f"{runs.c2[:8]}-*.json")).write_text(json.dumps(data))
+    return copy
+
+
+def _pinned(jax: str, flax: str):
+    def edit(data, is_c2):
+        pins = {"jax": jax, "jaxlib": jax, "flax": flax} if is_c2 else dict(PINS)
+        data["requirements"] = {**data["requirements"], **pins}
+        data["params"] = {**data["params"], **pins}
+
+    return edit
+
+
+PINS = {"jax": "0.4.30", "jaxlib": "0.4.30", "flax": "0.8.0"}
+
+
+def test_runs_of_different_jax_releases_are_refused_unless_asked(runs, tmp_path, capsys):
+    copy = _c1_as_c2(runs, tmp_path, _pinned("0.4.31", "0.8.1"))
+    differ = "jax 0.4.30 vs 0.4.31, jaxlib 0.4.30 vs 0.4.31, flax 0.8.0 vs 0.8.1"
+    with pytest.raises(JitbenchError, match=re.escape(f"different releases ({differ})")):
+        _compare(copy, runs.c1[:8], runs.c2[:8])
+    assert capsys.readouterr().out == ""  # refused before anything is printed
+    assert _compare(copy, runs.c1[:8], runs.c2[:8], any_jax=True) == 0
+    out = capsys.readouterr().out
+    assert f"BASE {MACHINE} {runs.c1[:8]}" in out and "(jax 0.4.30)" in out
+    assert "(jax 0.4.31)" in out
+    command = [sys.executable, "-m", "jitbench", "compare", runs.c1[:8], runs.c2[:8]]
+    done = subprocess.run([*command, "--results", str(copy)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and differ in done.stderr and "--any-jax" in done.stderr
+
+
+def test_another_release_of_a_package_other_than_jax_is_compared(runs, tmp_path, capsys):
+    copy = _c1_as_c2(runs, tmp_path, _pinned("0.4.30", "0.8.1"))
+    assert _compare(copy, runs.c1[:8], runs.c2[:8]) == 0
+    capsys.readouterr()
+
+
+def test_a_hazard_new_at_head_is_named_and_fails(runs, tmp_path, capsys):
+    def plant(data, is_c2):
+        if not is_c2:
+            return
+        # pytree_class on cpu recompiles at every call (4 recompiles, the repeated call's
+        # among them); bound_method_jit no longer leaks.
+        _set(data, catalog.HAZARDS["recompiles"], ("'pytree_class'", "'cpu'"), 4.0)
+        _set(data, catalog.HAZARDS["repeat_call_compiles"], ("'pytree_class'", "'cpu'"), 1.0)
+        _set(data, catalog.HAZARDS["leaked_instances"], ("'bound_method_jit'", "'cpu'"), 0.0)
+
+    copy = _c1_as_c2(runs, tmp_path, plant)
+    assert _compare(copy, runs.c1[:8], runs.c2[:8], factor=1e6) == 1
+    lines = capsys.readouterr().out.splitlines()
+    repeat = catalog.HAZARDS["repeat_call_compiles"]
+    # The part is named, not also its whole (the same hazard).
+    assert [line for line in lines if "hazard" in line and " at HEAD: " in line] == [
+        f"new hazard at HEAD: recompiles every call in pytree_class on cpu ({repeat} 0 -> 1); "
+        "jitbench audit --strategy pytree_class --explain says where",
+        "hazard gone at HEAD: leaks in bound_method_jit on cpu "
+        f"({catalog.HAZARDS['leaked_instances']} 1 -> 0)",
+    ]
+    # The other way round, the leak is the new hazard.
+    assert _compare(copy, runs.c2[:8], runs.c1[:8], factor=1e6) == 1
+    out = capsys.readouterr().out
+    assert "new hazard at HEAD: leaks in bound_method_jit on cpu" in out
+    assert "hazard gone at HEAD: recompiles every call in pytree_class on cpu" in out
+
+
+def _set(data: dict, benchmark: str, combo: tuple[str, ...], value: float) -> None:
+    """Set one parameter combination's value in an asv results file's flat value list."""
+    entry = data["results"][benchmark]
+    column = data["result_columns"].index
+    combos = list(itertools.product(*entry[column("params")]))
+    entry[column("result")][combos.index(combo)] = value

@@ -236,7 +236,9 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
 
 def _results_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--results", type=Path, default=Path("results"), help="asv results dir (default results)"
+        "--results",
+        type=Path,
+        help="asv results dir (default: asv.conf.json's results_dir here, else results)",
     )
     parser.add_argument("--machine", help="only this machine")
     parser.add_argument("--env", help="only this asv environment")
@@ -311,7 +313,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="tables and plots from asv results")
     p.set_defaults(run=_cmd_report)
     _results_options(p)
-    p.add_argument("--commit", help="this commit or hash prefix (default: newest per machine)")
+    p.add_argument(
+        "--commit",
+        help="this commit or hash prefix (default: the main line's newest, in a project set up "
+        "by jitbench init; the complete run per machine, in jitbench's own)",
+    )
     p.add_argument("--out", type=Path, default=Path("reports"), help="output dir (default reports)")
     p.add_argument(
         "--audit-json", type=Path, help="output of 'jitbench audit --format json' (JAX's reasons)"
@@ -336,6 +342,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"instruction counts: the change that counts (default {COUNT_TOLERANCE:g})",
     )
     p.add_argument("--only-changed", action="store_true", help="list significant changes only")
+    p.add_argument(
+        "--any-jax",
+        action="store_true",
+        help="compare sides that ran different JAX releases (refused without it; --by env "
+        "compares releases on purpose)",
+    )
     p.add_argument(
         "--noise",
         type=Path,

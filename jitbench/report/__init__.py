@@ -26,6 +26,7 @@ from jitbench.report import (
     sections,
 )
 from jitbench.report.run import Run, slug
+from jitbench.results import project
 
 # Every step in page order: its section's title (shown only if a step of it wrote something),
 # its progress label, and the step.
@@ -54,7 +55,7 @@ SECTIONS: list[tuple[str, str, Callable[[Run], None]]] = [
 
 
 def write_report(
-    results_dir: str | Path,
+    results_dir: str | Path | None,
     out: str | Path,
     *,
     machine: str | None = None,
@@ -66,8 +67,10 @@ def write_report(
     """Write the report into ``out``; returns its index.html. Inputs are checked first.
 
     ``audit_json``: the output of ``jitbench audit --format json``, whose JAX
-    explanations the hazard section shows (asv results hold numbers only).
+    explanations the hazard section shows (asv results hold numbers only); ``results_dir``:
+    None for the asv.conf.json's here (else results/).
     """
+    results_dir = project.results_dir(results_dir)
     frame = results.load(results_dir, machine=machine, commit=commit, env=env, skip_bad=skip_bad)
     picked = None if commit else choice.choose(frame)
     chosen = choice.apply(frame, picked) if picked else folds.fold_counts(frame)

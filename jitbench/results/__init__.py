@@ -71,6 +71,13 @@ def load(
     return select(_frame(records), machine=machine, commit=commit, env=env)
 
 
+def benchmark_names(results_dir: str | Path) -> list[str]:
+    """The benchmarks of the suite that wrote ``results_dir``, by asv's names: those its
+    benchmarks.json lists (asv writes every benchmark it found at its last run); none where
+    it is absent or unreadable (:func:`load` says so)."""
+    return list(_load_benchmarks_json(Path(results_dir), skip_bad=True, quiet=True))
+
+
 def select(
     frame: pd.DataFrame,
     *,
@@ -150,7 +157,9 @@ def _bad_file(path: Path, exc: Exception, skip_bad: bool) -> None:
     print(f"jitbench: warning: skipping unreadable {path}: {reason}", file=sys.stderr)
 
 
-def _load_benchmarks_json(root: Path, skip_bad: bool) -> dict[str, dict[str, Any]]:
+def _load_benchmarks_json(
+    root: Path, skip_bad: bool, quiet: bool = False
+) -> dict[str, dict[str, Any]]:
     """Units and parameter names, which asv keeps only in results/benchmarks.json."""
     path = root / "benchmarks.json"
     if not path.is_file():
@@ -158,7 +167,8 @@ def _load_benchmarks_json(root: Path, skip_bad: bool) -> dict[str, dict[str, Any
     try:
         data = util.load_json(str(path), api_version=Benchmarks.api_version)
     except (util.UserError, OSError) as exc:
-        _bad_file(path, exc, skip_bad)
+        if not quiet:
+            _bad_file(path, exc, skip_bad)
         return {}
     return {name: info for name, info in data.items() if isinstance(info, dict)}
 
@@ -190,6 +200,7 @@ def _records(result: Results, benchmarks: dict[str, dict[str, Any]]) -> Iterator
         "env": result.env_name,
         "python": result.params.get("python"),
         "jax": _jax_version(result),
+        "requirements": requirements(result),
     }
     for name in sorted(result.get_all_result_keys()):
         params = result.get_result_params(name)
@@ -231,11 +242,29 @@ def _status(value: Any) -> str:
     return "ok"
 
 
+def requirements(result: Results) -> tuple[tuple[str, str], ...]:
+    """The packages a run's environment pinned, sorted: (name, version) of each requirement
+    asv recorded with a version (``""``, the newest release, pins nothing); the name without
+    an installer prefix or extras (``pip+jax``, ``jax[cuda12]``: ``jax``)."""
+    found = asvcompat.result_requirements(result)
+    return tuple(
+        sorted(
+            (_package(key), value)
+            for key, value in found.items()
+            if isinstance(value, str) and value
+        )
+    )
+
+
+def _package(requirement: str) -> str:
+    return requirement.split("+")[-1].split("[")[0]
+
+
 def _jax_version(result: Results) -> str | None:
     """The ``jax`` requirement (``jax``, ``pip+jax``, ``jax[cuda12]``...), else the env name's."""
     for source in (result.params, asvcompat.result_requirements(result)):
         for key, value in source.items():
-            if key.split("+")[-1].split("[")[0] == "jax" and isinstance(value, str) and value:
+            if _package(key) == "jax" and isinstance(value, str) and value:
                 return value
     match = _JAX_IN_ENV_NAME.search(result.env_name or "")
     return match.group(1) if match else None

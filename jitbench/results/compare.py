@@ -13,13 +13,13 @@ import pandas as pd
 from asv.util import human_value
 from asv_runner.statistics import get_err
 
-from jitbench import results
+from jitbench import hazards, results
 from jitbench.errors import JitbenchError
 from jitbench.measure.counting.instructions import COUNT_UNIT
 from jitbench.options import COMPARE_BY as BY
 from jitbench.options import COUNT_TOLERANCE
-from jitbench.results import load
-from jitbench.suite import asvcompat
+from jitbench.results import load, project
+from jitbench.suite import asvcompat, catalog
 
 CONTEXT = ("machine", "commit", "env")
 REGRESSION_MARKS = ("+", "!")
@@ -39,14 +39,17 @@ def run_compare(
     machine: str | None = None,
     commit: str | None = None,
     env: str | None = None,
-    results: str | Path = "results",
+    results: str | Path | None = None,
     skip_bad: bool = False,
     only_changed: bool = False,
     noise: str | Path | None = None,
     count_tolerance: float = COUNT_TOLERANCE,
+    any_jax: bool = False,
 ) -> int:
-    """Print the comparison; 1 when something regressed beyond the factor, else 0. The marks
-    and ``noise``: docs/running.md#comparing-commits-and-jax-releases; counts: :func:`count_mark`.
+    """Print the comparison; 1 when something regressed beyond the factor or a hazard appeared
+    at HEAD, else 0. The marks and ``noise``: docs/running.md#comparing-commits-and-jax-releases;
+    counts: :func:`count_mark`. Sides that ran different JAX releases are refused unless
+    ``any_jax`` or ``by="env"`` (:func:`check_same_jax`).
     """
     if not (math.isfinite(factor) and factor > 0):
         raise JitbenchError(f"--factor must be a finite number > 0 such as 1.1, got {factor}")
@@ -60,8 +63,10 @@ def run_compare(
     if filters[by] is not None:
         raise JitbenchError(f"--{by} cannot be combined with --by {by}")
     measured = Noise.load(noise) if noise is not None else None
-    frame = load(results, skip_bad=skip_bad)
+    frame = load(project.results_dir(results), skip_bad=skip_bad)
     base_rows, head_rows = _sides(frame, base, head, by, filters)
+    if by != "env" and not any_jax:
+        check_same_jax(base_rows, head_rows)
     table = compare_frames(base_rows, head_rows, factor, noise=measured, tolerance=count_tolerance)
     print(f"BASE {_describe(base_rows)}")
     print(f"HEAD {_describe(head_rows)}")
@@ -78,7 +83,76 @@ def run_compare(
     if (table["unit"] == COUNT_UNIT).any():
         rule += f"; instruction counts by --count-tolerance {count_tolerance:g}"
     print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" ({rule}{applied})")
-    return 1 if table["mark"].isin(REGRESSION_MARKS).any() else 0
+    changed = hazards_changed(table)
+    for line in changed:
+        print(line)
+    new = any(line.startswith(NEW_HAZARD) for line in changed)
+    return 1 if new or table["mark"].isin(REGRESSION_MARKS).any() else 0
+
+
+# The packages whose release a comparison of two commits must hold still.
+JAX_PACKAGES = ("jax", "jaxlib")
+NEW_HAZARD = "new hazard at HEAD"
+
+
+def pins(side: pd.DataFrame) -> dict[str, str]:
+    """Each package the side's runs pinned (asv's recorded requirements, the ``jax`` column
+    where they lack it), its release or releases (``a/b`` where runs differ)."""
+    found: dict[str, set[str]] = {}
+    for requirements in side.drop_duplicates(["machine", "commit", "env"])["requirements"]:
+        for name, version in requirements:
+            found.setdefault(name, set()).add(version)
+    if "jax" not in found and side["jax"].notna().any():
+        found["jax"] = set(side["jax"].dropna())
+    return {name: "/".join(sorted(v, key=results.release_key)) for name, v in found.items()}
+
+
+def check_same_jax(base: pd.DataFrame, head: pd.DataFrame) -> None:
+    """JitbenchError naming every pinned package whose release differs between the sides,
+    where jax's or jaxlib's does (a change of JAX would read as a change of the code)."""
+    base_pins, head_pins = pins(base), pins(head)
+    names = sorted(set(base_pins) | set(head_pins))
+    differ = [n for n in names if base_pins.get(n) != head_pins.get(n)]
+    if not set(differ) & set(JAX_PACKAGES):
+        return
+    shown = ", ".join(
+        f"{n} {base_pins.get(n, 'not pinned')} vs {head_pins.get(n, 'not pinned')}"
+        for n in sorted(differ, key=lambda n: (n not in JAX_PACKAGES, n))
+    )
+    raise JitbenchError(
+        f"BASE and HEAD ran different releases ({shown}): JAX's change would read as the "
+        "code's; pass --any-jax to compare them anyway, or --by env to compare JAX releases "
+        "at one commit"
+    )
+
+
+def hazards_changed(table: pd.DataFrame) -> list[str]:
+    """A line per hazard of a strategy's or target's row that HEAD has and BASE had not
+    (its audit count 0 -> above 0), then one per hazard gone; a part named in place of its
+    whole (``recompiles every call``, not also ``recompiles``)."""
+    totals = {bench: name for name, bench in catalog.HAZARDS.items()}
+    totals |= {catalog.TARGET_TWINS[bench]: name for bench, name in list(totals.items())}
+    measured = (table["base_status"] == "ok") & (table["head_status"] == "ok")
+    rows = table[table["benchmark"].isin(list(totals)) & measured]
+    rows = rows.assign(total=rows["benchmark"].map(totals))
+    subject = [c for c in ("strategy", "target") if c in rows]
+    keys = [*(c for c in CONTEXT if c in rows), *subject, "device"]
+    lines: dict[bool, list[str]] = {True: [], False: []}
+    for _, found in rows.groupby(keys, dropna=False, sort=False):
+        for new, side, other in ((True, "head", "base"), (False, "base", "head")):
+            changed = found[(found[other] == 0) & (found[side] > 0)].set_index("total")
+            for name in hazards.named(changed[side].to_dict()):
+                lines[new].append(_hazard_line(changed.loc[name], name, subject, new))
+    return [*lines[True], *lines[False]]
+
+
+def _hazard_line(row: pd.Series, name: str, subject: list[str], new: bool) -> str:
+    kind, who = next((c, str(row[c])) for c in subject if pd.notna(row[c]))
+    where = f"{who} on {row['device']} ({row['benchmark']} {row['base']:g} -> {row['head']:g})"
+    if not new:
+        return f"hazard gone at HEAD: {hazards.WORDS[name]} in {where}"
+    audit = f"jitbench audit {who}" if kind == "target" else f"jitbench audit --strategy {who}"
+    return f"{NEW_HAZARD}: {hazards.WORDS[name]} in {where}; {audit} --explain says where"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -312,7 +386,10 @@ def _sides(
 
 def _describe(side: pd.DataFrame) -> str:
     runs = side.drop_duplicates(["machine", "commit", "env"])
-    return "; ".join(f"{r.machine} {r.commit[:8]} {r.env}" for r in runs.itertuples())
+    return "; ".join(
+        f"{r.machine} {r.commit[:8]} {r.env}" + (f" (jax {r.jax})" if pd.notna(r.jax) else "")
+        for r in runs.itertuples()
+    )
 
 
 def _format(table: pd.DataFrame, *, noise: bool = False) -> str:
