@@ -161,3 +161,26 @@ def test_headline_stars_the_fewest_instructions_and_marks_a_dearer_dispatch(runs
         "bound_method_jit ⚠ ★"
     ]
     assert "★ by time here: no instructions counted at this size." in size1000
+
+
+def test_no_star_where_one_strategy_is_measured(runs, tmp_path):
+    folder = copy_results(runs, tmp_path)
+
+    def edit(data: dict) -> None:
+        # At size 10 on cpu, only bound_method_jit has a cached call or a count.
+        for strategy in STRATEGIES:
+            if strategy != "bound_method_jit":
+                for benchmark in (CACHED, CALLS):
+                    _set(data, benchmark, (f"'{strategy}'", "10", "'cpu'"), float("nan"))
+
+    _edit(_file(folder, runs.c3), edit)
+    out = tmp_path / "report"
+    glance = _report(folder, out).split("## At a glance")[1].split("\n## ")[0]
+    size10 = glance.split("### cpu, size 10")[1].split("###")[0]
+    assert not [cell for cell in _strategies(size10) if "★" in cell], size10
+    assert not _headline(out)["best"].any()
+    size1000 = glance.split("### cpu, size 1000")[1].split("###")[0]
+    assert [cell for cell in _strategies(size1000) if cell.endswith(" ★")] == [
+        "bound_method_jit ⚠ ★"
+    ]
+    assert "★:" in glance  # the legend explains the star that is there

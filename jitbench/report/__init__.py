@@ -66,13 +66,19 @@ def write_report(
 ) -> Path:
     """Write the report into ``out``; returns its index.html. Inputs are checked first.
 
+    ``results_dir``: None for the asv.conf.json's here (else results/). Without ``commit``,
+    the runs of the main line's newest commit in a project set up by ``jitbench init``, the
+    complete run of each machine in jitbench's own (:func:`choice.choose`).
     ``audit_json``: the output of ``jitbench audit --format json``, whose JAX
-    explanations the hazard section shows (asv results hold numbers only); ``results_dir``:
-    None for the asv.conf.json's here (else results/).
+    explanations the hazard section shows (asv results hold numbers only).
     """
     results_dir = project.results_dir(results_dir)
     frame = results.load(results_dir, machine=machine, commit=commit, env=env, skip_bad=skip_bad)
-    picked = None if commit else choice.choose(frame)
+    suite = frozenset(results.benchmark_names(results_dir)) | frozenset(frame["benchmark"])
+    targets = frame["target"].dropna() if "target" in frame else ()
+    commands = project.commands(suite, targets)
+    main = None if commands.own else project.main_line()
+    picked = None if commit else choice.choose(frame, main)
     chosen = choice.apply(frame, picked) if picked else folds.fold_counts(frame)
     chosen = folds.fold_targets(chosen)
     audited = audit.load(audit_json) if audit_json is not None else None
@@ -100,7 +106,9 @@ def write_report(
     for rows in groups:
         several = len(groups) > 1
         prefix = slug(f"{rows['machine'].iloc[0]}-{rows['env'].iloc[0]}") if several else ""
-        run = Run(rows.reset_index(drop=True), out, prefix, 3 if several else 2, audited)
+        run = Run(
+            rows.reset_index(drop=True), out, prefix, 3 if several else 2, audited, suite, commands
+        )
         for title, steps in groupby(SECTIONS, key=itemgetter(0)):
             start = len(run.blocks)
             for _, label, step in steps:
@@ -162,12 +170,22 @@ def _header(
     ]
     summary = f"Runs in this report ({len(runs)})"
     if picked is not None and len(picked.lines()) > len(picked.runs):
+        if picked.main and " unknown " not in picked.main:
+            how = (
+                "Runs chosen: of each machine, the newest commit of the project's main line "
+                "with results (the first branch asv.conf.json names; git's first-parent "
+                "history, as asv reads it), its most complete run"
+            )
+        else:
+            how = (
+                "Runs chosen: the complete run of each machine (the most benchmark-strategy "
+                "pairs, the newest of equals; runs of its grid at its commit under other JAX "
+                "versions beside it)"
+            )
         chosen = document.Paragraph(
-            "Runs chosen: the complete run of each machine (the most benchmark-strategy "
-            "pairs, the newest of equals; runs of its grid at its commit under other JAX "
-            "versions beside it), instructions per call from the newest "
-            "counted run of the same machine and JAX release (same commit first); every "
-            "other run left out, with the reason. Pass --commit to choose."
+            f"{how}, instructions per call from the newest counted run of the same machine "
+            "and JAX release (same commit first); every other run left out, with the reason. "
+            "Pass --commit to choose."
         )
         summary = f"Runs used ({len(picked.runs)}) and left out ({len(picked.left_out)})"
         used += [chosen, Bullets(tuple(picked.lines()))]

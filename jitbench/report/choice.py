@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from jitbench.results.project import MainLine
 from jitbench.suite import catalog
 
 Key = tuple[str, str, str]
@@ -24,10 +25,12 @@ class Choice:
     left_out: tuple[tuple[Key, str], ...]
     pairs: dict[Key, int]
     history: tuple[str, str, int] | None = None
+    main: str = ""
 
     def lines(self) -> list[str]:
-        """The choice in words, one line per run used, per left-out group, per history."""
-        lines = []
+        """The choice in words: how (the main line), one line per run used, per left-out
+        group, per history."""
+        lines = [self.main] if self.main else []
         for key in self.runs:
             machine, commit, env = key
             text = (
@@ -77,8 +80,9 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return runs.sort_values(["pairs", "date", "started"], na_position="first")
 
 
-def choose(frame: pd.DataFrame) -> Choice:
-    """The complete run of each machine, its counts' source and the runs left out (see module)."""
+def choose(frame: pd.DataFrame, main: MainLine | None = None) -> Choice:
+    """The complete run of each machine, its counts' source and the runs left out (see module);
+    with ``main``, the project's main line, the newest of its commits with results."""
     runs = every = summary(frame)
     known = runs["jax"].notna()
     left: list[tuple[Key, str]] = []
@@ -88,10 +92,16 @@ def choose(frame: pd.DataFrame) -> Choice:
         runs = runs[known]
     chosen: list[Key] = []
     counts: dict[Key, Key] = {}
-    for _, mine in runs.groupby(level="machine", sort=True):
+    unmeasured: list[str] = []
+    for machine, mine in runs.groupby(level="machine", sort=True):
         # Counts-only runs stand beside a timed run; they lead only where nothing else ran.
         timed = mine[~mine["counts_only"]]
         candidates = timed if not timed.empty else mine
+        newest = _on_main(candidates, main)
+        if not newest.empty:
+            candidates = newest
+        elif main is not None and main.commits:
+            unmeasured.append(str(machine))
         best = candidates.index[-1]
         most = int(mine.loc[best, "pairs"])
         # The same grid at the same commit under other JAX releases (nox -s jax_history)
@@ -105,9 +115,14 @@ def choose(frame: pd.DataFrame) -> Choice:
             source = _counts_source(mine, key)
             if source is not None:
                 counts[key] = source
+        on_main = set(main.commits) if main is not None and not newest.empty else None
         for key, row in mine.drop(index=shown).iterrows():
             if row["counts_only"] and key in counts.values():
                 reason = "instructions only: its counts stand beside the run used"
+            elif on_main is not None and key[1] not in on_main:
+                reason = f"not on the main line ({main.branch})"  # type: ignore[union-attr]
+            elif on_main is not None and key[1] != best[1]:
+                reason = f"an older commit of {main.branch}"  # type: ignore[union-attr]
             elif row["counts_only"]:
                 reason = "instructions only: the run used has counts of its own commit or newer"
             elif row["pairs"] < most:
@@ -116,7 +131,38 @@ def choose(frame: pd.DataFrame) -> Choice:
                 reason = f"as complete ({row['pairs']} pairs) but older"
             left.append((key, reason))
     pairs = {key: int(every.loc[key, "pairs"]) for key in chosen}
-    return Choice(tuple(chosen), counts, tuple(left), pairs, history(frame))
+    how = _main_line(main, unmeasured)
+    return Choice(tuple(chosen), counts, tuple(left), pairs, history(frame), how)
+
+
+def _on_main(runs: pd.DataFrame, main: MainLine | None) -> pd.DataFrame:
+    """The runs of ``main``'s newest commit with results, the most complete last; empty
+    without a main line or where none of its commits has results."""
+    if main is None or not main.commits:
+        return runs.iloc[:0]
+    position = {commit: n for n, commit in enumerate(main.commits)}
+    at = runs.index.get_level_values("commit").map(lambda c: position.get(c, -1))
+    found = runs[at >= 0]
+    if found.empty:
+        return found
+    newest = min(p for p in at if p >= 0)
+    return found[found.index.get_level_values("commit") == main.commits[newest]]
+
+
+def _main_line(main: MainLine | None, unmeasured: list[str]) -> str:
+    """How the runs were chosen where there is a main line (none: "")."""
+    if main is None:
+        return ""
+    if main.why:
+        return f"main line {main.branch} unknown ({main.why}): the complete run of each machine"
+    text = (
+        f"main line: {main.branch} (asv.conf.json's first branch), its newest commit with results"
+    )
+    if unmeasured:
+        text += (
+            f"; no commit of {main.branch} has results of {', '.join(unmeasured)}: its complete run"
+        )
+    return text
 
 
 def apply(frame: pd.DataFrame, choice: Choice) -> pd.DataFrame:

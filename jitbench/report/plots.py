@@ -51,7 +51,8 @@ def line_plot(
     ``doubling`` (x is 1, 2, 4, ...) the x axis is base 2 with a tick at every value."""
     present = {label: b for label, b in benchmarks.items() if run.has(b)}
     if not present:
-        run.omit(f"plot {title}", *benchmarks.values())
+        if x != "size" or run.sized:  # a target has no size: no point on a plot against it
+            run.omit(f"plot {title}", *benchmarks.values())
         return
     frame = run.frame[run.frame["benchmark"].isin(present.values())]
     # Targets have no size (nor any other x of the suite's): no point on these axes.

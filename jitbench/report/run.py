@@ -14,6 +14,8 @@ from matplotlib.figure import Figure
 from jitbench import results
 from jitbench.document import Block, Heading, Image, Link, Paragraph, Table
 from jitbench.report import fits
+from jitbench.results.project import OWN, Commands
+from jitbench.suite.catalog import TARGET_TWINS
 
 HAZARD_MARK = "⚠"
 BEST_MARK = "★"
@@ -70,6 +72,10 @@ class Run:
     prefix: str = ""
     level: int = 2
     audit: list[dict[str, Any]] | None = None
+    # The suite's benchmarks by asv's names (None: every benchmark of the catalog), and the
+    # commands its reader types (jitbench.results.project).
+    suite: frozenset[str] | None = None
+    commands: Commands = OWN
     blocks: list[Block] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     cache: dict[str, Any] = field(default_factory=dict)
@@ -107,8 +113,30 @@ class Run:
         return {name: self.rows(b).set_index(keys)[field] for name, b in found.items()}
 
     def omit(self, what: str, *benchmarks: str) -> None:
-        missing = [b for b in benchmarks if not self.has(b)] or list(benchmarks)
-        self.notes.append(f"{what} omitted: no results for {', '.join(missing)}")
+        """Note ``what`` as omitted for want of ``benchmarks`` (those absent named by the suite's
+        names); nothing where the suite has none of them."""
+        known = [b for b in benchmarks if self.in_suite(b)]
+        if not known:
+            return
+        missing = [b for b in known if not self.has(b)] or known
+        named = ", ".join(self.suite_name(b) for b in missing)
+        self.notes.append(f"{what} omitted: no results for {named}")
+
+    def in_suite(self, benchmark: str) -> bool:
+        """Whether the suite has ``benchmark`` (a built-in name), itself or as a target's twin."""
+        return self.suite is None or bool({benchmark, TARGET_TWINS.get(benchmark)} & self.suite)
+
+    def suite_name(self, benchmark: str) -> str:
+        """``benchmark`` (a built-in name) as the suite names it: the target's twin where the
+        suite has only that."""
+        if self.suite is None or benchmark in self.suite:
+            return benchmark
+        return TARGET_TWINS.get(benchmark, benchmark)
+
+    @property
+    def sized(self) -> bool:
+        """Whether the run holds built-in strategies' rows (sized; a target brings its own)."""
+        return bool(self.frame["size"].notna().any()) if "size" in self.frame else False
 
     def path(self, kind: str, name: str) -> Path:
         folder = self.out / self.prefix / kind if self.prefix else self.out / kind

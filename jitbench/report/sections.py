@@ -53,14 +53,22 @@ HAZARD_TEXT = (
 
 
 def coverage(run: Run) -> None:
-    """Note devices and strategies with no result at all, failures, and unknown benchmarks."""
+    """Note devices, strategies and targets with no result at all, failures (by the suite's
+    benchmark names), and unknown benchmarks."""
     frame = run.frame
     ok = frame["status"] == "ok"
-    for column, reason in (("device", "device absent"), ("strategy", "optional package missing")):
-        measured = ok.groupby(frame[column]).any()
-        for name in measured.index[~measured]:
-            run.notes.append(f"{column} {name}: every benchmark skipped or failed ({reason}?)")
-    failed = frame[frame["status"] == "failed"].groupby("benchmark").size()
+    # asv's own name of each row (a target's row is shown under its built-in twin's).
+    named = frame["case"].str.split("(", n=1).str[0]
+    target = named.isin(list(catalog.TARGET_TWINS.values()))
+    measured = ok.groupby(frame["device"]).any()
+    for name in measured.index[~measured]:
+        run.notes.append(f"device {name}: every benchmark skipped or failed (device absent?)")
+    measured = ok.groupby([frame["strategy"], target]).any()
+    for name, is_target in measured.index[~measured]:
+        why = "its module importable at this commit?" if is_target else "optional package missing?"
+        kind = "target" if is_target else "strategy"
+        run.notes.append(f"{kind} {name}: every benchmark skipped or failed ({why})")
+    failed = frame[frame["status"] == "failed"].groupby(named).size()
     for benchmark, count in failed.items():
         run.notes.append(f"{benchmark}: {count} parameter combinations failed")
     unknown = sorted(set(frame["benchmark"]) - set(catalog.ALL))
@@ -79,51 +87,72 @@ def headline(run: Run) -> None:
             run.omit("summary", *SIZED.values(), catalog.AFTER_CHANGE)
         return
     counted = "best_by" in table and (table["best_by"] == "instructions").any()
-    run.text("One table per device and array size; every other column is under All numbers.")
-    legend = Bullets(
-        (
+    parts = [(title, name, rows, _headline_columns(rows, targets)) for title, name, targets, rows
+             in groups(table)]  # fmt: skip
+    shown = {column for *_, columns in parts for column in columns}
+    per = "device and array size" if run.sized else "device"
+    run.text(f"One table per {per}; every other column is under All numbers.")
+    legend: list[str | tuple[str | Bold, ...]] = []
+    if "first_call_s" in shown:
+        legend.append(
             (
                 Bold("cold first call"),
                 ": the first call of a new instance, every in-memory cache cleared "
                 "(trace, lower, compile, run)",
-            ),
-            (
-                Bold("cached call"),
-                ": a call of an already compiled program, waiting for its result; ",
-                Bold("dispatch only"),
-                ": the same call without waiting; cached / eager: cached call / eager's",
-            ),
+            )
+        )
+    legend.append(
+        (
+            Bold("cached call"),
+            ": a call of an already compiled program, waiting for its result; ",
+            Bold("dispatch only"),
+            ": the same call without waiting",
+            *(["; cached / eager: cached call / eager's"] if "cached_x_eager" in shown else []),
+        )
+    )
+    if shown & set(FLOOR_RATIOS.values()):
+        legend.append(
             (
                 Bold("/ floor"),
                 f": the figure over {FLOOR}'s (jax.jit of a free function of the same "
                 "computation, called on the arrays, no object), where it was measured",
-            ),
-            *(BREAK_EVEN_TEXT[name] for name in BREAK_EVEN),
-            "never: not cheaper than eager per call, so the first call is never repaid",
-            f"{HAZARD_MARK}: a hazardous strategy (see Hazards)",
-            BEST_TEXT if counted else BEST_BY_TIME_TEXT,
+            )
         )
-    )
+    if shown & set(BREAK_EVEN):
+        legend += [BREAK_EVEN_TEXT[name] for name in BREAK_EVEN]
+        legend.append("never: not cheaper than eager per call, so the first call is never repaid")
+    legend.append(f"{HAZARD_MARK}: a hazardous strategy (see Hazards)")
+    if "best" in shown and table["best"].any():
+        legend.append(BEST_TEXT if counted else best_by_time_text(run))
     # Folded: the page opens on the first table (a 1280x800 window shows it).
-    run.blocks.append(Details("What the columns and marks mean", (legend,)))
-    for title, name, targets, rows in groups(table):
-        shown = [c for c in [*HEADLINE, *MARKS] if c in rows]
-        shown = [c for c in shown if c not in COUNTED or rows[c].notna().any()]
-        if targets:
-            # Eager at the target's own sizes was not measured: no ratios, no break-even,
-            # and no "best" among objects that compute different things.
-            dropped = ("cached_x_eager", *FLOOR_RATIOS.values(), *BREAK_EVEN, "best")
-            shown = [c for c in shown if c not in dropped]
+    run.blocks.append(Details("What the columns and marks mean", (Bullets(tuple(legend)),)))
+    for title, name, rows, columns in parts:
         run.heading(title)
-        blocks = run.table(f"headline-{name}", rows[shown])
+        blocks = run.table(f"headline-{name}", rows[columns])
         notes = []
-        if counted and "best" in shown and (rows["best_by"] == "time").all():
+        starred = "best" in columns and rows["best"].any()
+        if counted and starred and (rows["best_by"] == "time").all():
             notes.append(f"{BEST_MARK} by time here: no instructions counted at this size.")
-        if "dispatch_dearer" in shown and rows["dispatch_dearer"].fillna(False).any():
+        if "dispatch_dearer" in columns and rows["dispatch_dearer"].fillna(False).any():
             notes.append(DEARER_TEXT)
         if notes:
             blocks.insert(1, Paragraph(" ".join(notes)))
         run.blocks += blocks
+
+
+# Eager at a target's own sizes was not measured: no ratios, no break-even, and no "best"
+# among objects that compute different things.
+TARGETS_APART = (
+    "cached_x_eager", "cached_x_best", "first_call_x_eager", "first_call_x_best",
+    *FLOOR_RATIOS.values(), *BREAK_EVEN, "best",
+)  # fmt: skip
+
+
+def _headline_columns(rows: pd.DataFrame, targets: bool) -> list[str]:
+    """The headline's columns of one (device, size) group's rows."""
+    shown = [c for c in [*HEADLINE, *MARKS] if c in rows]
+    shown = [c for c in shown if c not in COUNTED or rows[c].notna().any()]
+    return [c for c in shown if c not in TARGETS_APART] if targets else shown
 
 
 BEST_TEXT = (
@@ -131,10 +160,15 @@ BEST_TEXT = (
     "results (a count holds still under load, a time does not); where a table has no "
     "counts, the fastest cached call, said under it"
 )
-BEST_BY_TIME_TEXT = (
-    f"{BEST_MARK}: the fastest cached call among strategies without stale results (this run "
-    "counted no instructions, which hold still under load: nox -s instructions)"
-)
+
+
+def best_by_time_text(run: Run) -> str:
+    return (
+        f"{BEST_MARK}: the fastest cached call among strategies without stale results (this "
+        f"run counted no instructions, which hold still under load: {run.commands.counts})"
+    )
+
+
 DEARER_TEXT = (
     f"{DEARER_MARK}: dispatch measured dearer than the blocking call it is part of. The two "
     "are separate measurements (their own processes and samples), so where they are close, "
@@ -142,14 +176,15 @@ DEARER_TEXT = (
 )
 
 
-COUNTS_TEXT = (
-    "Instructions the calling thread executes per call (Python and JAX's C++ dispatch; "
-    "XLA's worker threads and the device are not counted), counted by Valgrind with ",
-    Code("nox -s instructions"),
-    ", beside the times of the same calls. A count does not move with the machine's load, "
-    "so a change of a few percent between two commits shows where times cannot show it; "
-    "it does not see memory stalls, device time or waiting.",
-)
+def counts_text(run: Run) -> tuple[str | Code, ...]:
+    return (
+        "Instructions the calling thread executes per call (Python and JAX's C++ dispatch; "
+        "XLA's worker threads and the device are not counted), counted by Valgrind in ",
+        Code(run.commands.counts),
+        f"{run.commands.counts_where}, beside the times of the same calls. A count does not "
+        "move with the machine's load, so a change of a few percent between two commits shows "
+        "where times cannot show it; it does not see memory stalls, device time or waiting.",
+    )
 
 
 def instructions(run: Run) -> None:
@@ -158,7 +193,7 @@ def instructions(run: Run) -> None:
     if not counted:
         return  # opt-in: a run that counted nothing has nothing to say here
     rows = table.dropna(subset=counted, how="all")
-    run.text(*COUNTS_TEXT)
+    run.text(*counts_text(run))
     ratios = [FLOOR_RATIOS[c] for c in counted]
     wanted = ["strategy", "hazard", "cached_call_s", counted[0], "dispatch_s", *counted[1:],
               *ratios]  # fmt: skip
@@ -181,8 +216,12 @@ def full_tables(run: Run) -> None:
         "measured in one process for the grid; 'cold first call' comes from processes of "
         "its own, so the two calls differ by the process-to-process spread of a compile."
     )
-    for title, name, _, rows in groups(table):
-        blocks = run.table(f"summary-{name}", rows[[c for c in FULL if c in rows]])
+    for title, name, targets, rows in groups(table):
+        # A target's own sizes have no eager, floor or other strategy beside them.
+        apart = TARGETS_APART if targets else ()
+        blocks = run.table(
+            f"summary-{name}", rows[[c for c in FULL if c in rows and c not in apart]]
+        )
         run.blocks.append(Details(f"{title}: every column", tuple(blocks)))
     run.blocks.append(run.csv("summary", table))
 
@@ -190,7 +229,8 @@ def full_tables(run: Run) -> None:
 def break_even(run: Run) -> None:
     table = summary(run)
     if not set(BREAK_EVEN) <= set(table):
-        run.omit("break-even tables", catalog.COLD, catalog.CACHED)
+        if run.sized:  # targets have no eager at their own sizes: never a break-even
+            run.omit("break-even tables", catalog.COLD, catalog.CACHED)
         return
     sized = table[table["size"].notna()]  # targets have no eager at their own sizes
     if sized.empty:
@@ -223,7 +263,7 @@ def hazards(run: Run) -> None:
         run.text(
             "asv results hold numbers only. For JAX's explanation of every recompile and "
             "error of the audit, run ",
-            Code("jitbench audit --format json > audit.json"),
+            Code(run.commands.audit),
             " and pass the file to the report (",
             Code("jitbench report --audit-json audit.json"),
             ").",
@@ -268,10 +308,11 @@ def sharded(run: Run) -> None:
     devices = set(table["device"]) if measures else set()
     platforms = [p for p in PLATFORMS if {p, f"{p}-sharded"} <= devices]
     if not platforms:
-        run.notes.append(
-            "sharded vs unsharded table omitted: no first call, cached call, dispatch or "
-            "after-change results on both a device and its -sharded variant"
-        )
+        if run.sized:  # a target is measured unsharded only
+            run.notes.append(
+                "sharded vs unsharded table omitted: no first call, cached call, dispatch or "
+                "after-change results on both a device and its -sharded variant"
+            )
         return
     keys = ["size", "strategy"]
     ratios = []

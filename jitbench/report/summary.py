@@ -141,9 +141,10 @@ def _summary(run: Run) -> pd.DataFrame:
     devices = per_device(run)
     if devices is not None:
         table = table.merge(devices, on=["device", "strategy"], how="left")
-    if devices is None or "stale_results" not in devices:
+    stale = catalog.HAZARDS["stale_results"]
+    if run.sized and run.in_suite(stale) and (devices is None or "stale_results" not in devices):
         run.notes.append(
-            f"stale results not measured ({catalog.HAZARDS['stale_results']} absent): "
+            f"stale results not measured ({run.suite_name(stale)} absent): "
             f"{BEST_MARK} cannot exclude stale strategies"
         )
     table["hazard"] = table["hazard"].fillna("") if "hazard" in table else ""
@@ -153,7 +154,7 @@ def _summary(run: Run) -> pd.DataFrame:
         cold, warm = table["first_call_cold_disk_s"], table["first_call_warm_disk_s"]
         table["disk_cache_saving_s"] = cold - warm
         table["disk_cache_speedup"] = cold / warm
-    if not (table["strategy"] == BASELINE).any():
+    if run.sized and not (table["strategy"] == BASELINE).any():
         run.notes.append(f"ratios to eager and break-even omitted: no {BASELINE!r} results")
     for metric, short in (("cached_call_s", "cached"), ("first_call_s", "first_call")):
         if metric not in table:
@@ -184,10 +185,12 @@ def _summary(run: Run) -> pd.DataFrame:
 
 
 def _best(table: pd.DataFrame) -> None:
-    """The ★ per (device, size) and the dispatches dearer than their call (README.md#results)."""
+    """The ★ per (device, size) and the dispatches dearer than their call (README.md#results):
+    none where fewer than two strategies are compared, nor among targets, which compute
+    different things."""
     groups = [table["device"], table["size"]]
     # The floor is no way of jitting a method: the bar the others are set against.
-    method = ~table["stale"] & (table["strategy"] != FLOOR)
+    method = ~table["stale"] & (table["strategy"] != FLOOR) & table["size"].notna()
     by_time = pd.Series(False, index=table.index)
     if "cached_call_s" in table:
         time = table["cached_call_s"].where(method)
@@ -199,7 +202,14 @@ def _best(table: pd.DataFrame) -> None:
         table["fewest_instructions"] = count == fewest
         counted = count.notna().groupby(groups, dropna=False).transform("any")
     fewest = table.get("fewest_instructions", pd.Series(False, index=table.index))
-    table["best"] = fewest.where(counted, by_time).astype(bool)
+    measured = table["cached_call_s"].where(method) if "cached_call_s" in table else None
+    if "cached_call_instructions" in table:
+        counts = table["cached_call_instructions"].where(method)
+        measured = counts if measured is None else counts.fillna(measured)
+    compared = pd.Series(False, index=table.index)
+    if measured is not None:
+        compared = measured.notna().groupby(groups, dropna=False).transform("sum") > 1
+    table["best"] = (fewest.where(counted, by_time) & compared).astype(bool)
     table["best_by"] = counted.map({True: "instructions", False: "time"})
     if {"dispatch_s", "cached_call_s"} <= set(table):
         table["dispatch_dearer"] = table["dispatch_s"] > table["cached_call_s"]
