@@ -53,10 +53,30 @@ _POINT_JS = """(label) => {
     const box = graph[0].getBoundingClientRect();
     return [box.left + offset.left, box.top + offset.top];
 }"""
+# A plot of ``values`` drawn as asv 0.6.6's graphdisplay.js draws a count: its y axis
+# labelled with the unit, formatted with toPrecision(3), spanning the data.
+_COUNT_AXIS_JS = """(values) => {
+    const div = $('<div style="width:600px;height:400px">').appendTo('body');
+    const plot = $.plot(div, [values.map((v, i) => [i, v])], {yaxis: {
+        axisLabel: 'instructions', tickFormatter: (v, axis) => (v / 1.0).toPrecision(3),
+        min: Math.min(...values), max: Math.max(...values)}});
+    const axis = plot.getAxes().yaxis;
+    const shown = {labels: axis.ticks.map(t => t.label), values: axis.ticks.map(t => t.v),
+                   step: axis.tickSize, range: [axis.min, axis.max]};
+    plot.shutdown();
+    div.remove();
+    return shown;
+}"""
 _SERIES_COUNT_JS = """(n) => {
     const plot = $('#main-graph').data('plot');
     return plot !== undefined && plot.getData().length === n;
 }"""
+
+
+def _count(label: str) -> float:
+    """A count's tick label as a number: 3.82M, 54.4k, 4."""
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9}.get(label[-1:], 1.0)
+    return float(label.rstrip("kMG")) * scale
 
 
 def _sri(data: bytes) -> str:
@@ -106,11 +126,17 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
         data = (html / src).read_bytes()
         (value,) = re.findall(r'integrity="([^"]*)"', tag)
         assert value == _sri(data), (src, value)
+    # jitbench's axes script loads right after flot, with its integrity.
+    lines = page.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if dashboard.AXES_FILE in line]
+    assert "vendor/flot-0.8.3/jquery.flot.js" in lines[at - 1]
+    axes = (html / dashboard.AXES_FILE).read_bytes()
+    assert axes == dashboard.AXES_SOURCE.read_bytes()
+    assert re.findall(r'integrity="([^"]*)"', lines[at]) == [_sri(axes)]
+    del lines[at]
     # Nothing but those tags changed.
-    assert len(page.splitlines()) == len(original.splitlines())
-    changed = [
-        new for old, new in zip(original.splitlines(), page.splitlines(), strict=True) if old != new
-    ]
+    assert len(lines) == len(original.splitlines())
+    changed = [new for old, new in zip(original.splitlines(), lines, strict=True) if old != new]
     assert len(changed) == 10 and all("vendor/" in line for line in changed)
     # Every licence notice travels with the files.
     for package in {asset.path.split("/")[0] for asset in dashboard.ASSETS}:
@@ -127,6 +153,18 @@ def test_asv_page_loads_vendored_files_with_their_integrity(tmp_path: Path) -> N
     before = _snapshot(html)
     assert _cli(str(html)).returncode == 0
     assert _snapshot(html) == before
+
+
+def test_another_axes_script_is_replaced_by_this_ones(tmp_path: Path) -> None:
+    html = _asv_site(tmp_path)
+    dashboard.publish(html)
+    page = html / "index.html"
+    old = page.read_text()
+    page.write_text(
+        old.replace(dashboard.integrity(dashboard.AXES_SOURCE.read_bytes()), "sha384-x")
+    )
+    dashboard.publish(html)
+    assert page.read_text() == old
 
 
 def test_vendored_files_are_the_bytes_the_cdns_serve_where_npm_has_them() -> None:
@@ -295,11 +333,24 @@ def test_dashboard_offline_graph_jax_selector_and_report_link(tmp_path: Path) ->
                 "() => $('#main-graph').data('plot').getAxes().yaxis.options.axisLabel"
             )
             assert y_label == unit_name, (y_label, unit_name)
-            ticks = [
-                float(tick)
-                for tick in page.locator("#main-graph .yAxis .tickLabel").all_inner_texts()
-            ]
+            labels = page.locator("#main-graph .yAxis .tickLabel").all_inner_texts()
+            ticks = [float(tick) for tick in labels]
             assert len(ticks) >= 2 and min(ticks) == 0.0, ticks
+            assert len(set(labels)) == len(labels), labels
+            # A count's axis in this page's flot, as asv sets it up (toPrecision(3), the
+            # data's own range): 3.81e+6 on every tick without jitbench's axes script.
+            for values in ([3.81e6, 3.8104e6, 3.8102e6], [3.81e6, 3.886e6], [4.0, 4.0]):
+                axis = page.evaluate(_COUNT_AXIS_JS, values)
+                read = [_count(label) for label in axis["labels"]]
+                assert len(set(axis["labels"])) == len(read) >= 3, axis
+                # Each tick reads as its value, to a tenth of the step between ticks.
+                for label, value in zip(read, axis["values"], strict=True):
+                    assert abs(label - value) <= axis["step"] / 10, (axis, label, value)
+                # The axis spans 2% of the values at least: a wiggle within jitbench
+                # compare's 1% stays in the middle half; a 2% step fills it.
+                low, high = axis["range"]
+                assert low <= min(values) and high >= max(values), axis
+                assert high - low >= max(0.02 * max(values), max(values) - min(values)), axis
 
             # What a person sees hovering over the point: asv's own rendering of the value.
             x, y = page.evaluate(_POINT_JS, series[JAX_MEASURED][0])

@@ -1,5 +1,6 @@
-"""Make ``asv publish``'s dashboard work offline (asv's CDN files served from ``vendor/``) and
-link it with the jitbench report: ``python -m jitbench.dashboard html`` (docs/running.md).
+"""Make ``asv publish``'s dashboard work offline (asv's CDN files served from ``vendor/``), its
+graphs' y-axis ticks readable (``axes.js``), and link it with the jitbench report: ``python -m
+jitbench.dashboard html`` (docs/running.md).
 
 :data:`ASSETS`: each CDN address asv 0.6.6's page loads and the committed file under
 ``vendor/`` standing in for it, whose bytes git pins (which releases, and how to move to
@@ -95,6 +96,12 @@ ASSETS = (
         "bootstrap-3.1.1/dist/css/bootstrap.min.css",
     ),
 )
+
+
+# jitbench's own script for asv's graphs (readable y-axis ticks: axes.js), loaded after flot.
+AXES_SOURCE = Path(__file__).resolve().parent / "axes.js"
+AXES_FILE = "jitbench-axes.js"
+FLOT = next(a for a in ASSETS if a.path.endswith("/jquery.flot.js"))
 
 
 def integrity(data: bytes, algorithm: str = "sha384") -> str:
@@ -234,6 +241,29 @@ def rewrite_page(page: str, name: str, files: dict[str, bytes]) -> tuple[str, se
     return page, seen
 
 
+def load_axes(page: str, axes: bytes) -> str:
+    """``page`` loading jitbench's axes script ``axes`` on the line after flot's (a page that
+    loads flot only); where it does already, with ``axes``' integrity (another jitbench's
+    script is replaced with this one's)."""
+    tags = _Tags(page).tags
+    expected = integrity(axes)
+    for tag in tags:
+        if tag.name == "script" and (tag.attrs.get("src") or "").strip() == AXES_FILE:
+            text = _set_attribute(tag.text, "integrity", expected)
+            return page[: tag.start] + text + page[tag.start + len(tag.text) :]
+    flot = local_path(FLOT)
+    after = next(
+        (t for t in tags if t.name == "script" and (t.attrs.get("src") or "").strip() == flot),
+        None,
+    )
+    if after is None:
+        return page
+    end = page.find("\n", page.find("</script>", after.start)) + 1
+    indent = page[page.rfind("\n", 0, after.start) + 1 : after.start]
+    line = f'{indent}<script src="{AXES_FILE}" integrity="{expected}"></script>\n'
+    return page[:end] + line + page[end:]
+
+
 def vendor(html_dir: Path, files: dict[str, bytes]) -> dict[Path, str]:
     """The new text of every asv page under ``html_dir`` loading ``files`` (vendored_files());
     checks everything, writes nothing."""
@@ -247,9 +277,10 @@ def vendor(html_dir: Path, files: dict[str, bytes]) -> dict[Path, str]:
         if match := _JS_EXTERNAL.search(path.read_text(encoding="utf-8")):
             raise DashboardError(f"{path}: names {match[0]}, an external address")
     rewritten, seen = {}, set()
+    axes = AXES_SOURCE.read_bytes()
     for path in pages:
         text, found = rewrite_page(path.read_text(encoding="utf-8"), str(path), files)
-        rewritten[path] = text
+        rewritten[path] = load_axes(text, axes)
         seen |= found
     missing = [a.url for a in ASSETS if a not in seen]
     if missing:
@@ -296,6 +327,8 @@ def publish(html_dir: Path) -> list[Path]:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         written.append(target)
+    (html_dir / AXES_FILE).write_bytes(AXES_SOURCE.read_bytes())
+    written.append(html_dir / AXES_FILE)
     for path, text in [*pages.items(), (report_page, report)]:
         if path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
