@@ -230,13 +230,13 @@ def test_report_must_be_there(tmp_path: Path) -> None:
     assert _snapshot(html) == before
 
 
-def test_wheel_ships_the_vendored_files() -> None:
+def test_wheel_ships_the_vendored_files_and_the_axes_script() -> None:
     """setuptools packs only .py files unless package-data names the others."""
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     data = config["tool"]["setuptools"].get("package-data", {}).get("jitbench", [])
-    assert "dashboard/vendor/**/*" in data, data
+    assert "dashboard/vendor/**/*" in data and "dashboard/axes.js" in data, data
 
 
 def _require_browser() -> None:
