@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from jax_releases import below_minimum, for_release
-from test_audit import STEPS, cells_of, expected_rows, observed, traces_of
+from test_audit import STEPS, cells_of, expected_rows, observed, recompiles_of, traces_of
 
 import jitbench
 from jitbench.auditing.scenario import STEPS as DESCRIPTIONS
@@ -110,12 +110,12 @@ def test_audit_table(capsys):
     header = (
         "strategy          first_call  repeat_call  new_static  seen_static  same_shape_array  "
         "new_shape_array  equal_instance  other_instance  compiles  traces  stale  errors  leaked  "
-        "repeat"
+        "recompiles  repeat"
     )
     rule = (
         "----------------  ----------  -----------  ----------  -----------  ----------------  "
         "---------------  --------------  --------------  --------  ------  -----  ------  ------  "
-        "------"
+        "----------  ------"
     )
     # From JAX 0.10 on:
     # "bound_method_jit  1/1         0/0          0/0!        0/0          0/0!              "
@@ -127,8 +127,10 @@ def test_audit_table(capsys):
         "",
         header,
         rule,
-        _table_row(rule, "bound_method_jit", bound, (3, traces_of(bound), 3, 0, 0, 0)),
-        _table_row(rule, "aot_compiled", aot, (2, traces_of(aot), 1, 1, 0, 0)),
+        _table_row(
+            rule, "bound_method_jit", bound, (3, traces_of(bound), 3, 0, 0, recompiles_of(bound), 0)
+        ),
+        _table_row(rule, "aot_compiled", aot, (2, traces_of(aot), 1, 1, 0, recompiles_of(aot), 0)),
         "",
         f"aot_compiled new_shape_array: {for_release(AOT_ERRORS)}",
     ]
@@ -148,7 +150,7 @@ def test_audit_json(capsys):
         "stale_results": 3,
         "errors": 0,
         "leaked_instances": 0,
-        "recompiles": 0,
+        "recompiles": recompiles_of(row),
         "repeat_call_compiles": 0,
     }
     fields = ["", "", "s0", "s0", "a0", "a0", "", ""]

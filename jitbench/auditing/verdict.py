@@ -57,14 +57,17 @@ SAID = {
 def signature(result: AuditResult) -> Signature:
     """Per kind of change (compiled?, outcome) of its worst step; whether any leaked; then,
     sorted, whether each hazard a dashboard tracks occurred, in the report's words (leaks
-    left to the entry above, which knows where they went unchecked), and a loop's recompile."""
+    left to the entry above, which knows where they went unchecked; recompiles to the
+    kinds' entries, which compare only the kinds both sides played), and a loop's
+    recompile."""
     found: Signature = {}
     for kind in SIGNED:
         steps = [s for s in result.steps if s.name == kind and s.outcome not in UNKNOWN]
         worst = max(steps, key=lambda s: (_WORST[s.outcome], s.compiles > 0), default=None)
         found[kind] = None if worst is None else (worst.compiles > 0, worst.outcome)
     found["leak"] = None if result.leaks is None else result.leaks > 0
-    tracked = {w: bool(getattr(result, t)) for t, w in WORDS.items() if t != "leaked_instances"}
+    apart = ("leaked_instances", "recompiles")
+    tracked = {w: bool(getattr(result, t)) for t, w in WORDS.items() if t not in apart}
     # No built-in loops: a user's object that does differs from every one.
     tracked[LOOP] = any(s.hazard == "recompile" for s in result.steps if s.name in FED_BACK)
     return found | dict(sorted(tracked.items()))
