@@ -28,6 +28,7 @@ pytestmark = pytest.mark.slow
 
 TARGET = "fixture_models:make_model"
 RECOMPILES = catalog.TARGET_TWINS[catalog.HAZARDS["recompiles"]]
+AFTER_CHANGE = catalog.TARGET_TWINS[catalog.AFTER_CHANGE]
 # What asv.conf.json names, as init writes it (comments and all).
 CONFIG = """\
 {
@@ -93,6 +94,8 @@ def project(runs, tmp_path_factory) -> Project:
         data["date"] = source["date"] + day * 86_400_000
         if commit == main[1]:  # the planted hazard: a new equal instance compiles again
             data["results"][RECOMPILES][column] = [1.0]
+            # and a row that failed (asv stores None), as a change the audit cannot play
+            data["results"][AFTER_CHANGE][column][3] = None
         name = f"{commit[:8]}-{data['env_name']}.json"
         (results / MACHINE / name).write_text(json.dumps(data))
     return Project(root, main, branch)
@@ -134,6 +137,8 @@ def test_notes_commands_and_marks_are_about_the_targets_suite(project, tmp_path,
     builtin = {name.split(".")[0] for name in catalog.ALL} - {"bench_targets"}
     assert not [word for word in builtin if word in index], index
     assert "nox" not in index and "eager" not in index.split("## Notes")[-1]
+    # A failure is named by the suite's own benchmark, not the built-in one it is shown under.
+    assert f"- {AFTER_CHANGE}: 1 parameter combinations failed" in index
     assert "`asv run`" in index  # counts: the project's own command
     assert f"`jitbench audit {TARGET} --format json > audit.json`" in index
     # One target, nothing compared: no star, and no legend for one.
@@ -157,3 +162,17 @@ def test_compare_names_the_new_hazard_and_fails(project):
     done = _jitbench(project, "compare", head[:8], base[:8], "--factor", "1e6")
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"hazard gone at HEAD: recompiles in {TARGET} on cpu" in done.stdout
+
+
+def test_outside_a_project_without_results_is_one_line(tmp_path):
+    for command in (["report", "--out", str(tmp_path / "out")], ["compare", "a", "b"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "jitbench", *command],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.count("\n") == 1 and "no asv.conf.json" in done.stderr, done.stderr
+        assert "--results" in done.stderr
+    assert not (tmp_path / "out").exists()

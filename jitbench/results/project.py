@@ -41,9 +41,14 @@ def results_dir(given: str | Path | None, folder: Path = Path(".")) -> Path:
     if given is not None:
         return Path(given)
     found = config(folder)
-    if found is None:
-        return DEFAULT_RESULTS
-    return folder / str(found.get("results_dir", DEFAULT_RESULTS))
+    if found is not None:
+        return folder / str(found.get("results_dir", DEFAULT_RESULTS))
+    if not (folder / DEFAULT_RESULTS).exists():
+        raise JitbenchError(
+            f"no {CONFIG} in {str(folder.resolve())!r} and no {DEFAULT_RESULTS}/ folder: run "
+            f"this in your project's root (where {CONFIG} is), or pass --results"
+        )
+    return folder / DEFAULT_RESULTS
 
 
 @dataclass(frozen=True)
