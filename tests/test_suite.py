@@ -168,13 +168,13 @@ def test_cached_build_is_off_the_clock(monkeypatch):
 
     monkeypatch.setattr(families, "time", Clock)
     monkeypatch.setattr(case, "Prepared", Built)
-    monkeypatch.setattr(families, "_build_seconds", 0.0)
+    monkeypatch.setattr(families, "_off_clock_seconds", 0.0)
     assert bench_cached.CachedCall.timer is families.clock
     bench = bench_cached.CachedCall()
     for expected_build in (7.0, 0.0):
-        build_before, c0 = families._build_seconds, families.clock()
+        build_before, c0 = families._off_clock_seconds, families.clock()
         bench.time_cached_call("helper_function", 10, "cpu")
-        assert families._build_seconds - build_before == expected_build
+        assert families._off_clock_seconds - build_before == expected_build
         assert families.clock() - c0 == 0.5  # the call alone, whether or not it built
     assert isinstance(bench._prepared, Built)
 
@@ -187,10 +187,10 @@ def test_a_build_that_cannot_run_is_skipped_and_off_the_clock(monkeypatch):
 
     bench = bench_cached.CachedCall()
     monkeypatch.setattr(bench, "subject", unavailable)
-    before = families._build_seconds
+    before = families._off_clock_seconds
     with pytest.raises(SkipNotImplemented, match=r"^strategy 'x' needs package 'y'$"):
         bench.time_cached_call("x", 10, "cpu")
-    assert families._build_seconds > before and bench._prepared is None
+    assert families._off_clock_seconds > before and bench._prepared is None
 
 
 def test_asv_times_cached_calls_only():
@@ -210,6 +210,124 @@ def test_asv_times_cached_calls_only():
     assert result["number"] == bench_cached.CachedCall.number == 30
     low, high, _ = bench_cached.CachedCall.repeat
     assert low <= len(result["samples"]) <= high and all(s > 0 for s in result["samples"])
+
+
+def _asv_benchmark(method: str):
+    """asv's own benchmark object for helper_function's row of ``method`` at the smallest size."""
+    from asv_runner.discovery import get_benchmark_from_name
+
+    wanted = ("helper_function", min(grid.sizes()), "cpu")
+    combos = list(itertools.product(*bench_cached.CachedCall.params))
+    name = f"bench_cached.CachedCall.{method}-{combos.index(wanted)}"
+    return get_benchmark_from_name(str(ROOT / "benchmarks"), name), wanted
+
+
+def test_asv_times_the_dispatch_rows_runs():
+    """The dispatch row in asv's own loop: the suite's clock, its own version (asv reads the
+    method's before the class's), at least five samples a round, each one run of calls, and
+    the one compile is the build of the first call."""
+    bench, wanted = _asv_benchmark("time_cached_call_dispatch")
+    assert not bench.do_setup()
+    assert bench.timer is families.clock
+    assert (bench.version, bench_cached.CachedCall.version) == ("3", "2")
+    clear_caches()  # the class's program may be compiled by an earlier test
+    with count_compiles() as stats:
+        result = bench.run(*wanted)
+    assert stats.compiles == 1
+    assert result["number"] == bench_cached.CachedCall.number == case.DISPATCH_RUN == 30
+    assert 5 <= len(result["samples"]) <= 10 and all(s > 0 for s in result["samples"])
+
+
+class _Out:
+    """A dispatched call's result: waiting for it moves the clock by 7 s."""
+
+    def __init__(self, now, waits, index):
+        self.now, self.waits, self.index = now, waits, index
+
+    def block_until_ready(self):
+        self.now[0] += 7.0
+        self.waits.append(self.index)
+        return self
+
+
+def _fake_clock(monkeypatch):
+    now = [100.0]
+
+    class Clock:
+        @staticmethod
+        def perf_counter():
+            return now[0]
+
+    monkeypatch.setattr(families, "time", Clock)
+    monkeypatch.setattr(families, "_off_clock_seconds", 0.0)
+    return now
+
+
+def test_the_dispatch_row_waits_for_each_runs_last_call_off_the_clock(monkeypatch):
+    """Calls back to back, the last of every run of 30 waited for (so no call of the next run
+    queues behind them), and that wait left out of the clock."""
+    now, waits = _fake_clock(monkeypatch), []
+
+    class Built:
+        def __init__(self, subject):
+            self.calls = 0
+
+        def dispatch(self):
+            self.calls += 1
+            now[0] += 0.5
+            return _Out(now, waits, self.calls)
+
+    monkeypatch.setattr(case, "Prepared", Built)
+    bench = bench_cached.CachedCall()
+    start = families.clock()
+    for _ in range(65):
+        bench.time_cached_call_dispatch("helper_function", 10, "cpu")
+    assert waits == [30, 60]
+    assert families.clock() - start == 65 * 0.5
+
+
+def test_dispatch_loop_waits_for_each_runs_last_call_outside_its_window():
+    """``jitbench time``'s and validate's dispatch (``Prepared.dispatch_loop``): calls back to
+    back in runs of at most ``DISPATCH_RUN``, the last result of each waited for outside the
+    window (a clock that moves only while waiting reads no time at all)."""
+    prepared = case.Prepared(Row("helper_function", "cpu", 10).load())
+    now, waited = [0.0], []
+
+    def wait(out):
+        now[0] += 7.0
+        waited.append(out)
+        return out
+
+    names = prepared.dispatch_loop.__globals__  # the compiled loop's own namespace
+    names["clock"], names["block_until_ready"] = (lambda: now[0]), wait
+    assert prepared.dispatch_loop(2 * case.DISPATCH_RUN + 5) == 0.0
+    assert len(waited) == 3
+
+
+def test_a_slow_build_leaves_the_dispatch_row_only_later_samples(monkeypatch):
+    """A build past asv's time for sampling (a target's compile): the round's samples are
+    still five runs after the one the state was built in, whose first call after the
+    compile is slow, never that run alone (which was every such round's figure)."""
+    import time
+
+    now, waits = _fake_clock(monkeypatch), []
+    bench, wanted = _asv_benchmark("time_cached_call_dispatch")
+    past_sampling = bench.warmup_time + bench.repeat[2] + 0.1  # in asv's own time
+
+    class SlowBuild:
+        def __init__(self, subject):
+            time.sleep(past_sampling)
+            self.calls = 0
+
+        def dispatch(self):
+            self.calls += 1
+            now[0] += 1.0 if self.calls == 1 else 0.001
+            return _Out(now, waits, self.calls)
+
+    monkeypatch.setattr(case, "Prepared", SlowBuild)
+    samples = bench.run(*wanted)["samples"]
+    assert samples == pytest.approx([0.001] * 5)
+    assert waits == [30, 60, 90, 120, 150, 180]
 
 
 # --- The call after a change ---------------------------------------------------------------------

@@ -75,6 +75,7 @@ def test_a_targets_rows_are_the_built_in_families():
     made = families.benchmark_classes([MODEL])
     for mine, theirs, method in (
         (made["TargetCachedCall"], bench_cached.CachedCall, "time_cached_call"),
+        (made["TargetCachedCall"], bench_cached.CachedCall, "time_cached_call_dispatch"),
         (made["TargetAfterChange"], bench_change.AfterChange, "time_call_after_change"),
     ):
         assert getattr(mine, method) is getattr(theirs, method)

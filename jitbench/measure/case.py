@@ -162,12 +162,32 @@ def dispatch_each(n):
         block_until_ready(out)
     return spent
 """
+# Calls made back to back before a wait, in the CPU's dispatch figures: XLA's CPU client runs
+# at most 32 computations at once per device (``max_inflight_computations_per_device``), and
+# a further call waits for one to finish, which makes a figure the computation's pace.
+DISPATCH_RUN = 30
+# ``n`` calls back to back in runs of DISPATCH_RUN, each run timed until its last call returns
+# and that call's result waited for outside the window: the host's dispatch in a loop, never
+# behind a full queue (the CPU's dispatch row, docs/benchmarks.md).
+DISPATCH_LOOP_SOURCE = """
+def dispatch_loop(n):
+    spent = 0.0
+    while n > 0:
+        run = min(n, DISPATCH_RUN)
+        start = clock()
+        for _ in range(run):
+            out = {expr}
+        spent += clock() - start
+        block_until_ready(out)
+        n -= run
+    return spent
+"""
 
 
 class Prepared:
     """A new instance of ``subject``, called once (compiled): ``call`` (waits for the
-    result), ``dispatch`` (does not), ``loop(n)`` and ``dispatch_each(n)``, each code of its
-    own."""
+    result), ``dispatch`` (does not), ``loop(n)``, ``dispatch_each(n)`` and
+    ``dispatch_loop(n)``, each code of its own."""
 
     def __init__(self, subject: Subject, obj: Any = None, seed: int = 0) -> None:
         self.subject, self.obj = subject, subject.new(seed) if obj is None else obj
@@ -176,12 +196,16 @@ class Prepared:
         expr, names = call_code(subject, self.obj)
         names["block_until_ready"] = jax.block_until_ready  # bound once: no import per call
         names["clock"] = time.perf_counter
+        names["DISPATCH_RUN"] = DISPATCH_RUN
         source = f"def call():\n    return block_until_ready({expr})\n"
         self.call = compiled(source, names, "call")
         self.dispatch = compiled(f"def dispatch():\n    return {expr}\n", names, "dispatch")
         self.loop = compiled(LOOP_SOURCE.format(expr=expr), names, "loop")
         self.dispatch_each = compiled(
             DISPATCH_EACH_SOURCE.format(expr=expr), names, "dispatch_each"
+        )
+        self.dispatch_loop = compiled(
+            DISPATCH_LOOP_SOURCE.format(expr=expr), names, "dispatch_loop"
         )
         self.call()
 

@@ -80,6 +80,12 @@ def sample(call: Callable[[], Any], repeat: int, number: int | None) -> Spread:
     return Spread.of([seconds / number for seconds in timer.repeat(repeat, number)], number)
 
 
+def sample_dispatch(prepared: Prepared, repeat: int, number: int) -> Spread:
+    """``repeat`` samples of ``number`` calls back to back in runs that never fill the queue
+    (``Prepared.dispatch_loop``: the suite's dispatch row)."""
+    return Spread.of([prepared.dispatch_loop(number) / number for _ in range(repeat)], number)
+
+
 def cold_spread(subject: Subject, calls: int) -> tuple[Spread, str]:
     """``calls`` cold first calls (an uncounted one first), and what each was made on."""
     seconds = []
@@ -134,11 +140,13 @@ def time_subject(
     arrays: int = fieldlib.DEFAULT_ARRAYS,
 ) -> Timings:
     """Time ``subject``'s call: cold (the median of ``cold_calls`` first calls, caches cleared),
-    cached and dispatch (``repeat`` timeit loops), and right after each change of the
-    audit's scenario (the median of ``after_runs`` plays from cold caches).
+    cached (``repeat`` timeit loops) and dispatch (``repeat`` samples of calls back to back,
+    in runs that never fill the queue), and right after each change of the audit's scenario
+    (the median of ``after_runs`` plays from cold caches).
 
-    ``number`` calls per cached sample (None: timeit's autorange picks it);
-    ``fields``/``arrays`` choose the changes as :func:`jitbench.audit_object` does.
+    ``number`` calls per cached and dispatch sample (None: timeit's autorange picks it for
+    the cached call); ``fields``/``arrays`` choose the changes as
+    :func:`jitbench.audit_object` does.
     A first call that raises is a JitbenchError naming the subject.
     """
     from jitbench.errors import error_text
@@ -150,8 +158,7 @@ def time_subject(
             f"the first call of target {subject.name!r} raises: {error_text(exc)}"
         ) from None
     cached = sample(prepared.call, repeat, number)
-    dispatch = sample(prepared.dispatch, repeat, number)
-    prepared.call()
+    dispatch = sample_dispatch(prepared, repeat, cached.number)  # each call about a cached one
     chosen, _ = fieldlib.choose(subject.fields(prepared.obj)[0], fields, arrays)
     played, _ = subject.playable(prepared.obj, chosen)
     del prepared

@@ -106,7 +106,7 @@ def headline(run: Run) -> None:
             Bold("cached call"),
             ": a call of an already compiled program, waiting for its result; ",
             Bold("dispatch only"),
-            ": the same call without waiting",
+            ": the same calls back to back without waiting, in runs that never fill the queue",
             *(["; cached / eager: cached call / eager's"] if "cached_x_eager" in shown else []),
         )
     )

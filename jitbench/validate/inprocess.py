@@ -173,12 +173,19 @@ def _plain(strategy: str, size: int, device: str) -> Any:
     return Prepared(Row(strategy, device, size).load(), seed=1)
 
 
+def _plain_sides(plain: Any) -> dict[str, Callable[[int], float]]:
+    """Each benchmark's plain side, seconds per call of a loop of ``n`` calls: timeit's loop of
+    the cached call; dispatch as its row times it, in runs that never fill the queue."""
+    loop = timeit.Timer(plain.call)
+    return {CACHED: lambda n: loop.timeit(n) / n, DISPATCH: lambda n: plain.dispatch_loop(n) / n}
+
+
 def _accuracy_row(
-    bench: Any, wanted: tuple[Any, ...], plain: Any, func: Callable[[], Any]
+    bench: Any, wanted: tuple[Any, ...], plain: Any, per_call: Callable[[int], float]
 ) -> dict[str, Any]:
-    """asv's run and timeit's repeats in alternation, the median of each side."""
-    timer = timeit.Timer(func)
-    number, _ = timer.autorange()  # timeit's own calibration: a loop of >= 0.2 s
+    """asv's run and the plain side's loops (``per_call(number)``: seconds per call of a loop
+    of ``number``) in alternation, the median of each side."""
+    number, _ = timeit.Timer(plain.call).autorange()  # timeit's own calibration: >= 0.2 s
     asv_medians: list[float] = []
     asv_samples = 0
     plain_times: list[float] = []
@@ -187,9 +194,7 @@ def _accuracy_row(
         samples = bench.run(*wanted)["samples"]
         asv_medians.append(statistics.median(samples))
         asv_samples += len(samples)
-        plain.call()  # drain what dispatch-only calls left queued
-        plain_times += [t / number for t in timer.repeat(repeat=TIMEIT_REPEATS, number=number)]
-        plain.call()
+        plain_times += [per_call(number) for _ in range(TIMEIT_REPEATS)]
         if time.perf_counter() - start > ACCURACY_ROW_BUDGET_S:
             break
     return {
@@ -224,13 +229,13 @@ def measure_accuracy(
             )
         index = combos.index(tuple(map(repr, wanted)))
         plain = _plain(*wanted)
-        for benchmark, func in ((CACHED, plain.call), (DISPATCH, plain.dispatch)):
+        for benchmark, per_call in _plain_sides(plain).items():
             # why: docs/validation.md#how-each-phase-measures (accuracy)
             clear_memory_caches()
             plain.call()
             bench = get_benchmark_from_name(bench_dir, f"{benchmark}-{index}")
             bench.do_setup()
-            measured = _accuracy_row(bench, wanted, plain, func)
+            measured = _accuracy_row(bench, wanted, plain, per_call)
             rows.append(
                 {
                     "benchmark": benchmark,
