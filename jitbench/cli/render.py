@@ -13,6 +13,7 @@ from typing import Any
 
 from jitbench.auditing.scenario import SCENARIO, STEPS
 from jitbench.hazards import HAZARDS
+from jitbench.measure.sampling import CONFIDENCE, PRECISION
 from jitbench.targets.fields import named
 
 CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
@@ -142,34 +143,63 @@ def spread(figure: Any) -> str:
     return f"{figure.median * scale:.1f} {unit} [{figure.q1 * scale:.1f}, {figure.q3 * scale:.1f}]"
 
 
+# What each timing is, under jitbench time's and advise's tables.
+TIMED = """\
+cold first call: a new instance's first call, every in-memory cache cleared (it compiles)
+cache filled: the same with JAX's persistent compilation cache filled: a restarted script's
+dispatch: one call until it returns, its wait outside the window; cached call: a call and its wait
+loop per call: calls back to back and one wait for the last: a training loop's pace"""
+
+
+def _sampled(repeat: int) -> str:
+    return (
+        f"medians of {repeat} samples or more each, taken until each median is known within "
+        f"{PRECISION:.0%} ({CONFIDENCE:.0%} bounds)"
+    )
+
+
 def timings(result: Any, form: str, repeat: int) -> None:
-    """``jitbench time``'s figures: cold, cached, dispatch, and after each change."""
+    """``jitbench time``'s figures: cold (without and with the persistent cache), dispatch,
+    cached call, loop per call, and after each change."""
     if form == "json":
         as_json(result.to_dict())
         return
     rows = [
         ("cold first call", "", "", result.cold, ""),
+        ("cold first call, cache filled", "", "", result.cold_filled, ""),
+        ("dispatch", "", "", result.dispatch, ""),
         ("cached call", "", "", result.cached, ""),
-        ("dispatch only", "", "", result.dispatch, ""),
+        ("loop per call", "", "", result.loop, ""),
         *((f"after {a.step}", a.field, a.how, a.seconds, a.outcome) for a in result.after_change),
     ]
     if form == "csv":
         _csv(["target", "device", "measure", "field", "how", "median_s", "q1_s", "q3_s", "samples",
               "number", "outcome"],
-             ([result.target, result.device, name, field, how, s.median, s.q1, s.q3, s.samples,
-               s.number, outcome] for name, field, how, s, outcome in rows))  # fmt: skip
+             ([result.target, result.device, name, field, how, *(_cells(s)), outcome]
+              for name, field, how, s, outcome in rows))  # fmt: skip
         return
     print(f"timings of {result.target} on {result.device}: seconds per call, median [q1, q3]")
-    print(f"cold calls on {result.cold_on}; cached and dispatch: {repeat} samples\n")
+    print(f"cold calls on {result.cold_on}; the others {_sampled(repeat)}\n")
     shown = [
-        (name, field or "-", how or "-", spread(s), s.samples * s.number, _mark(outcome))
+        (name, field or "-", how or "-", spread(s) if s else "-",
+         s.samples * s.number if s else "-", _mark(outcome))
         for name, field, how, s, outcome in rows
-    ]
+    ]  # fmt: skip
     table(shown, ["measure", "field", "change made with", "per call", "calls", "result"])
+    print(f"\n{TIMED}")
+    if result.cold_filled is None:
+        print("cache filled: -: JAX's persistent compilation cache did not serve the call here")
     for a in result.after_change:
         if a.outcome != "correct":
             why = a.error or _WHY.get(a.outcome, "its result differs from the call's without jit")
             print(f"after {a.step} {a.field or ''}: {_mark(a.outcome)}: {why}".replace("  ", " "))
+
+
+def _cells(figure: Any) -> tuple[Any, ...]:
+    """A spread's CSV cells (median, q1, q3, samples, number): empty where not measured."""
+    if figure is None:
+        return (None,) * 5
+    return figure.median, figure.q1, figure.q3, figure.samples, figure.number
 
 
 # Why a timed step is not judged correct, where no error says it: stale has its own line.
