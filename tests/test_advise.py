@@ -746,3 +746,22 @@ def test_the_device_s_own_time_is_its_plane_s_programs_in_the_profile():
     loop(1)
     if jax.default_backend() == "cpu":
         assert device_seconds(loop, 5, "tpu") is None
+
+
+def test_advise_and_time_json_carry_every_figure_on_the_cpu(capsys):
+    """Every way's loop per call, dispatch, cached call and first calls are in the JSON of
+    advise and time on the CPU too (a cheap target, one sample of each; no figure judged)."""
+    argv = ["user_models:scaled", "--inputs", VECTOR, "--repeat", "1", "--format", "json"]
+    assert main(["advise", *argv, "--no-count"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    built = [row for row in data["rows"] if not row["reason"]]
+    assert len(built) >= 2 and data["ranked_by"] == BY_TIME
+    for row in built:
+        for figure in ("dispatch", "cached", "loop", "cold"):
+            assert row[figure]["samples"] >= 1 and row[figure]["median"] > 0, (row["way"], figure)
+        assert "cold_filled" in row and row["device_time"] is None  # no device plane on a CPU
+    assert main(["time", *argv]) == 0
+    timed = json.loads(capsys.readouterr().out)
+    for figure in ("dispatch", "cached", "loop", "cold"):
+        assert timed[figure]["samples"] >= 1 and timed[figure]["median"] > 0, figure
+    assert "cold_filled" in timed
