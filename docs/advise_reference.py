@@ -17,6 +17,9 @@ flax documents, each timed as a training loop meets it:
 
 Usage: ``python docs/advise_reference.py [--device tpu] [--fresh WAY,...] [--out FILE]``; prints a
 table and writes JSON (default ``docs/advise/reference-<platform>.json``).
+``python docs/advise_reference.py --check ADVICE_JSON [--out REFERENCE_JSON]`` sets the figures
+of ``jitbench advise --format json`` on the same model beside the reference's, way by way, and
+exits 1 where a loop per call is more than 10% from the reference's.
 """
 
 from __future__ import annotations
@@ -227,6 +230,43 @@ def fresh_first_calls(platform_: str | None, names) -> dict[str, dict[str, float
     return found
 
 
+# jitbench advise's figure (its JSON row's key) beside the reference's, per way.
+CHECKED = (("loop", "loop"), ("dispatch", "dispatch"), ("cached", "sync"))
+CHECK_WITHIN = 0.10
+
+
+def check(advice_path: Path, reference_path: Path) -> int:
+    """Print each way's figures of the advice over the reference's; 1 where a loop per call is
+    more than CHECK_WITHIN from the reference's (or a way of the advice has none), else 0."""
+    advice = json.loads(advice_path.read_text())
+    advice = advice.get("advice", advice)  # a file of docs/advise_examples.py, or the JSON itself
+    reference = json.loads(reference_path.read_text())
+    worst = 0.0
+    for row in advice["rows"]:
+        ours, theirs = row["way"], reference["ways"].get(row["way"])
+        if row["reason"] or theirs is None:
+            print(f"{ours:28} not compared: {row['reason'] or 'not in the reference'}")
+            continue
+        cells = []
+        for key, name in CHECKED:
+            ratio = row[key]["median"] / theirs[name]
+            cells.append(f"{key} {row[key]['median'] * 1e6:8.1f} / {theirs[name] * 1e6:8.1f} us "
+                         f"({ratio:.2f})")  # fmt: skip
+            if key == "loop":
+                worst = max(worst, abs(ratio - 1))
+        first = reference["first_call"].get(ours, {})
+        for key, name in (("cold", "no cache"), ("cold_filled", "cache filled")):
+            if row.get(key) and name in first:
+                cells.append(f"{key} {row[key]['median']:.3f} / {first[name]:.3f} s")
+        own = row.get("device_time")
+        if own is not None:
+            cells.append(f"device {own * 1e6:.1f} / {reference['device_seconds'] * 1e6:.1f} us")
+        print(f"{ours:28} " + "; ".join(cells))
+    print(f"loop per call: at most {worst:.1%} from the reference (within {CHECK_WITHIN:.0%}: "
+          f"{'yes' if worst <= CHECK_WITHIN else 'NO'})")  # fmt: skip
+    return 0 if worst <= CHECK_WITHIN else 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=None, help="platform (default: JAX's default)")
@@ -238,7 +278,11 @@ def main() -> None:
     parser.add_argument("--first", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     parser.add_argument("--out")
+    parser.add_argument("--check", type=Path, help="jitbench advise's JSON to set beside --out's")
     args = parser.parse_args()
+    if args.check:
+        reference = Path(args.out) if args.out else HERE / "advise" / "reference-tpu.json"
+        sys.exit(check(args.check, reference))
     # Before this process opens the device: a chip takes one process at a time.
     fresh = fresh_first_calls(args.device, args.fresh.split(",")) if args.fresh else None
     device = jax.devices(args.device)[0] if args.device else jax.devices()[0]

@@ -1,31 +1,37 @@
 """``jitbench advise``: every way of jitting a user's call, measured alike (audit, timings,
 instructions where Valgrind counts), and the one to use: the cheapest that is never stale
-and never raises. How ways are ranked: docs/advise.md.
+and never raises. How ways are measured and ranked: docs/advise.md; the measuring itself:
+:mod:`jitbench.measure.advising`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from jitbench.errors import JitbenchError, NoFigure, error_text
-from jitbench.measure.timing import Spread
+from jitbench.errors import JitbenchError
+from jitbench.measure.sampling import HIDDEN_BY, Spread, apart
 from jitbench.options import COUNT_TOLERANCE, DEFAULT_ARRAYS, REPEAT
 from jitbench.targets import Target, as_target
 
-COLD_CALLS = 3
+# The cold first call, in its own fresh state, once per way (and once with the persistent
+# compilation cache filled).
+COLD_CALLS = 1
 BY_COUNTS = "instructions per cached call"
 BY_TIME = "the cached call's median time"
+BY_LOOP = "the loop's median time per call (calls back to back, one wait)"
 
 
 @dataclasses.dataclass(frozen=True)
 class WayRow:
     """One way measured, or why it was not: its hazards over the audit's scenario
     (:data:`jitbench.hazards.FOUND`, as ``assert_jit_safe`` names them), its compiles, timings
-    (seconds per call), instructions, and ``ratio``, its cached call over the call as written's
-    (by the advice's ranking figure); ``findings`` the audit's hazards in plain words
+    (seconds per call: ``cold`` the first call with every in-memory cache cleared,
+    ``cold_filled`` the same with JAX's persistent compilation cache filled; ``dispatch``,
+    ``cached`` and ``loop`` as the device rows measure them; ``device_time`` the device's own
+    time per call, on an accelerator), instructions, and ``ratio``, its
+    ranking figure over the call as written's; ``findings`` the audit's hazards in plain words
     (:func:`jitbench.auditing.verdict.hazards`)."""
 
     way: str
@@ -41,10 +47,27 @@ class WayRow:
     dispatch_instructions: float | None = None
     ratio: float | None = None
     findings: tuple[str, ...] = ()
+    loop: Spread | None = None
+    cold_filled: Spread | None = None
+    device_time: float | None = None
 
     @property
     def built(self) -> bool:
         return not self.reason
+
+    @property
+    def device_bound(self) -> bool | None:
+        """Whether a loop of the call goes at the device's pace, not the host's: its loop per
+        call under :data:`~jitbench.measure.sampling.HIDDEN_BY` times the device's own time
+        (the device busy most of the loop); where that time is not known, as the device rows
+        judge it, the loop that many times its dispatch or more. None where not measured."""
+        if self.loop is None:
+            return None
+        if self.device_time is not None:
+            return self.loop.median < HIDDEN_BY * self.device_time
+        if self.dispatch is None:
+            return None
+        return self.loop.median >= HIDDEN_BY * self.dispatch.median
 
     @property
     def safe(self) -> bool:
@@ -76,11 +99,12 @@ class Advice:
     def why(self) -> str:
         """Why the recommended way was chosen, in the words its ranking earns."""
         chosen = self.row(self.recommended)
-        cheaper = self._cheaper(chosen, lambda r: r.safe)
+        lower = self._cheaper(chosen, lambda r: r.safe, clearly=False)
         clean = "" if chosen.hazards else ", no leak, no recompile"
-        if not cheaper:
+        if not lower:
             return f"the cheapest never stale, never raising{clean}"
-        if any(len(r.hazards) <= len(chosen.hazards) for r in cheaper):
+        clearly = self._cheaper(chosen, lambda r: r.safe)
+        if not clearly or any(len(r.hazards) <= len(chosen.hazards) for r in clearly):
             return (
                 f"never stale, never raising{clean}; no other way is clearly cheaper (their "
                 "figures overlap its own)"
@@ -88,19 +112,24 @@ class Advice:
         return f"never stale, never raising{clean}, with the fewest hazards of those"
 
     def faster_hazardous(self) -> list[WayRow]:
-        """The ways cheaper than the recommended one that have a hazard it has not."""
+        """The ways clearly cheaper than the recommended one that have a hazard it has not."""
         if not self.recommended:
             return []
         chosen = self.row(self.recommended)
         return self._cheaper(chosen, lambda r: r.built and set(r.hazards) - set(chosen.hazards))
 
-    def _cheaper(self, chosen: WayRow, keep: Callable[[WayRow], Any]) -> list[WayRow]:
-        """The rows ``keep`` takes whose ranking figure is below ``chosen``'s."""
-        best = _figure(chosen, self.ranked_by)
+    def _cheaper(
+        self, chosen: WayRow, keep: Callable[[WayRow], Any], clearly: bool = True
+    ) -> list[WayRow]:
+        """The rows ``keep`` takes whose ranking figure is below ``chosen``'s (``clearly``:
+        by more than the ranking's tolerance, :func:`_clearly_cheaper`)."""
+        if _figure(chosen, self.ranked_by) is None:
+            return []
         return [
             r for r in self.rows
-            if keep(r) and (f := _figure(r, self.ranked_by)) is not None and best is not None
-            and f < best
+            if keep(r) and _figure(r, self.ranked_by) is not None
+            and (_clearly_cheaper(r, chosen, self.ranked_by) if clearly
+                 else _figure(r, self.ranked_by) < _figure(chosen, self.ranked_by))
         ]  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,77 +140,57 @@ class Advice:
         """The advice :meth:`to_dict` wrote (``jitbench advise --format json``'s output)."""
         rows = []
         for row in data["rows"]:
-            spreads = {k: Spread(**row[k]) if row[k] else None for k in ("cold", "cached",
-                                                                          "dispatch")}  # fmt: skip
+            # A run recorded before the loop and the filled cache were measured has neither.
+            spreads = {k: Spread(**row[k]) if row.get(k) else None for k in SPREADS}
             lists = {k: tuple(row[k]) for k in ("hazards", "findings")}
             rows.append(WayRow(**{**row, **spreads, **lists}))
         return cls(**{**data, "rows": tuple(rows)})
 
 
+SPREADS = ("cold", "cold_filled", "dispatch", "cached", "loop")
+
+
 def _figure(row: WayRow, ranked_by: str) -> float | None:
     if ranked_by == BY_COUNTS:
         return row.call_instructions
-    return row.cached.median if row.cached else None
+    spread = _spread(row, ranked_by)
+    return spread.median if spread else None
 
 
-def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int,
-             repeat: int, cold_calls: int) -> WayRow:  # fmt: skip
-    from jitbench.auditing.audit import audit_subject
-    from jitbench.auditing.verdict import hazards
-    from jitbench.measure.timing import time_subject
-
-    code = way.code(names) if way.snippet else ""
-    try:
-        audit = audit_subject(subject, fields=fields, arrays=arrays)
-        timed = time_subject(subject, repeat=repeat, cold_calls=cold_calls, after_runs=0,
-                             fields=fields, arrays=arrays)  # fmt: skip
-    except JitbenchError as exc:
-        return WayRow(way.name, way.caveat, code, reason=str(exc))
-    except Exception as exc:  # a way the audit played but whose timed calls raise
-        return WayRow(
-            way.name, way.caveat, code, reason=f"its timed call raises: {error_text(exc)}"
-        )
-    return WayRow(way.name, way.caveat, code, hazards=tuple(audit.hazards()),
-                  compiles=audit.compiles, cold=timed.cold, cached=timed.cached,
-                  dispatch=timed.dispatch, findings=tuple(hazards(audit)))  # fmt: skip
+def _spread(row: WayRow, ranked_by: str) -> Spread | None:
+    return row.loop if ranked_by == BY_LOOP else row.cached
 
 
-def _count(rows: list[WayRow], spec: str, device: str, call: str | None,
-           inputs: str | None) -> tuple[list[WayRow], str]:  # fmt: skip
-    """The rows with their instructions where Valgrind counts here, and why not otherwise."""
-    from jitbench.measure.counting import instructions
-    from jitbench.measure.counting.callgrind import unavailable_reason as callgrind_reason
-
-    built = [r for r in rows if r.built]
-    counted = [instructions.Row(spec, device, call=call, inputs=inputs, way=r.way) for r in built]
-    if callgrind_reason() is None:
-        print(f"jitbench: counting the instructions of {len(counted)} ways under Valgrind "
-              "(minutes; --no-count skips it)", file=sys.stderr, flush=True)  # fmt: skip
-    try:
-        found = instructions.count_rows(counted)
-    except (NotImplementedError, JitbenchError) as exc:
-        return rows, f"instructions not counted: {exc}"
-    by_way = dict(zip((r.way for r in built), found, strict=True))
-    done, missing = [], []
-    for row in rows:
-        got = by_way.get(row.way)
-        if isinstance(got, NoFigure):
-            missing.append(f"{row.way}: {got.reason}")
-        elif got is not None:
-            row = dataclasses.replace(
-                row, call_instructions=got.call, dispatch_instructions=got.dispatch
-            )
-        done.append(row)
-    return done, "; ".join(missing)
+def _clearly_cheaper(way: WayRow, other: WayRow, ranked_by: str) -> bool:
+    """Fewer instructions by more than the count tolerance; or a lower median told apart from
+    the other's (:func:`~jitbench.measure.sampling.apart`: more than 5% below it, the bounds
+    of the two medians apart). Two ways not told apart tie: of those, the one listed first is
+    advised (the call as written first), so that runs agree."""
+    if ranked_by == BY_COUNTS:
+        assert way.call_instructions is not None and other.call_instructions is not None
+        return way.call_instructions < other.call_instructions * (1 - COUNT_TOLERANCE)
+    mine, theirs = _spread(way, ranked_by), _spread(other, ranked_by)
+    assert mine is not None and theirs is not None
+    return mine.median < theirs.median and apart(mine, theirs)
 
 
-def _ranked(rows: list[WayRow], counted: bool) -> tuple[list[WayRow], str, str]:
+def ranking_figure(device: str, counted: bool) -> str:
+    """What ranks the ways: instructions where counted, else the loop per call on an
+    accelerator (what a training loop pays), the cached call on the CPU."""
+    if counted:
+        return BY_COUNTS
+    return BY_TIME if device == "cpu" else BY_LOOP
+
+
+def _ranked(
+    rows: list[WayRow], counted: bool, device: str = "cpu"
+) -> tuple[list[WayRow], str, str]:
     """The rows with their ratio to the call as written, the recommended way, and by what."""
     from jitbench.ways.catalog import AS_WRITTEN
 
     safe = [r for r in rows if r.safe]
     by_counts = counted and bool(safe) and all(r.call_instructions is not None for r in safe)
-    ranked_by = BY_COUNTS if by_counts else BY_TIME
+    ranked_by = ranking_figure(device, by_counts)
     base = next((_figure(r, ranked_by) for r in rows if r.way == AS_WRITTEN), None)
     rows = [
         dataclasses.replace(r, ratio=f / base)
@@ -189,23 +198,16 @@ def _ranked(rows: list[WayRow], counted: bool) -> tuple[list[WayRow], str, str]:
         for r in rows
     ]  # fmt: skip
     candidates = [r for r in rows if r.safe and _figure(r, ranked_by) is not None]
+    if not candidates:
+        return rows, "", ranked_by
     # Fewer hazards first: a way that leaks or compiles again only where every safe way does.
-    best = min(candidates, key=lambda r: (len(r.hazards), _figure(r, ranked_by)), default=None)
-    written = next((r for r in candidates if r.way == AS_WRITTEN), None)
-    if best and written and len(best.hazards) == len(written.hazards):
-        # A rewrite is advised only where it is clearly cheaper, not where it ties: the way
-        # the call is already written, measured again, lands on either side of it.
-        best = best if _clearly_cheaper(best, written, ranked_by) else written
-    return rows, (best.way if best else ""), ranked_by
-
-
-def _clearly_cheaper(way: WayRow, written: WayRow, ranked_by: str) -> bool:
-    """Fewer instructions by more than the count tolerance, or cached-call quartiles apart."""
-    if ranked_by == BY_COUNTS:
-        assert way.call_instructions is not None and written.call_instructions is not None
-        return way.call_instructions < written.call_instructions * (1 - COUNT_TOLERANCE)
-    assert way.cached is not None and written.cached is not None
-    return way.cached.q3 < written.cached.q1
+    fewest = min(len(r.hazards) for r in candidates)
+    group = [r for r in candidates if len(r.hazards) == fewest]
+    cheapest = min(group, key=lambda r: _figure(r, ranked_by) or 0.0)
+    # A way is advised over the one listed before it only where it is clearly cheaper: the
+    # call as written measured again (the same jit) lands on either side of it.
+    best = next(r for r in group if not _clearly_cheaper(cheapest, r, ranked_by))
+    return rows, best.way, ranked_by
 
 
 def advise_object(
@@ -218,11 +220,14 @@ def advise_object(
     ``target``, ``call`` and ``inputs``: any form :func:`~jitbench.targets.as_target`
     takes; the ways' instructions are counted where the target is a spec
     ``package.module:factory`` (the counting process loads it by name), Valgrind is
-    present and ``instructions``. ``fields``/``arrays`` choose the changes as the audit does,
-    ``repeat`` the samples per cached and dispatch timing, ``cold_calls`` per cold one,
+    present, the device is the CPU and ``instructions``: in a process started before the
+    audits, which runs beside them. ``fields``/``arrays`` choose the changes as the audit
+    does, ``repeat`` the fewest samples per timing (more where a median is not yet known or
+    two ways' overlap: :mod:`jitbench.measure.advising`), ``cold_calls`` per cold first call,
     ``device`` where a spec's target is built. JitbenchError where the call as written
     cannot be audited (its first call raises, or differs from the call without jit).
     """
+    from jitbench.measure import advising as measure
     from jitbench.ways.builders import unjitted
     from jitbench.ways.catalog import WaySubject, kind_of, names_of, ways_of
 
@@ -241,22 +246,34 @@ def advise_object(
         return Advice(target.name, kind, target.call_name, platform, (), note=note)
     raw = unjitted(target)
     names = names_of(target, raw)
-    rows = []
+    rows, subjects = [], {}
     for way in ways:
         try:
-            subject = WaySubject(target, way)
+            subjects[way.name] = WaySubject(target, way)
         except JitbenchError as exc:
             rows.append(WayRow(way.name, way.caveat, way.code(names), reason=str(exc)))
             continue
-        rows.append(_measure(subject, way, names, fields, arrays, repeat, cold_calls))
-        if len(rows) == 1 and not rows[0].built:  # as jitbench audit stops on the call as written
-            raise JitbenchError(rows[0].reason)
-    counts = "instructions not counted: the target was handed over, not named by its spec"
-    if spec is not None and instructions:
-        rows, counts = _count(rows, spec, device, call, inputs)
-    elif not instructions:
-        counts = "instructions not counted: not asked for"
-    rows, best, ranked_by = _ranked(rows, not counts)
+        rows.append(WayRow(way.name, way.caveat, way.code(names) if way.snippet else ""))
+    progress = measure.Progress(target.name, len(subjects))
+    counting = measure.Counting()
+    try:
+        for i, row in enumerate(rows):
+            if row.way in subjects:
+                index = list(subjects).index(row.way)
+                rows[i] = measure.audited(row, subjects[row.way], fields, arrays, progress, index)
+            if i == 0 and not rows[0].built:  # as jitbench audit stops on the call as written
+                raise JitbenchError(rows[0].reason)
+            if i == 0:  # the call as written audited: the counts are worth starting
+                counting = measure.Counting.start(spec, platform, call, inputs, list(subjects),
+                                                  instructions)  # fmt: skip
+        timed = {r.way: subjects[r.way] for r in rows if r.built}
+        ranking = "loop" if ranking_figure(platform, counted=False) == BY_LOOP else "cached"
+        figures = measure.timed(timed, repeat, cold_calls, ranking, platform, progress)
+        rows = [measure.with_figures(r, figures.get(r.way)) for r in rows]
+        rows, counts = counting.finish(rows, progress)
+    finally:
+        counting.cancel()
+    rows, best, ranked_by = _ranked(rows, not counts, platform)
     return Advice(target.name, kind, target.call_name, platform, tuple(rows), best, ranked_by,
                   counts)  # fmt: skip
 

@@ -646,3 +646,122 @@ def test_a_jit_made_at_every_call_is_measured_hoisted_and_its_misses_named():
     assert way_subject(target, hoisted.way).way is HOISTED
     with pytest.raises(jitbench.JitbenchError, match="unknown way 'jit made once"):
         way_subject(load_target(SEED), hoisted.way)
+
+
+def _timed(way: str, cached: float, loop: float, dispatch: float, *hazards: str,
+           device: float | None = None):  # fmt: skip
+    from jitbench.advise import WayRow
+    from jitbench.measure.timing import Spread
+
+    def spread(seconds: float) -> Spread:
+        return Spread(seconds, seconds, seconds, 9, 100, seconds * 0.98, seconds * 1.02)
+
+    return WayRow(way, "", "", hazards=hazards, cached=spread(cached), loop=spread(loop),
+                  dispatch=spread(dispatch), device_time=device)  # fmt: skip
+
+
+# flax's MNIST CNN on a TPU v5e (docs/advise/reference-tpu.json): the chip's own time is 16 us
+# a forward pass, every way's loop far above it.
+CNN_ON_TPU = (
+    (AS_WRITTEN, 5.9e-3, 5.67e-3, 5.74e-3),
+    ("nnx.jit", 1.35e-3, 0.92e-3, 0.98e-3),
+    ("nnx.jit(graph=False)", 0.74e-3, 0.31e-3, 0.34e-3),
+    ("jax.jit over nnx.split", 0.82e-3, 0.34e-3, 0.27e-3, "stale"),
+)
+
+
+def test_an_accelerator_ranks_by_the_loop_and_says_what_bounds_it():
+    """On a chip the synchronous call is mostly the round trip, the same for every jitted way;
+    a training loop pays the loop per call, here far above the chip's own time: host-bound."""
+    from jitbench.advise import BY_LOOP, Advice, _ranked
+
+    rows = [_timed(*row, device=16e-6) for row in CNN_ON_TPU]
+    ranked, best, by = _ranked(rows, counted=False, device="tpu")
+    assert (best, by) == ("nnx.jit(graph=False)", BY_LOOP)
+    assert _ranked(rows, counted=False)[2] == BY_TIME  # the CPU ranks by the cached call
+    advice = Advice("cnn", "nnx.Module", "__call__", "tpu", tuple(ranked), best, by)
+    assert render.bound(advice) == (
+        "as written: a loop of the call is host-bound (5.7 ms a call against the tpu's own "
+        "16.0 us): the tpu waits for the host to dispatch each call; no way makes it "
+        "device-bound: the fastest loop, nnx.jit(graph=False)'s (310.0 us a call against the "
+        "tpu's own 16.0 us), is still the host's pace"
+    )
+    # A way whose loop goes at the device's pace (a large model's step) is named.
+    heavy = [*rows[:2], _timed("nnx.jit(graph=False)", 3e-3, 2e-3, 0.3e-3, device=1.9e-3)]
+    advice = Advice("cnn", "nnx.Module", "__call__", "tpu", tuple(heavy), "", BY_LOOP)
+    assert render.bound(advice).endswith(
+        "; nnx.jit(graph=False) makes it device-bound (2.0 ms a call against the tpu's own 1.9 ms)"
+    )
+
+
+def test_without_the_device_s_own_time_the_loop_is_judged_against_the_dispatch():
+    """As the device rows judge it: 1.25x the dispatch or more is the device's pace; the
+    sentence says the device's own time was not measured."""
+    from jitbench.advise import BY_LOOP, Advice
+
+    rows = [_timed(*row) for row in CNN_ON_TPU]
+    assert [r.device_bound for r in rows] == [False, False, False, True]
+    advice = Advice("cnn", "nnx.Module", "__call__", "tpu", tuple(rows), "", BY_LOOP)
+    sentence = render.bound(advice)
+    assert "(the tpu's own time not measured: the loop against the dispatch" in sentence
+    assert sentence.endswith("; jax.jit over nnx.split makes it device-bound (340.0 us a call, "
+                             "1.26x its dispatch of 270.0 us)")  # fmt: skip
+
+
+def test_the_device_s_own_time_is_its_plane_s_programs_in_the_profile():
+    """A TPU's plane in a profile (XLA's profiler schema: ``/device:TPU:0``, its "XLA
+    Modules" line), read as jax.profiler reads it: overlapping runs counted once; a profile
+    with no plane for the device (the CPU's) gives none."""
+    import jax
+
+    from jitbench.measure.devicetime import busy_seconds, device_seconds
+
+    def event(offset_us: float, duration_us: float) -> str:
+        return (f"events {{ metadata_id: 1 offset_ps: {int(offset_us * 1e6)} "
+                f"duration_ps: {int(duration_us * 1e6)} }}")  # fmt: skip
+
+    modules = " ".join([event(0, 16), event(100, 16), event(108, 16)])
+    text = (
+        'planes { id: 1 name: "/device:TPU:0" '
+        f'lines {{ id: 1 name: "XLA Modules" timestamp_ns: 1000 {modules} }} '
+        f'lines {{ id: 2 name: "XLA Ops" timestamp_ns: 1000 {event(0, 300)} }} '
+        'event_metadata { key: 1 value { id: 1 name: "jit_step(1)" } } } '
+        'planes { id: 2 name: "/device:TPU:0 SparseCore 0" '
+        f'lines {{ id: 1 name: "XLA Modules" timestamp_ns: 1000 {event(0, 500)} }} }} '
+        'planes { id: 3 name: "/host:CPU" }'
+    )
+    data = jax.profiler.ProfileData.from_text_proto(text)
+    assert busy_seconds(data, "tpu") == pytest.approx((16 + 24) * 1e-6)
+    assert busy_seconds(data, "gpu") is None
+    assert device_seconds(lambda n: None, 10, "cpu") is None
+    # The whole path on this host, a real profile written and read back: no TPU plane here.
+    double = jax.jit(lambda x: x * 2)
+    x = jax.numpy.ones(8)
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            out = double(x)
+        jax.block_until_ready(out)
+
+    loop(1)
+    if jax.default_backend() == "cpu":
+        assert device_seconds(loop, 5, "tpu") is None
+
+
+def test_advise_and_time_json_carry_every_figure_on_the_cpu(capsys):
+    """Every way's loop per call, dispatch, cached call and first calls are in the JSON of
+    advise and time on the CPU too (a cheap target, one sample of each; no figure judged)."""
+    argv = ["user_models:scaled", "--inputs", VECTOR, "--repeat", "1", "--format", "json"]
+    assert main(["advise", *argv, "--no-count"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    built = [row for row in data["rows"] if not row["reason"]]
+    assert len(built) >= 2 and data["ranked_by"] == BY_TIME
+    for row in built:
+        for figure in ("dispatch", "cached", "loop", "cold"):
+            assert row[figure]["samples"] >= 1 and row[figure]["median"] > 0, (row["way"], figure)
+        assert "cold_filled" in row and row["device_time"] is None  # no device plane on a CPU
+    assert main(["time", *argv]) == 0
+    timed = json.loads(capsys.readouterr().out)
+    for figure in ("dispatch", "cached", "loop", "cold"):
+        assert timed[figure]["samples"] >= 1 and timed[figure]["median"] > 0, figure
+    assert "cold_filled" in timed

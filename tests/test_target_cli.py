@@ -127,27 +127,30 @@ def test_time_target_and_strategy_measure_the_same_things(capsys):
     )
     builtin = json.loads(capsys.readouterr().out)
     assert set(mine) == set(builtin) == {
-        "target", "device", "cold", "cold_on", "cached", "dispatch", "after_change",
+        "target", "device", "cold", "cold_on", "cold_filled", "cached", "dispatch", "loop",
+        "after_change",
     }  # fmt: skip
     assert [a["step"] for a in mine["after_change"]] == [a["step"] for a in builtin["after_change"]]
     assert [a["step"] for a in mine["after_change"]] == list(SCENARIO)
     assert mine["cold_on"] == builtin["cold_on"] == "a new instance from the factory"
-    assert mine["cached"]["samples"] == 2 and builtin["cold"]["samples"] == 5
+    assert mine["cached"]["samples"] >= 2 and builtin["cold"]["samples"] == 5
     assert main(["time", "user_models:scaled", "--inputs", "user_models:vector",
                  "--repeat", "2"]) == 0  # fmt: skip
     table = capsys.readouterr().out.splitlines()
-    assert [row.split("  ")[0] for row in table[5:8]] == [
-        "cold first call", "cached call", "dispatch only",
+    assert [row.split("  ")[0] for row in table[5:10]] == [
+        "cold first call", "cold first call, cache filled", "dispatch", "cached call",
+        "loop per call",
     ]  # fmt: skip
-    assert table[8].startswith("after first_call ")
+    assert table[10].startswith("after first_call ")
 
 
 def test_time_object_counts_what_it_was_asked():
     target = Generated(jitbench.get_strategy("helper_function"), resolve("cpu"), 16).target
     result = time_object(target, repeat=3, number=4, cold_calls=2, after_runs=2, fields="s0")
-    assert (result.cached.samples, result.cached.number) == (3, 4)
-    assert (result.dispatch.samples, result.dispatch.number) == (3, 4)
+    for figure in (result.cached, result.dispatch, result.loop):
+        assert figure is not None and figure.samples >= 3 and figure.number == 4  # more: unknown
     assert result.cold.samples == 2 and all(a.seconds.samples == 2 for a in result.after_change)
+    assert result.cold_filled is None or result.cold_filled.samples == 2
     assert [(a.step, a.field) for a in result.after_change] == [
         ("first_call", ""), ("repeat_call", ""), ("new_static", "s0"), ("seen_static", "s0"),
         ("equal_instance", ""), ("other_instance", ""),
@@ -161,8 +164,9 @@ def test_time_object_counts_what_it_was_asked():
 
 
 def test_spread_quartiles():
-    assert Spread.of([4.0, 1.0, 3.0, 2.0, 5.0]) == Spread(3.0, 2.0, 4.0, 5, 1)
-    assert Spread.of([2.0], 10) == Spread(2.0, 2.0, 2.0, 1, 10)
+    # Five samples are too few for 95% bounds of the median: their range stands for them.
+    assert Spread.of([4.0, 1.0, 3.0, 2.0, 5.0]) == Spread(3.0, 2.0, 4.0, 5, 1, 1.0, 5.0)
+    assert Spread.of([2.0], 10) == Spread(2.0, 2.0, 2.0, 1, 10, 2.0, 2.0)
 
 
 @pytest.mark.slow  # the README example end to end, each command a fresh process
@@ -215,7 +219,7 @@ def test_time_says_why_a_step_is_not_judged(capsys):
     once = Spread(1e-5, 1e-5, 1e-5, 1, 1)
     after = (AfterChange("same_shape_array", "max_speed", ".replace", once, "unjudged"),
              AfterChange("new_static", "mul", "setattr", once, "stale"))  # fmt: skip
-    render.timings(Timings("t", "cpu", once, "x", once, once, after), "table", 1)
+    render.timings(Timings("t", "cpu", once, "x", once, once, after, once, once), "table", 1)
     lines = capsys.readouterr().out.splitlines()
     unjudged = next(line for line in lines if line.startswith("after same_shape_array max_speed:"))
     assert unjudged.endswith(

@@ -1,11 +1,14 @@
-"""flax's MNIST CNN as a jitbench target: the model of flax's nnx MNIST tutorial, called as
-written (no jit), for ``jitbench advise`` to build each way of jitting its call from it::
+"""flax's MNIST CNN as a jitbench target: the model of flax's nnx tutorial, called as written.
 
-    PYTHONPATH=docs/examples jitbench advise flax_cnn:model --inputs flax_cnn:batch
-    PYTHONPATH=docs/examples jitbench advise flax_cnn:model --inputs flax_cnn:batch --device tpu
+The model and its batch are those of ``docs/advise_reference.py`` (the hand-written reference
+that imports no jitbench): two convolutions, average pooling and two dense layers on a batch
+of 32 images 28x28x1. Called as written, it runs op by op::
 
-The model is the tutorial's, line for line; ``batch`` is one of its batches (32 images of
-28x28x1, seeded).
+    PYTHONPATH=docs/examples jitbench advise flax_cnn:model [--device tpu]
+
+``jitbench advise`` builds each way of jitting the call from it (``nnx.jit``, tree mode,
+``nnx.jit_partial``, ``nnx.cached_partial``, ``jax.jit`` over ``nnx.split``), measured
+beside what ``python docs/advise_reference.py`` measures by hand.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from functools import partial
 import jax
 from flax import nnx
 
+from jitbench.targets import Target
+
 BATCH = 32
 
 
 class CNN(nnx.Module):
-    """A simple CNN model."""
+    """flax's MNIST tutorial model, as its docs write it."""
 
     def __init__(self, *, rngs: nnx.Rngs):
         self.conv1 = nnx.Conv(1, 32, kernel_size=(3, 3), rngs=rngs)
@@ -31,15 +36,16 @@ class CNN(nnx.Module):
     def __call__(self, x):
         x = self.avg_pool(nnx.relu(self.conv1(x)))
         x = self.avg_pool(nnx.relu(self.conv2(x)))
-        x = x.reshape(x.shape[0], -1)  # flatten
+        x = x.reshape(x.shape[0], -1)
         x = nnx.relu(self.linear1(x))
-        x = self.linear2(x)
-        return x
-
-
-def model() -> CNN:
-    return CNN(rngs=nnx.Rngs(0))
+        return self.linear2(x)
 
 
 def batch() -> jax.Array:
+    """A batch of images, on JAX's default device (``--device`` makes it the chosen one)."""
     return jax.random.normal(jax.random.key(1), (BATCH, 28, 28, 1))
+
+
+def model() -> Target:
+    """The CNN, built on JAX's default device, and its batch."""
+    return Target(CNN(rngs=nnx.Rngs(0)), (batch(),))

@@ -3,7 +3,7 @@
 JAX's ``benchmarks/api_benchmark.py`` times a few jitted calls with
 google_benchmark, with and without the wait for the result; each is a target
 here, so ``jitbench time`` measures the call theirs measures (its cached call
-waits, its dispatch does not)::
+waits, its loop per call waits once, for the last call, as their ``_dispatch`` loops do)::
 
     PYTHONPATH=docs/examples jitbench time jax_api:trivial
     PYTHONPATH=docs/examples jitbench time jax_api:simple

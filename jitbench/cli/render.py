@@ -13,6 +13,7 @@ from typing import Any
 
 from jitbench.auditing.scenario import SCENARIO, STEPS
 from jitbench.hazards import HAZARDS
+from jitbench.measure.sampling import CONFIDENCE, PRECISION, Spread
 from jitbench.targets.fields import named
 
 CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
@@ -142,34 +143,64 @@ def spread(figure: Any) -> str:
     return f"{figure.median * scale:.1f} {unit} [{figure.q1 * scale:.1f}, {figure.q3 * scale:.1f}]"
 
 
+# What each timing is, under jitbench time's and advise's tables.
+TIMED = """\
+cold first call: a new instance's first call, every in-memory cache cleared (it compiles)
+cache filled: the same with JAX's persistent compilation cache filled: a restarted script's
+dispatch: calls back to back in runs of 30, each run's last wait off the clock
+cached call: a call and its wait
+loop per call: calls back to back and one wait for the last: a training loop's pace"""
+
+
+def _sampled(repeat: int) -> str:
+    return (
+        f"medians of {repeat} samples or more each, taken until each median is known within "
+        f"{PRECISION:.0%} ({CONFIDENCE:.0%} bounds)"
+    )
+
+
 def timings(result: Any, form: str, repeat: int) -> None:
-    """``jitbench time``'s figures: cold, cached, dispatch, and after each change."""
+    """``jitbench time``'s figures: cold (without and with the persistent cache), dispatch,
+    cached call, loop per call, and after each change."""
     if form == "json":
         as_json(result.to_dict())
         return
     rows = [
         ("cold first call", "", "", result.cold, ""),
+        ("cold first call, cache filled", "", "", result.cold_filled, ""),
+        ("dispatch", "", "", result.dispatch, ""),
         ("cached call", "", "", result.cached, ""),
-        ("dispatch only", "", "", result.dispatch, ""),
+        ("loop per call", "", "", result.loop, ""),
         *((f"after {a.step}", a.field, a.how, a.seconds, a.outcome) for a in result.after_change),
     ]
     if form == "csv":
         _csv(["target", "device", "measure", "field", "how", "median_s", "q1_s", "q3_s", "samples",
               "number", "outcome"],
-             ([result.target, result.device, name, field, how, s.median, s.q1, s.q3, s.samples,
-               s.number, outcome] for name, field, how, s, outcome in rows))  # fmt: skip
+             ([result.target, result.device, name, field, how, *(_cells(s)), outcome]
+              for name, field, how, s, outcome in rows))  # fmt: skip
         return
     print(f"timings of {result.target} on {result.device}: seconds per call, median [q1, q3]")
-    print(f"cold calls on {result.cold_on}; cached and dispatch: {repeat} samples\n")
+    print(f"cold calls on {result.cold_on}; the others {_sampled(repeat)}\n")
     shown = [
-        (name, field or "-", how or "-", spread(s), s.samples * s.number, _mark(outcome))
+        (name, field or "-", how or "-", spread(s) if s else "-",
+         s.samples * s.number if s else "-", _mark(outcome))
         for name, field, how, s, outcome in rows
-    ]
+    ]  # fmt: skip
     table(shown, ["measure", "field", "change made with", "per call", "calls", "result"])
+    print(f"\n{TIMED}")
+    if result.cold_filled is None:
+        print("cache filled: -: JAX's persistent compilation cache did not serve the call here")
     for a in result.after_change:
         if a.outcome != "correct":
             why = a.error or _WHY.get(a.outcome, "its result differs from the call's without jit")
             print(f"after {a.step} {a.field or ''}: {_mark(a.outcome)}: {why}".replace("  ", " "))
+
+
+def _cells(figure: Any) -> tuple[Any, ...]:
+    """A spread's CSV cells (median, q1, q3, samples, number): empty where not measured."""
+    if figure is None:
+        return (None,) * 5
+    return figure.median, figure.q1, figure.q3, figure.samples, figure.number
 
 
 # Why a timed step is not judged correct, where no error says it: stale has its own line.
@@ -185,8 +216,12 @@ def _mark(outcome: str) -> str:
     return marks.get(outcome, "not judged")
 
 
-ADVICE_COLUMNS = ("way", "hazards", "compiles", "cold first call", "cached call", "dispatch",
-                  "instructions/call", "instructions/dispatch", "vs as written")  # fmt: skip
+ADVICE_COLUMNS = ("way", "hazards", "compiles", "cold first call", "cache filled", "dispatch",
+                  "cached call", "loop per call")  # fmt: skip
+COUNT_COLUMNS = ("instructions/call", "instructions/dispatch")
+ADVICE_CSV = ("target", "device", "way", "reason", "hazards", "compiles", "cold_s",
+              "cold_filled_s", "dispatch_s", "cached_s", "loop_s", "device_s",
+              "call_instructions", "dispatch_instructions", "ratio", "recommended")  # fmt: skip
 
 
 def _count(value: float | None) -> str:
@@ -213,11 +248,11 @@ def advice(result: Any, form: str) -> None:
         as_json(result.to_dict())
         return
     if form == "csv":
-        _csv(["target", "device", "way", "reason", "hazards", "compiles", "cold_s", "cached_s",
-              "dispatch_s", "call_instructions", "dispatch_instructions", "ratio", "recommended"],
+        _csv(ADVICE_CSV,
              ([result.target, result.device, r.way, r.reason, " ".join(r.hazards), r.compiles,
-               *(f.median if f else None for f in (r.cold, r.cached, r.dispatch)),
-               r.call_instructions, r.dispatch_instructions, r.ratio,
+               *(f.median if f else None for f in (r.cold, r.cold_filled, r.dispatch, r.cached,
+                                                    r.loop)),
+               r.device_time, r.call_instructions, r.dispatch_instructions, r.ratio,
                r.way == result.recommended] for r in result.rows))  # fmt: skip
         return
     if result.note:
@@ -226,14 +261,23 @@ def advice(result: Any, form: str) -> None:
     print(f"ways of jitting {result.target} ({result.kind}, call {result.call}) on "
           f"{result.device}")  # fmt: skip
     print("each way audited (the same scenario, the oracle the raw call without jit) and "
-          "timed: medians\n")  # fmt: skip
+          "timed: medians")  # fmt: skip
+    print(f"first calls once each, in a fresh state; the others {_sampled_all()}\n")
+    counted = any(r.call_instructions is not None for r in result.rows)
+    on_device = any(r.device_time is not None for r in result.rows)
     rows = [
-        [r.way, " ".join(r.hazards) or "none", r.compiles, _median(r.cold), _median(r.cached),
-         _median(r.dispatch), _count(r.call_instructions), _count(r.dispatch_instructions),
+        [r.way, " ".join(r.hazards) or "none", r.compiles,
+         *(_median(f) for f in (r.cold, r.cold_filled, r.dispatch, r.cached, r.loop)),
+         *((_seconds(r.device_time) if r.device_time is not None else "-",) if on_device else ()),
+         *((_count(r.call_instructions), _count(r.dispatch_instructions)) if counted else ()),
          _ratio(r.ratio)]
         for r in result.rows if r.built
     ]  # fmt: skip
-    table(rows, ADVICE_COLUMNS)
+    table(rows, [*ADVICE_COLUMNS, *(("device time",) if on_device else ()),
+                 *(COUNT_COLUMNS if counted else ()), "vs as written"])  # fmt: skip
+    print(TIMED)
+    if on_device:
+        print(f"device time: the {result.device}'s own time a call in a loop, from JAX's profiler")
     for r in result.rows:
         if not r.built:
             print(f"not built: {r.way}: {r.reason}")
@@ -242,6 +286,8 @@ def advice(result: Any, form: str) -> None:
             print(f"{r.way}: {r.findings[0]}{more}")
     if result.counts:
         print(result.counts)
+    if result.device != "cpu":
+        print(bound(result))
     if not result.recommended:
         print("\nno way is free of stale results and errors: see the audit of each")
         return
@@ -258,3 +304,60 @@ def advice(result: Any, form: str) -> None:
     for r in result.faster_hazardous():
         what = r.caveat or "the call as the user wrote it"
         print(f"faster, but {', '.join(r.hazards)}: {r.way}: {what}")
+
+
+def _sampled_all() -> str:
+    return (
+        f"sampled in turn until each median is known within {PRECISION:.0%} ({CONFIDENCE:.0%} "
+        "bounds) and the ways are told apart"
+    )
+
+
+def bound(result: Any) -> str:
+    """On an accelerator: whether a loop of the call as written is host-bound or device-bound
+    (its loop per call against the device's own time, or, where that is not known, against
+    its dispatch as the device rows judge it), and the way that would change it."""
+    from jitbench.measure.sampling import HIDDEN_BY
+
+    timed = [r for r in result.rows if r.built and r.device_bound is not None]
+    written = result.rows[0]  # the call as written comes first
+    device = result.device
+    if written not in timed:
+        return f"host-bound or device-bound on the {device}: not measured"
+
+    def figures(row: Any) -> str:
+        if row.device_time is not None:
+            own = _seconds(row.device_time)
+            return f"{_median(row.loop)} a call against the {device}'s own {own}"
+        ratio = row.loop.median / row.dispatch.median
+        return f"{_median(row.loop)} a call, {ratio:.2f}x its dispatch of {_median(row.dispatch)}"
+
+    basis = (
+        "" if written.device_time is not None
+        else f" (the {device}'s own time not measured: the loop against the dispatch, "
+        f"{HIDDEN_BY}x or more device-bound, as the device rows judge it)"
+    )  # fmt: skip
+    if written.device_bound:
+        return (
+            f"{written.way}: a loop of the call is device-bound ({figures(written)}){basis}: the "
+            f"{device}'s own time sets its pace, and another way of jitting changes the host's "
+            "part alone"
+        )
+    said = (
+        f"{written.way}: a loop of the call is host-bound ({figures(written)}){basis}: the "
+        f"{device} waits for the host to dispatch each call"
+    )
+    bound_ways = [r for r in timed if r.device_bound]
+    if bound_ways:
+        way = min(bound_ways, key=lambda r: r.loop.median)
+        return f"{said}; {way.way} makes it device-bound ({figures(way)})"
+    fastest = min(timed, key=lambda r: r.loop.median)
+    return (
+        f"{said}; no way makes it device-bound: the fastest loop, {fastest.way}'s "
+        f"({figures(fastest)}), is still the host's pace"
+    )
+
+
+def _seconds(value: float) -> str:
+    """Seconds in microseconds, or milliseconds from 1 ms on (as a spread's median)."""
+    return _median(Spread(value, value, value, 1))

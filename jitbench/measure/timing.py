@@ -1,46 +1,38 @@
-"""``jitbench time``: any subject's call timed the way the suite times it (cold, cached,
-dispatch, right after each change of the scenario), in seconds per call (see docs/benchmarks.md).
+"""``jitbench time``: any subject's call timed: the cold first call without and with JAX's
+persistent compilation cache filled, the dispatch, the synchronous (cached) call and the loop
+per call as the device rows measure them, and the call right after each change of the
+scenario, in seconds per call (see docs/benchmarks.md, docs/advise.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import statistics
+import tempfile
 import time
 import timeit
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jitbench.auditing.scenario import Play, attempt, replay
 from jitbench.auditing.subject import Subject, subject_of
-from jitbench.compiles import clear_caches, count_compiles
+from jitbench.compiles import (
+    block,
+    clear_caches,
+    clear_memory_caches,
+    count_compiles,
+    use_persistent_cache,
+)  # fmt: skip
 from jitbench.errors import JitbenchError
+from jitbench.measure import sampling
 from jitbench.measure.case import Prepared, cold_call
+from jitbench.measure.sampling import CALL, DISPATCH, LOOP, Spread
 from jitbench.options import REPEAT
 from jitbench.targets import as_target
 from jitbench.targets import fields as fieldlib
 
 COLD_CALLS = 5
 AFTER_RUNS = 3
-
-
-@dataclasses.dataclass(frozen=True)
-class Spread:
-    """Seconds per call over the samples: median and quartiles."""
-
-    median: float
-    q1: float
-    q3: float
-    samples: int
-    number: int = 1
-
-    @classmethod
-    def of(cls, per_call: list[float], number: int = 1) -> Spread:
-        if len(per_call) == 1:
-            (only,) = per_call
-            return cls(only, only, only, 1, number)
-        q1, median, q3 = statistics.quantiles(per_call, n=4, method="inclusive")
-        return cls(median, q1, q3, len(per_call), number)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +50,10 @@ class AfterChange:
 
 @dataclasses.dataclass(frozen=True)
 class Timings:
-    """What one subject's call costs: cold, cached, dispatch, and right after each change."""
+    """What one subject's call costs: the cold first call (``cold_filled``: with JAX's
+    persistent compilation cache filled, a restarted script's; None where that cache served
+    none of it), the synchronous (``cached``) call, the dispatch and the loop per call (as the
+    device rows measure them), and the call right after each change."""
 
     target: str
     device: str
@@ -67,6 +62,8 @@ class Timings:
     cached: Spread
     dispatch: Spread
     after_change: tuple[AfterChange, ...]
+    loop: Spread | None = None
+    cold_filled: Spread | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -80,12 +77,6 @@ def sample(call: Callable[[], Any], repeat: int, number: int | None) -> Spread:
     return Spread.of([seconds / number for seconds in timer.repeat(repeat, number)], number)
 
 
-def sample_dispatch(prepared: Prepared, repeat: int, number: int) -> Spread:
-    """``repeat`` samples of ``number`` calls back to back in runs that never fill the queue
-    (``Prepared.dispatch_loop``: the suite's dispatch row)."""
-    return Spread.of([prepared.dispatch_loop(number) / number for _ in range(repeat)], number)
-
-
 def cold_spread(subject: Subject, calls: int) -> tuple[Spread, str]:
     """``calls`` cold first calls (an uncounted one first), and what each was made on."""
     seconds = []
@@ -94,9 +85,53 @@ def cold_spread(subject: Subject, calls: int) -> tuple[Spread, str]:
         start = time.perf_counter()
         call()
         seconds.append(time.perf_counter() - start)
+    return Spread.of(seconds[1:]), cold_on(subject)
+
+
+def cold_on(subject: Subject) -> str:
+    """What a cold first call of ``subject`` is made on."""
     fresh = getattr(subject.target, "factory", None) is not None
-    on = "a new instance from the factory" if fresh else "a copy of the object, caches cleared"
-    return Spread.of(seconds[1:]), on
+    return "a new instance from the factory" if fresh else "a copy of the object, caches cleared"
+
+
+@contextlib.contextmanager
+def persistent_cache() -> Iterator[str]:
+    """JAX's persistent compilation cache on, in a temporary folder (removed after, the cache
+    off again): every program compiled in the block is written there."""
+    with tempfile.TemporaryDirectory(prefix="jitbench-compilation-cache-") as folder:
+        use_persistent_cache(folder)
+        try:
+            yield folder
+        finally:
+            use_persistent_cache(None)
+
+
+def first_call(call: Callable[[], Any], folder: str | None) -> tuple[float, int, int]:
+    """Seconds of ``call`` (a new instance's, bound) with every in-memory cache cleared and
+    JAX's persistent cache at ``folder`` (None: off); its hits and misses of that cache."""
+    use_persistent_cache(folder)
+    clear_memory_caches()
+    with count_compiles() as stats:
+        start = time.perf_counter()
+        block(call())
+        seconds = time.perf_counter() - start
+    return seconds, stats.persistent_cache_hits, stats.persistent_cache_misses
+
+
+def restarted(seconds: list[tuple[float, int, int]]) -> Spread | None:
+    """The first calls :func:`first_call` timed with the persistent cache filled, or None
+    where it missed a program of one (it was compiled: no restart's figure)."""
+    if not seconds or any(hits == 0 or misses for _, hits, misses in seconds):
+        return None
+    return Spread.of([s for s, _, _ in seconds])
+
+
+def cold_filled_spread(subject: Subject, calls: int) -> Spread | None:
+    """``calls`` first calls of new instances with JAX's persistent compilation cache filled
+    by a first call before them (in a temporary folder): what a restarted script pays."""
+    with persistent_cache() as folder:
+        found = [first_call(subject.call(subject.new()), folder) for _ in range(calls + 1)]
+    return restarted(found[1:])  # the first fills the cache
 
 
 def after_changes(
@@ -139,15 +174,17 @@ def time_subject(
     fields: str | None = None,
     arrays: int = fieldlib.DEFAULT_ARRAYS,
 ) -> Timings:
-    """Time ``subject``'s call: cold (the median of ``cold_calls`` first calls, caches cleared),
-    cached (``repeat`` timeit loops) and dispatch (``repeat`` samples of calls back to back,
-    in runs that never fill the queue), and right after each change of the audit's scenario
-    (the median of ``after_runs`` plays from cold caches).
+    """Time ``subject``'s call: cold (the median of ``cold_calls`` first calls, caches cleared;
+    as many with JAX's persistent compilation cache filled), the dispatch, synchronous call and
+    loop per call (:func:`~jitbench.measure.sampling.call_figures`: ``repeat`` samples each,
+    more until each median is known, :func:`~jitbench.measure.sampling.sample`), and right
+    after each change of the audit's scenario (the median of ``after_runs`` plays from cold
+    caches).
 
-    ``number`` calls per cached and dispatch sample (None: timeit's autorange picks it for
-    the cached call); ``fields``/``arrays`` choose the changes as
-    :func:`jitbench.audit_object` does.
-    A first call that raises is a JitbenchError naming the subject.
+    ``number`` calls per sample (None: as many as last
+    :data:`~jitbench.measure.sampling.SAMPLE_S`); ``fields``/``arrays`` choose the changes as
+    :func:`jitbench.audit_object` does. A first call that raises is a JitbenchError naming the
+    subject.
     """
     from jitbench.errors import error_text
 
@@ -157,14 +194,18 @@ def time_subject(
         raise JitbenchError(
             f"the first call of target {subject.name!r} raises: {error_text(exc)}"
         ) from None
-    cached = sample(prepared.call, repeat, number)
-    dispatch = sample_dispatch(prepared, repeat, cached.number)  # each call about a cached one
+    figures = sampling.call_figures(prepared, number)
+    sampling.sample(list(figures.values()), repeat)
+    spreads = {name: figure.spread() for name, figure in figures.items()}
+    prepared.call()
     chosen, _ = fieldlib.choose(subject.fields(prepared.obj)[0], fields, arrays)
     played, _ = subject.playable(prepared.obj, chosen)
     del prepared
-    cold, cold_on = cold_spread(subject, cold_calls)
+    cold, on = cold_spread(subject, cold_calls)
+    filled = cold_filled_spread(subject, cold_calls)
     after = after_changes(subject, after_runs, played)
-    return Timings(subject.name, subject.device, cold, cold_on, cached, dispatch, after)
+    return Timings(subject.name, subject.device, cold, on, spreads[CALL], spreads[DISPATCH],
+                   after, spreads[LOOP], filled)  # fmt: skip
 
 
 def time_object(target: Any, *, call: Any = None, inputs: Any = None, **kwargs: Any) -> Timings:

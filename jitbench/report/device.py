@@ -9,13 +9,11 @@ from typing import Any
 import pandas as pd
 
 from jitbench.document import Bold, Bullets
+from jitbench.measure.sampling import HIDDEN_BY  # the loop over the dispatch that hides the host
 from jitbench.report.run import Run, cell, order, slug
 from jitbench.report.summary import BASELINE, beside, break_even_warm, flag_hazards, per_device
 from jitbench.suite import catalog
 
-# Loop per call over dispatch from which the device hides the host; why this margin:
-# docs/accelerator.md#what-is-measured.
-HIDDEN_BY = 1.25
 # The figures per (strategy, size, device), by column.
 CALLS = {
     "dispatch_s": catalog.DEVICE_DISPATCH,

@@ -234,22 +234,45 @@ def _run(
     argv = [sys.executable, "-c", DRIVER, str(plan), str(folder / "out.json")]
     cpu = _cpus().get()  # a CPU of its own, while it runs
     try:
-        done = subprocess.run(
-            wrap(argv), env={**env, CPU_ENV: str(cpu)}, capture_output=True, text=True,
-            timeout=timeout, check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        what = rows[0].subject if len(rows) == 1 else f"{len(rows)} rows"
-        raise JitbenchError(f"counting {what} did not finish in {timeout:g} s") from None
+        with subprocess.Popen(
+            wrap(argv), env={**env, CPU_ENV: str(cpu)}, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        ) as process:  # fmt: skip
+            _running.add(process)
+            try:
+                _, stderr = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+                what = rows[0].subject if len(rows) == 1 else f"{len(rows)} rows"
+                raise JitbenchError(f"counting {what} did not finish in {timeout:g} s") from None
+            finally:
+                _running.discard(process)
     finally:
         _cpus().put(cpu)
-    if done.returncode != 0:
+    if process.returncode != 0:
+        if process in _stopped:
+            _stopped.discard(process)
+            raise JitbenchError("the counting process was stopped")
         # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
-        own = [line for line in done.stderr.splitlines() if not line.startswith("==")]
+        own = [line for line in stderr.splitlines() if not line.startswith("==")]
         tail = " | ".join(line.strip() for line in own[-3:] if line.strip())
-        exited = f"the counting process exited {done.returncode}: {tail}"
-        raise JitbenchError(callgrind.undecoded(done.stderr) or exited)
+        exited = f"the counting process exited {process.returncode}: {tail}"
+        raise JitbenchError(callgrind.undecoded(stderr) or exited)
     return json.loads((folder / "out.json").read_text())
+
+
+# The counting processes running now, and those :func:`stop` ended.
+_running: set[subprocess.Popen[str]] = set()
+_stopped: set[subprocess.Popen[str]] = set()
+
+
+def stop() -> None:
+    """End the counting processes this process started that still run (a caller that no
+    longer needs their counts); each :func:`count_rows` waiting on one raises JitbenchError."""
+    for process in list(_running):
+        _stopped.add(process)
+        process.kill()
 
 
 def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:

@@ -1,0 +1,228 @@
+"""How ``jitbench advise`` measures its ways: each audited; all timed together, samples taken
+in turn until their medians rank the ways (:mod:`jitbench.measure.sampling`); each way's
+first call once without and once with JAX's persistent compilation cache filled;
+instructions counted by one Valgrind process that runs beside it all; progress lines saying
+what is left (docs/advise.md).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from jitbench.compiles import count_compiles
+from jitbench.errors import JitbenchError, NoFigure, error_text
+from jitbench.measure import sampling
+from jitbench.measure.sampling import Spread
+
+if TYPE_CHECKING:
+    from jitbench.advise import WayRow
+    from jitbench.auditing.subject import Subject
+
+# What a way's figures are, by WayRow field (spreads, the device's time); or why it has none.
+Figures = dict[str, Any] | str
+
+
+class Progress:
+    """Lines on stderr while advise measures: the way, the step, and about how long is left,
+    from what the steps before took."""
+
+    def __init__(self, target: str, ways: int) -> None:
+        self.target, self.ways = target, ways
+        self.audits: list[float] = []  # seconds of each audit
+        self.compile_s: list[float] = []  # seconds of a first call's compile, from the audits
+        self.firsts: list[float] = []  # seconds of each way's two first calls
+
+    def say(self, what: str, left: float | None = None) -> None:
+        tail = f" (about {left:.0f} s left)" if left is not None and left >= 0.5 else ""
+        print(f"jitbench: advise {self.target}: {what}{tail}", file=sys.stderr, flush=True)
+
+    def audit(self, index: int, way: str) -> None:
+        """A line before each audit but the first (whose failure is the command's one line)."""
+        if self.audits:
+            left = statistics.mean(self.audits) * (self.ways - index) + self._after_audits()
+            self.say(f"way {index + 1} of {self.ways}, {way}: audit", left)
+
+    def timing(self, seconds: float) -> None:
+        self.say(f"{self.ways} ways: dispatch, cached call and loop per call",
+                 seconds + self._firsts(0))  # fmt: skip
+
+    def first_calls(self, index: int, way: str) -> None:
+        self.say(f"way {index + 1} of {self.ways}, {way}: first call, without and with the "
+                 "persistent compilation cache", self._firsts(index))  # fmt: skip
+
+    def _after_audits(self) -> float:
+        # The timings' first rounds (a sample lasts SAMPLE_S at most) and the first calls.
+        per_way = 3 * sampling.SAMPLE_S * 7
+        return per_way * self.ways + self._firsts(0)
+
+    def _firsts(self, done: int) -> float:
+        each = statistics.mean(self.firsts or self.compile_s or [0.0]) * (1 if self.firsts else 2)
+        return each * (self.ways - done)
+
+
+def audited(
+    row: WayRow, subject: Subject, fields: str | None, arrays: int, progress: Progress,
+    index: int,
+) -> WayRow:  # fmt: skip
+    """``row`` with the audit of its way: its hazards, compiles and findings, or why not."""
+    from jitbench.auditing.audit import audit_subject
+    from jitbench.auditing.verdict import hazards
+
+    progress.audit(index, row.way)
+    start = time.perf_counter()
+    with count_compiles() as stats:
+        try:
+            audit = audit_subject(subject, fields=fields, arrays=arrays)
+        except JitbenchError as exc:
+            return dataclasses.replace(row, reason=str(exc))
+    progress.audits.append(time.perf_counter() - start)
+    if stats.compiles:
+        spent = stats.trace_seconds + stats.lower_seconds + stats.compile_seconds
+        progress.compile_s.append(spent / stats.compiles)
+    return dataclasses.replace(row, hazards=tuple(audit.hazards()), compiles=audit.compiles,
+                               findings=tuple(hazards(audit)))  # fmt: skip
+
+
+def timed(
+    subjects: dict[str, Subject], repeat: int, cold_calls: int, ranking: str, platform: str,
+    progress: Progress,
+) -> dict[str, Figures]:  # fmt: skip
+    """Every way's figures: ``dispatch``, ``cached`` and ``loop`` of all ways sampled in turn
+    (at least ``repeat`` samples each; more where a median is not known yet or the ``ranking``
+    figures of two ways are not told apart); on an accelerator ``platform``, the device's own
+    time per call in a loop (``device_time``, :func:`~jitbench.measure.devicetime.device_seconds`);
+    then each way's first call, ``cold_calls`` times each, in its own fresh state: every
+    in-memory cache cleared, JAX's persistent compilation cache off (``cold``), and filled by
+    the way's first compile (``cold_filled``)."""
+    from jitbench.measure.case import Prepared
+    from jitbench.measure.devicetime import device_seconds
+    from jitbench.measure.timing import first_call, persistent_cache, restarted
+
+    found: dict[str, Figures] = {}
+    with persistent_cache() as folder:
+        made: dict[str, Any] = {}
+        for name, subject in subjects.items():
+            try:
+                prepared = Prepared(subject)  # compiled: the program written to the cache
+                made[name] = (prepared, sampling.call_figures(prepared))
+                for figure in made[name][1].values():  # each figure once: one that raises
+                    figure.take()
+            except Exception as exc:
+                made.pop(name, None)
+                found[name] = f"its timed call raises: {error_text(exc)}"
+        flat = [f for _, figures in made.values() for f in figures.values()]
+        ranked = [i for i, kind in enumerate(k for _, fs in made.values() for k in fs)
+                  if kind == ranking]  # fmt: skip
+        progress.timing(sum(f.number * f.per_call[0] for f in flat) * max(repeat - 1, 0))
+
+        def close() -> set[int]:
+            return {ranked[i] for i in sampling.unresolved([flat[j] for j in ranked])}
+
+        sampling.sample(flat, repeat, close=close)
+        # Each first call's instance, built and bound while every cache is warm.
+        fresh = {name: [subjects[name].call(subjects[name].new()) for _ in range(2 * cold_calls)]
+                 for name in made}  # fmt: skip
+        for name, (prepared, figures) in made.items():
+            found[name] = {kind: figure.spread() for kind, figure in figures.items()}
+            loop = figures[sampling.LOOP]
+            found[name]["device_time"] = device_seconds(prepared.loop, loop.number, platform)
+        made.clear()
+        for index, (name, calls) in enumerate(fresh.items()):
+            progress.first_calls(index, name)
+            start = time.perf_counter()
+            try:
+                cold = [first_call(call, None)[0] for call in calls[:cold_calls]]
+                filled = restarted([first_call(call, folder) for call in calls[cold_calls:]])
+            except Exception as exc:
+                found[name] = f"its first call raises: {error_text(exc)}"
+                continue
+            progress.firsts.append(time.perf_counter() - start)
+            figures = found[name]
+            assert isinstance(figures, dict)
+            figures.update(cold=Spread.of(cold), cold_filled=filled)
+    return found
+
+
+def with_figures(row: WayRow, figures: Figures | None) -> WayRow:
+    """``row`` with its figures, or why it has none."""
+    if figures is None:
+        return row
+    if isinstance(figures, str):
+        return dataclasses.replace(row, reason=figures)
+    return dataclasses.replace(row, **figures)
+
+
+@dataclasses.dataclass
+class Counting:
+    """The ways' instructions, counted by one Valgrind process started before the audits and
+    running beside them (on a CPU of its own), or why they are not counted."""
+
+    reason: str = ""
+    ways: tuple[str, ...] = ()
+    future: concurrent.futures.Future[list[Any]] | None = None
+    started: float = 0.0
+
+    @classmethod
+    def start(
+        cls, spec: str | None, device: str, call: str | None, inputs: str | None,
+        ways: Sequence[str], wanted: bool,
+    ) -> Counting:  # fmt: skip
+        from jitbench.measure.counting import callgrind, instructions
+
+        if not wanted:
+            return cls("instructions not counted: not asked for")
+        if spec is None:
+            return cls("instructions not counted: the target was handed over, not named by its "
+                       "spec")  # fmt: skip
+        if device != "cpu":
+            return cls(f"instructions not counted: they are counted on the CPU alone (a "
+                       f"counting process cannot open the {device} this one holds)")  # fmt: skip
+        reason = callgrind.unavailable_reason()
+        if reason is not None:
+            return cls(f"instructions not counted: {reason}")
+        rows = [instructions.Row(spec, device, call=call, inputs=inputs, way=w) for w in ways]
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        future = pool.submit(instructions.count_rows, rows)
+        pool.shutdown(wait=False)
+        print(f"jitbench: advise {spec}: counting the instructions of {len(rows)} ways under "
+              "Valgrind, beside the rest (--no-count skips it)", file=sys.stderr,
+              flush=True)  # fmt: skip
+        return cls("", tuple(ways), future, time.perf_counter())
+
+    def cancel(self) -> None:
+        """Stop the counting process, its counts no longer needed."""
+        from jitbench.measure.counting import instructions
+
+        if self.future is not None and not self.future.done():
+            instructions.stop()
+
+    def finish(self, rows: list[WayRow], progress: Progress) -> tuple[list[WayRow], str]:
+        """The rows with their instructions, and why some or all have none ("" where all do)."""
+        if self.future is None:
+            return rows, self.reason
+        if not self.future.done():
+            so_far = time.perf_counter() - self.started
+            progress.say(f"waiting for the instruction counts of {len(self.ways)} ways "
+                         f"(Valgrind, {so_far:.0f} s so far)")  # fmt: skip
+        try:
+            found = self.future.result()
+        except (NotImplementedError, JitbenchError) as exc:
+            return rows, f"instructions not counted: {exc}"
+        by_way = dict(zip(self.ways, found, strict=True))
+        done, missing = [], []
+        for row in rows:
+            got = by_way.get(row.way) if row.built else None
+            if isinstance(got, NoFigure):
+                missing.append(f"{row.way}: {got.reason}")
+            elif got is not None:
+                row = dataclasses.replace(
+                    row, call_instructions=got.call, dispatch_instructions=got.dispatch
+                )
+            done.append(row)
+        return done, "; ".join(missing)
