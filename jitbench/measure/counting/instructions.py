@@ -98,11 +98,15 @@ class Row:
 
 @dataclasses.dataclass(frozen=True)
 class Counts:
-    """Instructions per call of one row, of the calling thread (which runs all of XLA's work
-    in the counting process, pinned to one CPU)."""
+    """Instructions per call of one row, of the calling thread: the whole call (``call``,
+    ``dispatch``: the program's run included, as much of it as XLA runs on that thread) and
+    the host's share (``host_call``, ``host_dispatch``: all but the program's run, None where
+    the thread ran no program through :data:`callgrind.PROGRAM_RUN`). docs/counting.md."""
 
     call: float
     dispatch: float
+    host_call: float | None = None
+    host_dispatch: float | None = None
 
 
 def opt_in_reason() -> str:
@@ -167,7 +171,7 @@ def count_rows(
             folder = Path(tmp)
             outcomes = _run(group, folder, lambda argv: callgrind.command(folder, argv), environ,
                             timeout)  # fmt: skip
-            dumps = list(callgrind.read_dumps(folder))
+            dumps = list(callgrind.read_dumps(folder, programs=True))
         return [_counts(i, outcomes[i], dumps) for i in range(len(group))]
 
     return _by_subject(rows, count)
@@ -259,16 +263,30 @@ def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int]) ->
     return (many - few) / (used[1] - used[0])
 
 
+def _host_per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int]) -> float | None:
+    """The calling thread's instructions per call outside its program runs, from the same two
+    stretches; None where a stretch ran no program there."""
+    stretches = [
+        [d for d in dumps if d.thread == callgrind.CALLING_THREAD and d.label == f"{label}:{n}"]
+        for n in used
+    ]
+    if not all(sum(d.runs for d in found) for found in stretches):
+        return None
+    few, many = (sum(d.instructions - d.program for d in found) for found in stretches)
+    return (many - few) / (used[1] - used[0])
+
+
 def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | NoFigure:
     """A row's counts per call from its dumps; ``outcome`` is the worker's (calls or why not)."""
     missing = NoFigure.from_json(outcome)
     if missing is not None:
         return missing
-    per_call = {}
+    whole, host = {}, {}
     for kind in KINDS:
         label = f"{index}:{kind}"
         stretches = {f"{label}:{n}" for n in outcome[kind]}
         if not any(d.label in stretches and d.thread == callgrind.CALLING_THREAD for d in dumps):
             raise JitbenchError(f"callgrind wrote no count of row {index} ({kind})")
-        per_call[kind] = _per_call(dumps, label, outcome[kind])
-    return Counts(per_call["call"], per_call["dispatch"])
+        whole[kind] = _per_call(dumps, label, outcome[kind])
+        host[kind] = _host_per_call(dumps, label, outcome[kind])
+    return Counts(whole["call"], whole["dispatch"], host["call"], host["dispatch"])
