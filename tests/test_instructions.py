@@ -67,6 +67,25 @@ def test_without_valgrind_the_reason_is_one_line(monkeypatch, tmp_path):
     assert instructions.table([Row("helper_function", "cpu", 10)]) == NoFigure(reason)
 
 
+def test_a_report_says_counts_are_off_and_how_to_turn_them_on(monkeypatch, tmp_path):
+    # asv names an environment after its variables; the matrix jitbench init writes:
+    asked = "virtualenv-py3.13-asv_runner0.3.2-jax-pytest-codspeed5.0.4-JITBENCH_INSTRUCTIONS1"
+    assert instructions.asked_in(asked)
+    assert not instructions.asked_in(asked.replace("INSTRUCTIONS1", "INSTRUCTIONS0"))
+    assert not instructions.asked_in("virtualenv-py3.13-asv_runner0.3.2-jax")
+    monkeypatch.setenv("PATH", str(tmp_path))  # this machine: no Valgrind
+    assert instructions.off_note(True) == (
+        "Instruction counts are off in this run: every count row is n/a, though its "
+        "environment asks for them (JITBENCH_INSTRUCTIONS=1). `asv run -e` prints each row's "
+        "reason; on this machine: valgrind is not on PATH (Debian/Ubuntu: apt-get install "
+        "valgrind)."
+    )
+    off = instructions.off_note(False)
+    assert off.startswith("Instruction counts are off: this run's environment does not ask")
+    assert "apt-get install valgrind libtcmalloc-minimal4" in off
+    assert "set JITBENCH_INSTRUCTIONS=1 with pytest-codspeed>=5,<6 in asv's environment" in off
+
+
 def test_the_check_command_is_one_line_and_exit_2_without_valgrind(tmp_path):
     env = {**os.environ, "PATH": str(tmp_path)}
     done = subprocess.run(

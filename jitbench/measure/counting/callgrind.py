@@ -40,13 +40,25 @@ def valgrind() -> str | None:
 
 
 def unavailable_reason() -> str | None:
-    """Why this process cannot count (not Linux, no Valgrind, hooks or tcmalloc), or None."""
+    """Why this process cannot count (not Linux, no Valgrind, tcmalloc or hooks), or None."""
+    reason = machine_reason()
+    if reason is not None:
+        return reason
+    try:
+        _hooks()
+    except JitbenchError as exc:
+        return str(exc)
+    return None
+
+
+def machine_reason() -> str | None:
+    """Why this machine cannot count (not Linux, no Valgrind or tcmalloc), or None: what every
+    Python environment of the machine shares (the hooks are each environment's own)."""
     if not sys.platform.startswith("linux"):
         return f"instruction counts need Valgrind on Linux; this is {sys.platform}"
     if valgrind() is None:
         return "valgrind is not on PATH (Debian/Ubuntu: apt-get install valgrind)"
     try:
-        _hooks()
         allocator()
     except JitbenchError as exc:
         return str(exc)

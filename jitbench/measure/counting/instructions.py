@@ -9,6 +9,7 @@ import functools
 import json
 import os
 import queue
+import re
 import statistics
 import subprocess
 import sys
@@ -113,6 +114,32 @@ def opt_in_reason() -> str:
     return (
         f"instruction counts are opt-in (Valgrind, minutes): nox -s instructions, "
         f"or {OPT_IN_ENV}=1 asv run -b Instructions"
+    )
+
+
+def asked_in(env_name: str) -> bool:
+    """Whether asv's environment of this name sets ``JITBENCH_INSTRUCTIONS=1`` (asv names an
+    environment after its variables: ``...-JITBENCH_INSTRUCTIONS1``)."""
+    return re.search(rf"(^|-){OPT_IN_ENV}1(-|$)", env_name) is not None
+
+
+def off_note(asked: bool) -> str:
+    """What a report says of a run whose count rows are all n/a: counts are off, why where this
+    machine can tell, and how to turn them on (``asked``: its environment asks for counts)."""
+    if asked:
+        reason = callgrind.machine_reason()
+        here = f"; on this machine: {reason}" if reason else ""
+        return (
+            "Instruction counts are off in this run: every count row is n/a, though its "
+            f"environment asks for them ({OPT_IN_ENV}=1). `asv run -e` prints each row's "
+            f"reason{here}."
+        )
+    return (
+        "Instruction counts are off: this run's environment does not ask for them. To count, "
+        f"install Valgrind and tcmalloc (Debian/Ubuntu: apt-get install valgrind "
+        f"{callgrind.ALLOCATOR_PACKAGE}), then set {OPT_IN_ENV}=1 with {callgrind.HOOKS_PACKAGE} "
+        "in asv's environment (the matrix of asv.conf.json, which jitbench init writes where "
+        "it finds both; jitbench's own suite: nox -s instructions)."
     )
 
 
