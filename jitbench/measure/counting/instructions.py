@@ -156,13 +156,13 @@ Table = dict[Row, Counts | NoFigure] | NoFigure
 
 def table(rows: Sequence[Row]) -> Table:
     """The counts of ``rows`` for an asv ``setup_cache``, or the one reason none are counted
-    (not opted in, or counting cannot run here: then printed once, as one line)."""
+    (not opted in, or counting cannot run here), which each row's ``setup`` raises: asv
+    shows it with ``asv run -e`` (a setup_cache's own output, never)."""
     if not opted_in(OPT_IN_ENV):
         return NoFigure(opt_in_reason())
     try:
         return dict(zip(rows, count_rows(rows), strict=True))
     except NotImplementedError as exc:
-        print(f"jitbench: {exc}", file=sys.stderr, flush=True)
         return NoFigure(str(exc))
 
 
