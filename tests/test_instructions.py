@@ -395,6 +395,11 @@ def test_the_same_call_counts_the_same_in_two_processes(counted):
         assert abs(a / b - 1) <= COUNT_TOLERANCE, (kind, a, b)
     # The calling thread waits for its own result: a blocking call counts more.
     assert first.call > first.dispatch
+    # The host's share: the call less the program's run (a small one at this size), as steady.
+    for kind in instructions.KINDS:
+        a, b = getattr(first, f"host_{kind}"), getattr(second, f"host_{kind}")
+        assert 0.5 * getattr(first, kind) < a < getattr(first, kind)
+        assert abs(a / b - 1) <= COUNT_TOLERANCE, (kind, a, b)
 
 
 @pytest.mark.slow
@@ -414,6 +419,9 @@ def test_planted_work_slows_the_call_by_its_fraction_of_instructions(counted):
     # rows before it (a twin here, the generated class there) leave in the caches.
     assert 0.01 < slowed.call / plain.call - 1 < 0.03
     assert compare.count_mark(plain.call, slowed.call, COUNT_TOLERANCE) == "+"
+    # Host work: the host's share grows by as much, and a bit more of itself.
+    assert slowed.host_call - plain.host_call == pytest.approx(slowed.call - plain.call, rel=0.01)
+    assert slowed.host_call / plain.host_call - 1 > 0.01
 
 
 def test_counting_processes_at_once_run_on_cpus_of_their_own():

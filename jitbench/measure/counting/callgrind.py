@@ -197,8 +197,8 @@ class Counter:
 
 
 # The function in which the calling thread runs a compiled program on the CPU (XLA's thunk
-# executor, jaxlib 0.4.32 on): what its top-level calls count is the program's own run, which
-# XLA may share with its worker threads; the rest of the thread's count is the host's
+# executor, jaxlib's CPU runtime): what its top-level calls count is the program's own run,
+# which XLA may share with its worker threads; the rest of the thread's count is the host's
 # (docs/counting.md, "A compute-heavy model"). Callgrind names a recursive call "...'2".
 PROGRAM_RUN = "xla::cpu::ThunkExecutor::Execute(xla::cpu::Thunk::ExecuteParams const&)"
 
