@@ -82,9 +82,12 @@ def main() -> None:
     valgrind = subprocess.run(
         [callgrind.valgrind() or "valgrind", "--version"], capture_output=True, text=True
     ).stdout.strip()
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    git = ["git", "-C", str(ROOT)]
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    changed = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
     ).stdout.strip()
+    commit = commit.strip() + (" with local changes" if changed else "")
     record = {
         "machine": args.machine,
         "commit": commit,
