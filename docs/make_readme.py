@@ -506,6 +506,64 @@ def counts_block(frame: pd.DataFrame) -> str:
     )
 
 
+# docs/counts_cnn.py's checks of flax's MNIST CNN, in order, and each one's figures.
+CNN_CHECKS = {"baseline": "baseline", "unchanged": "unchanged model", "planted": "2% planted"}
+CNN_FIGURES = {
+    "call": "cached call",
+    "dispatch": "dispatch",
+    "host_call": "host's share, cached call",
+    "host_dispatch": "host's share, dispatch",
+}
+
+
+def cnn_counts_block() -> str:
+    """The checks of flax's MNIST CNN as a project's counts check runs them, from the newest
+    committed ``python docs/counts_cnn.py`` (docs/counts/cnn/MACHINE.json)."""
+    record = newest(COUNTS / "cnn", lambda r: r["started"])
+    if record is None:
+        raise SystemExit("no record in docs/counts/cnn: python docs/counts_cnn.py")
+    checks = record["checks"]
+    rows = []
+    for key, label in CNN_CHECKS.items():
+        found, row = checks[key], {"check": label}
+        for kind, column in CNN_FIGURES.items():
+            value = f"{found['counts'][kind]:,.0f}"
+            if found["baseline"]:
+                value += f" ({found['counts'][kind] / found['baseline'][kind]:.4f})"
+            row[column] = value
+        said = found["said"]
+        row["the check"] = said if said in ("written", "passed") else "failed"
+        rows.append(row)
+    versions = record["versions"]
+    # The failure's lines of old, new and ratio (its first line names a temporary file).
+    planted = [line for line in checks["planted"]["said"].splitlines() if line.startswith("  ")]
+    return "\n".join(
+        [
+            f"`python docs/counts_cnn.py` on machine **{record['machine']}** "
+            f"({record['cpus']} CPUs, {record['valgrind']}, JAX {versions['jax']}, flax "
+            f"{versions['flax']}, Python {versions['python']}; {record['started']}): "
+            "instructions per call of flax's MNIST CNN (a batch of 32), each check in a "
+            "process of its own, a ratio to the baseline in brackets; the check judges the "
+            "host's share:",
+            "",
+            pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True),
+            "",
+            *(
+                [
+                    "The planted step's check failed: instructions per call grew beyond the "
+                    "tolerance 0.01,",
+                    "",
+                    "```",
+                    *planted,
+                    "```",
+                ]
+                if planted
+                else ["The planted step's check passed: not flagged."]
+            ),
+        ]
+    )
+
+
 def _counted_family(runs: Runs, benchmarks: dict[str, str], name: str) -> Run | None:
     """The newest committed run of a counted family, as the report reads it; None if none."""
     values = tuple(benchmarks.values())
@@ -1114,7 +1172,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "README.md": ("bench-time", "run", "accelerator", "audit", "findings", "stack"),
     "docs/accelerator.md": ("accelerator-reference", "accelerator-sweep"),
     "docs/own-objects.md": ("own-class", "explain"),
-    "docs/counting.md": ("counts", "caller-depth", "counted-depth"),
+    "docs/counting.md": ("counts", "counts-cnn", "caller-depth", "counted-depth"),
     "docs/scaling.md": ("depth", "instances"),
     "docs/running.md": ("dashboard",),
     "docs/strategies.md": ("strategies-table", "strategies"),
@@ -1157,6 +1215,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "async-dispatch": async_dispatch_block,
         "ecosystem": ecosystem_block,
         "counts": lambda: counts_block(runs.frame),
+        "counts-cnn": cnn_counts_block,
         "depth": lambda: depth_block(runs),
         "instances": lambda: instances_block(runs),
         "caller-depth": lambda: caller_depth_block(runs),

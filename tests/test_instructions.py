@@ -7,6 +7,7 @@ with counts, never with times, so they do not depend on the machine's load.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import shutil
@@ -64,6 +65,25 @@ def test_without_valgrind_the_reason_is_one_line(monkeypatch, tmp_path):
         instructions.count_rows([Row("helper_function", "cpu", 10)])
     monkeypatch.setenv(instructions.OPT_IN_ENV, "1")
     assert instructions.table([Row("helper_function", "cpu", 10)]) == NoFigure(reason)
+
+
+def test_a_report_says_counts_are_off_and_how_to_turn_them_on(monkeypatch, tmp_path):
+    # asv names an environment after its variables; the matrix jitbench init writes:
+    asked = "virtualenv-py3.13-asv_runner0.3.2-jax-pytest-codspeed5.0.4-JITBENCH_INSTRUCTIONS1"
+    assert instructions.asked_in(asked)
+    assert not instructions.asked_in(asked.replace("INSTRUCTIONS1", "INSTRUCTIONS0"))
+    assert not instructions.asked_in("virtualenv-py3.13-asv_runner0.3.2-jax")
+    monkeypatch.setenv("PATH", str(tmp_path))  # this machine: no Valgrind
+    assert instructions.off_note(True) == (
+        "Instruction counts are off in this run: every count row is n/a, though its "
+        "environment asks for them (JITBENCH_INSTRUCTIONS=1). `asv run -e` prints each row's "
+        "reason; on this machine: valgrind is not on PATH (Debian/Ubuntu: apt-get install "
+        "valgrind)."
+    )
+    off = instructions.off_note(False)
+    assert off.startswith("Instruction counts are off: this run's environment does not ask")
+    assert "apt-get install valgrind libtcmalloc-minimal4" in off
+    assert "set JITBENCH_INSTRUCTIONS=1 with pytest-codspeed>=5,<6 in asv's environment" in off
 
 
 def test_the_check_command_is_one_line_and_exit_2_without_valgrind(tmp_path):
@@ -142,7 +162,8 @@ def test_a_tcmalloc_path_that_is_not_a_file_is_one_line_and_exit_2(monkeypatch, 
     if shutil.which("valgrind") is not None and importlib.util.find_spec("pytest_codspeed"):
         assert reason == (
             f"JITBENCH_TCMALLOC={str(missing)!r} is not a file: set it to a "
-            "libtcmalloc_minimal.so or unset it to use the system's"
+            "libtcmalloc_minimal.so or unset it to use the system's (where jitbench init "
+            "recorded it: in asv.conf.json's matrix)"
         )
         done = subprocess.run(
             [sys.executable, "-m", "jitbench.measure.counting.callgrind"],
@@ -156,6 +177,29 @@ def test_a_tcmalloc_path_that_is_not_a_file_is_one_line_and_exit_2(monkeypatch, 
     assert not missing.exists()
 
 
+def test_a_tcmalloc_named_by_jitbench_tcmalloc_is_what_init_records(monkeypatch, tmp_path):
+    """asv's benchmarks run from another shell: where JITBENCH_TCMALLOC names the library, init
+    writes it, as an absolute path, beside JITBENCH_INSTRUCTIONS=1 in the matrix."""
+    from jitbench.suite import scaffold
+
+    library = tmp_path / "lib" / "libtcmalloc_minimal.so.4"
+    library.parent.mkdir()
+    library.write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(callgrind.ALLOCATOR_ENV, "lib/libtcmalloc_minimal.so.4")
+    assert callgrind.allocator_setting() == {callgrind.ALLOCATOR_ENV: str(library)}
+    matrix = scaffold._matrix("5.0.4")
+    assert matrix["env_nobuild"] == {
+        instructions.OPT_IN_ENV: ["1"],
+        callgrind.ALLOCATOR_ENV: [str(library)],
+    }
+    assert "env_nobuild" not in scaffold._matrix(None)  # no counts: nothing of tcmalloc
+    monkeypatch.delenv(callgrind.ALLOCATOR_ENV)
+    if callgrind.unavailable_reason() is None:  # the system's tcmalloc: found there as here
+        assert callgrind.allocator_setting() == {}
+        assert scaffold._matrix("5.0.4")["env_nobuild"] == {instructions.OPT_IN_ENV: ["1"]}
+
+
 def test_a_process_without_tcmalloc_loaded_refuses_to_count(tmp_path):
     maps = tmp_path / "maps"
     maps.write_text("7f00-7f01 r-xp 00000000 08:01 1 /usr/lib/x86_64-linux-gnu/libc.so.6\n")
@@ -163,6 +207,82 @@ def test_a_process_without_tcmalloc_loaded_refuses_to_count(tmp_path):
         callgrind.check_allocator(maps)
     maps.write_text("7f00-7f01 r-xp 00000000 08:01 2 /usr/lib/libtcmalloc_minimal.so.4.5.10\n")
     callgrind.check_allocator(maps)
+
+
+# A callgrind dump of the calling thread (trimmed from one of flax's MNIST CNN, five calls):
+# the thunk executor called by jaxlib's PjRt (a name given once, then its number), a while
+# loop's executor inside it (callgrind's "'2": a recursive call, inside the first's count).
+DUMP = """\
+# callgrind format
+version: 1
+creator: callgrind-3.19.0
+thread: 1
+
+desc: Trigger: Client Request: 0:call:5
+
+positions: line
+events: Ir
+summary: 0
+
+
+ob=(4) /env/site-packages/jaxlib/libjax_common.so
+fl=(3) ???
+fn=(2690) xla::CpuPjRtRawLoadedExecutable::Execute(xla::ExecuteOptions const&)
+0 35
+cfn=(2692) xla::cpu::ThunkExecutor::Execute(xla::cpu::Thunk::ExecuteParams const&)
+calls=5 0
+0 291148385
+0 40
+
+fn=(2692)
+0 115
+cfn=(2694) xla::cpu::WhileThunk::Execute(xla::cpu::Thunk::ExecuteParams const&)
+calls=5 0
+0 1390
+
+fn=(2694)
+0 20
+cfn=(2696) xla::cpu::ThunkExecutor::Execute(xla::cpu::Thunk::ExecuteParams const&)'2
+calls=10 0
+0 1000
+
+ob=(2) /python/lib/libpython3.13.so.1.0
+fl=(9) Python/ceval.c
+fn=(91) _PyEval_EvalFrameDefault
+16 500
+cfn=(2692)
+calls=2 16
+16 777
+
+totals: 309503096
+"""
+
+
+def test_a_dump_is_read_with_its_program_runs(tmp_path):
+    (tmp_path / f"{callgrind.OUT_NAME}.7114-01").write_text(DUMP)
+    (whole,) = callgrind.read_dumps(tmp_path)
+    assert whole == callgrind.Dump("0:call:5", 1, 309503096)
+    (read,) = callgrind.read_dumps(tmp_path, programs=True)
+    assert (read.program, read.runs) == (291148385 + 777, 7)
+
+
+def test_the_hosts_share_is_the_calling_thread_outside_its_program_runs():
+    def dump(label: str, instructions: int, program: int, runs: int) -> callgrind.Dump:
+        return callgrind.Dump(label, callgrind.CALLING_THREAD, instructions, program, runs)
+
+    outcome = {kind: [100, 300] for kind in instructions.KINDS}
+    dumps = [
+        dump("0:call:100", 10_000_000, 9_000_000, 100),
+        dump("0:call:300", 30_000_000, 27_600_000, 300),  # the program's run: 9.3M more
+        dump("0:dispatch:100", 8_000_000, 7_000_000, 100),
+        dump("0:dispatch:300", 24_000_000, 21_000_000, 300),
+        callgrind.Dump("0:call:300", 5, 999_999),  # a worker's: never the calling thread's
+    ]
+    counted = instructions._counts(0, outcome, dumps)
+    assert counted == Counts(100_000.0, 80_000.0, host_call=7_000.0, host_dispatch=10_000.0)
+    # A thread that ran no program there (another runtime): no host's share, never the whole.
+    unrun = [dataclasses.replace(d, program=0, runs=0) for d in dumps]
+    assert instructions._counts(0, outcome, unrun) == Counts(100_000.0, 80_000.0)
 
 
 def test_fit_line_is_least_squares():
@@ -275,6 +395,11 @@ def test_the_same_call_counts_the_same_in_two_processes(counted):
         assert abs(a / b - 1) <= COUNT_TOLERANCE, (kind, a, b)
     # The calling thread waits for its own result: a blocking call counts more.
     assert first.call > first.dispatch
+    # The host's share: the call less the program's run (a small one at this size), as steady.
+    for kind in instructions.KINDS:
+        a, b = getattr(first, f"host_{kind}"), getattr(second, f"host_{kind}")
+        assert 0.5 * getattr(first, kind) < a < getattr(first, kind)
+        assert abs(a / b - 1) <= COUNT_TOLERANCE, (kind, a, b)
 
 
 @pytest.mark.slow
@@ -294,6 +419,9 @@ def test_planted_work_slows_the_call_by_its_fraction_of_instructions(counted):
     # rows before it (a twin here, the generated class there) leave in the caches.
     assert 0.01 < slowed.call / plain.call - 1 < 0.03
     assert compare.count_mark(plain.call, slowed.call, COUNT_TOLERANCE) == "+"
+    # Host work: the host's share grows by as much, and a bit more of itself.
+    assert slowed.host_call - plain.host_call == pytest.approx(slowed.call - plain.call, rel=0.01)
+    assert slowed.host_call / plain.host_call - 1 > 0.01
 
 
 def test_counting_processes_at_once_run_on_cpus_of_their_own():

@@ -395,6 +395,25 @@ def test_a_count_beyond_the_tolerance_fails_with_old_new_and_ratio(tmp_path):
         counts._judge(fell, "m:f", "cpu", 0.01)
 
 
+def test_the_check_judges_the_hosts_share_where_the_baseline_has_it(tmp_path):
+    """On a compute-heavy model the whole call is mostly XLA's kernels: a host-side change of 2%
+    moves it by a tenth of that, the host's share by all of it (docs/counting.md)."""
+    old = {"call": 61_890_000, "dispatch": 61_880_000, "host_call": 3_670_000,
+           "host_dispatch": 3_660_000}  # fmt: skip
+    new = {"call": 61_963_000, "dispatch": 61_953_000, "host_call": 3_743_000,
+           "host_dispatch": 3_733_000}  # fmt: skip
+    planted = CountsCheck("t::a", new, old, tmp_path)
+    assert planted.judged == ["host_call", "host_dispatch"]
+    with pytest.raises(AssertionError) as failed:
+        counts._judge(planted, "m:f", "cpu", 0.01)
+    assert "  host call: 3,670,000 -> 3,743,000 instructions, ratio 1.0199\n" in str(failed.value)
+    assert "  call:" not in str(failed.value)
+    # A baseline written before the host's share was counted: judged by what it has.
+    older = CountsCheck("t::a", new, {"call": 61_890_000, "dispatch": 61_880_000}, tmp_path)
+    assert older.judged == ["call", "dispatch"]
+    counts._judge(older, "m:f", "cpu", 0.01)
+
+
 def test_a_file_that_is_not_a_baseline_is_one_error(tmp_path):
     path = tmp_path / counts.BASELINE_NAME
     path.write_text("[1, 2]")

@@ -6,6 +6,7 @@ import pandas as pd
 
 from jitbench.devices import PLATFORMS
 from jitbench.document import Bold, Bullets, Code, Details, Paragraph
+from jitbench.measure.counting.instructions import asked_in, off_note
 from jitbench.report import fit_tables
 from jitbench.report.audit import explanations
 from jitbench.report.device import has_rows as has_device_rows
@@ -188,6 +189,10 @@ def counts_text(run: Run) -> tuple[str | Code, ...]:
 
 
 def instructions(run: Run) -> None:
+    counts = run.frame[run.frame["benchmark"].isin(catalog.COUNTED)]
+    if not counts.empty and counts["value"].isna().all():  # counts off: say so, and how
+        run.text(off_note(asked_in(str(counts["env"].iloc[0]))))
+        return
     table = summary(run)
     counted = [c for c in COUNTED if c in table]
     if not counted:

@@ -302,9 +302,13 @@ def _matrix(hooks: str | None, held: dict[str, str]) -> dict[str, Any]:
     req = {"asv_runner": [asv_runner_pin()], **{k: [held[k]] for k in last}}
     if hooks is None:
         return {"req": req}
+    from jitbench.measure.counting.callgrind import allocator_setting
     from jitbench.measure.counting.instructions import OPT_IN_ENV
 
-    return {"req": {**req, "pytest-codspeed": [hooks]}, "env_nobuild": {OPT_IN_ENV: ["1"]}}
+    # The tcmalloc found here, where JITBENCH_TCMALLOC named it: asv's benchmarks find it
+    # without it in the environment of asv run.
+    env = {OPT_IN_ENV: ["1"], **{name: [value] for name, value in allocator_setting().items()}}
+    return {"req": {**req, "pytest-codspeed": [hooks]}, "env_nobuild": env}
 
 
 def _build_wheel(source: Path, into: Path) -> Path:

@@ -40,13 +40,25 @@ def valgrind() -> str | None:
 
 
 def unavailable_reason() -> str | None:
-    """Why this process cannot count (not Linux, no Valgrind, hooks or tcmalloc), or None."""
+    """Why this process cannot count (not Linux, no Valgrind, tcmalloc or hooks), or None."""
+    reason = machine_reason()
+    if reason is not None:
+        return reason
+    try:
+        _hooks()
+    except JitbenchError as exc:
+        return str(exc)
+    return None
+
+
+def machine_reason() -> str | None:
+    """Why this machine cannot count (not Linux, no Valgrind or tcmalloc), or None: what every
+    Python environment of the machine shares (the hooks are each environment's own)."""
     if not sys.platform.startswith("linux"):
         return f"instruction counts need Valgrind on Linux; this is {sys.platform}"
     if valgrind() is None:
         return "valgrind is not on PATH (Debian/Ubuntu: apt-get install valgrind)"
     try:
-        _hooks()
         allocator()
     except JitbenchError as exc:
         return str(exc)
@@ -102,12 +114,13 @@ DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "PYTHONMALLOC": "malloc"}
 def allocator() -> str:
     """The tcmalloc library the counted process preloads: ``JITBENCH_TCMALLOC``, or the system's
     (JitbenchError, one line, where there is none or the path set does not exist)."""
-    chosen = os.environ.get(ALLOCATOR_ENV, "").strip()
+    chosen = _chosen()
     if chosen:
         if not Path(chosen).is_file():
             raise JitbenchError(
                 f"{ALLOCATOR_ENV}={chosen!r} is not a file: set it to a libtcmalloc_minimal.so "
-                "or unset it to use the system's"
+                "or unset it to use the system's (where jitbench init recorded it: in "
+                "asv.conf.json's matrix)"
             )
         return chosen
     found = ctypes.util.find_library(ALLOCATOR)
@@ -117,6 +130,19 @@ def allocator() -> str:
             f"(Debian/Ubuntu: apt-get install {ALLOCATOR_PACKAGE}; or set {ALLOCATOR_ENV})"
         )
     return found
+
+
+def allocator_setting() -> dict[str, str]:
+    """What another process (asv's benchmarks, started from another shell) needs in its
+    environment to preload the tcmalloc this one finds: ``JITBENCH_TCMALLOC`` as an absolute
+    path where it is set here, nothing where the system's search finds tcmalloc (the same
+    search finds it there). JitbenchError as :func:`allocator`."""
+    library = allocator()
+    return {ALLOCATOR_ENV: str(Path(library).absolute())} if _chosen() else {}
+
+
+def _chosen() -> str:
+    return os.environ.get(ALLOCATOR_ENV, "").strip()
 
 
 def environment(base: Mapping[str, str]) -> dict[str, str]:
@@ -170,25 +196,42 @@ class Counter:
         )
 
 
+# The function in which the calling thread runs a compiled program on the CPU (XLA's thunk
+# executor, jaxlib's CPU runtime): what its top-level calls count is the program's own run,
+# which XLA may share with its worker threads; the rest of the thread's count is the host's
+# (docs/counting.md, "A compute-heavy model"). Callgrind names a recursive call "...'2".
+PROGRAM_RUN = "xla::cpu::ThunkExecutor::Execute(xla::cpu::Thunk::ExecuteParams const&)"
+
+
 @dataclasses.dataclass(frozen=True)
 class Dump:
-    """One dump of one thread: its label (the client request's) and instructions executed."""
+    """One dump of one thread: its label (the client request's) and instructions executed;
+    read whole (:func:`read_dumps` with ``programs``), also the instructions of its top-level
+    :data:`PROGRAM_RUN` calls and how many there were."""
 
     label: str
     thread: int
     instructions: int
+    program: int = 0
+    runs: int = 0
 
 
 _TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.*)$", re.M)
 _THREAD = re.compile(r"^thread: (\d+)$", re.M)
 _TOTALS = re.compile(r"^totals: (\d+)", re.M)
-# A dump is read at both ends only (why: docs/counting.md, "Why callgrind").
+# "fn=(12) name", "cfn=(12)" (a name given once, then its number), or "cfn=name".
+_NAME = re.compile(r"^c?fn=(?:\((\d+)\))? ?(.*)$")
+# A dump is read at both ends only, unless its program runs are asked for (why:
+# docs/counting.md, "Why callgrind").
 _HEAD = _TAIL = 4096
 
 
-def read_dumps(out_dir: Path, label: str | None = None) -> Iterator[Dump]:
+def read_dumps(
+    out_dir: Path, label: str | None = None, *, programs: bool = False
+) -> Iterator[Dump]:
     """Every labelled dump callgrind wrote to ``out_dir`` (with ``label``, that label's only);
-    a dump without ``totals`` counts zero, one without a thread is a JitbenchError."""
+    a dump without ``totals`` counts zero, one without a thread is a JitbenchError.
+    ``programs`` reads each dump whole for its :data:`PROGRAM_RUN` calls."""
     for path in sorted(out_dir.glob(f"{OUT_NAME}.*")):
         with path.open("rb") as file:
             head = file.read(_HEAD).decode(errors="replace")
@@ -200,7 +243,31 @@ def read_dumps(out_dir: Path, label: str | None = None) -> Iterator[Dump]:
                 raise JitbenchError(f"{path} has no 'thread:' line: not written with {OPTIONS[2]}")
             file.seek(max(0, path.stat().st_size - _TAIL))
             totals = _TOTALS.search(file.read().decode(errors="replace"))
-        yield Dump(trigger[1], int(thread[1]), int(totals[1]) if totals else 0)
+        dump = Dump(trigger[1], int(thread[1]), int(totals[1]) if totals else 0)
+        yield dataclasses.replace(dump, **program_runs(path)) if programs else dump
+
+
+def program_runs(path: Path) -> dict[str, int]:
+    """The instructions of a dump's calls of :data:`PROGRAM_RUN` (inclusive: what they and
+    every function they call executed on the thread) as ``program``, and their number as
+    ``runs``. A call's lines: ``cfn=`` (the function called), ``calls=N ...``, then its
+    position and instructions."""
+    names: dict[str, str] = {}
+    called = ""
+    program = runs = 0
+    with path.open(errors="replace") as lines:
+        for line in lines:
+            found = _NAME.match(line) if line[0] in "cf" else None
+            if found is not None:  # a function's block (fn=) or the function it calls (cfn=)
+                number, name = found[1], found[2].rstrip("\n")
+                if number is not None:
+                    name = names.setdefault(number, name) if name else names.get(number, "")
+                called = name if line[0] == "c" else ""
+            elif line.startswith("calls=") and called == PROGRAM_RUN:
+                cost = next(lines).split()
+                program += int(cost[1]) if len(cost) > 1 else 0
+                runs += int(line[6:].split()[0])
+    return {"program": program, "runs": runs}
 
 
 def calling_thread(dumps: Iterable[Dump], label: str) -> int:

@@ -9,6 +9,7 @@ import functools
 import json
 import os
 import queue
+import re
 import statistics
 import subprocess
 import sys
@@ -98,17 +99,47 @@ class Row:
 
 @dataclasses.dataclass(frozen=True)
 class Counts:
-    """Instructions per call of one row, of the calling thread (which runs all of XLA's work
-    in the counting process, pinned to one CPU)."""
+    """Instructions per call of one row, of the calling thread: the whole call (``call``,
+    ``dispatch``: the program's run included, as much of it as XLA runs on that thread) and
+    the host's share (``host_call``, ``host_dispatch``: all but the program's run, None where
+    the thread ran no program through :data:`callgrind.PROGRAM_RUN`). docs/counting.md."""
 
     call: float
     dispatch: float
+    host_call: float | None = None
+    host_dispatch: float | None = None
 
 
 def opt_in_reason() -> str:
     return (
         f"instruction counts are opt-in (Valgrind, minutes): nox -s instructions, "
         f"or {OPT_IN_ENV}=1 asv run -b Instructions"
+    )
+
+
+def asked_in(env_name: str) -> bool:
+    """Whether asv's environment of this name sets ``JITBENCH_INSTRUCTIONS=1`` (asv names an
+    environment after its variables: ``...-JITBENCH_INSTRUCTIONS1``)."""
+    return re.search(rf"(^|-){OPT_IN_ENV}1(-|$)", env_name) is not None
+
+
+def off_note(asked: bool) -> str:
+    """What a report says of a run whose count rows are all n/a: counts are off, why where this
+    machine can tell, and how to turn them on (``asked``: its environment asks for counts)."""
+    if asked:
+        reason = callgrind.machine_reason()
+        here = f"; on this machine: {reason}" if reason else ""
+        return (
+            "Instruction counts are off in this run: every count row is n/a, though its "
+            f"environment asks for them ({OPT_IN_ENV}=1). `asv run -e` prints each row's "
+            f"reason{here}."
+        )
+    return (
+        "Instruction counts are off: this run's environment does not ask for them. To count, "
+        f"install Valgrind and tcmalloc (Debian/Ubuntu: apt-get install valgrind "
+        f"{callgrind.ALLOCATOR_PACKAGE}), then set {OPT_IN_ENV}=1 with {callgrind.HOOKS_PACKAGE} "
+        "in asv's environment (the matrix of asv.conf.json, which jitbench init writes where "
+        "it finds both; jitbench's own suite: nox -s instructions)."
     )
 
 
@@ -125,13 +156,13 @@ Table = dict[Row, Counts | NoFigure] | NoFigure
 
 def table(rows: Sequence[Row]) -> Table:
     """The counts of ``rows`` for an asv ``setup_cache``, or the one reason none are counted
-    (not opted in, or counting cannot run here: then printed once, as one line)."""
+    (not opted in, or counting cannot run here), which each row's ``setup`` raises: asv
+    shows it with ``asv run -e`` (a setup_cache's own output, never)."""
     if not opted_in(OPT_IN_ENV):
         return NoFigure(opt_in_reason())
     try:
         return dict(zip(rows, count_rows(rows), strict=True))
     except NotImplementedError as exc:
-        print(f"jitbench: {exc}", file=sys.stderr, flush=True)
         return NoFigure(str(exc))
 
 
@@ -167,7 +198,7 @@ def count_rows(
             folder = Path(tmp)
             outcomes = _run(group, folder, lambda argv: callgrind.command(folder, argv), environ,
                             timeout)  # fmt: skip
-            dumps = list(callgrind.read_dumps(folder))
+            dumps = list(callgrind.read_dumps(folder, programs=True))
         return [_counts(i, outcomes[i], dumps) for i in range(len(group))]
 
     return _by_subject(rows, count)
@@ -290,16 +321,30 @@ def _per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int]) ->
     return (many - few) / (used[1] - used[0])
 
 
+def _host_per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int]) -> float | None:
+    """The calling thread's instructions per call outside its program runs, from the same two
+    stretches; None where a stretch ran no program there."""
+    stretches = [
+        [d for d in dumps if d.thread == callgrind.CALLING_THREAD and d.label == f"{label}:{n}"]
+        for n in used
+    ]
+    if not all(sum(d.runs for d in found) for found in stretches):
+        return None
+    few, many = (sum(d.instructions - d.program for d in found) for found in stretches)
+    return (many - few) / (used[1] - used[0])
+
+
 def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | NoFigure:
     """A row's counts per call from its dumps; ``outcome`` is the worker's (calls or why not)."""
     missing = NoFigure.from_json(outcome)
     if missing is not None:
         return missing
-    per_call = {}
+    whole, host = {}, {}
     for kind in KINDS:
         label = f"{index}:{kind}"
         stretches = {f"{label}:{n}" for n in outcome[kind]}
         if not any(d.label in stretches and d.thread == callgrind.CALLING_THREAD for d in dumps):
             raise JitbenchError(f"callgrind wrote no count of row {index} ({kind})")
-        per_call[kind] = _per_call(dumps, label, outcome[kind])
-    return Counts(per_call["call"], per_call["dispatch"])
+        whole[kind] = _per_call(dumps, label, outcome[kind])
+        host[kind] = _host_per_call(dumps, label, outcome[kind])
+    return Counts(whole["call"], whole["dispatch"], host["call"], host["dispatch"])
