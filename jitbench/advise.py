@@ -133,6 +133,9 @@ def _measure(subject: Any, way: Any, names: Any, fields: str | None, arrays: int
     code = way.code(names) if way.snippet else ""
     try:
         audit = audit_subject(subject, fields=fields, arrays=arrays)
+        if audit.steps[0].hazard:  # its first call raises under jit: nothing to time
+            return WayRow(way.name, way.caveat, code, hazards=tuple(audit.hazards()),
+                          compiles=audit.compiles, findings=tuple(hazards(audit)))  # fmt: skip
         timed = time_subject(subject, repeat=repeat, cold_calls=cold_calls, after_runs=0,
                              fields=fields, arrays=arrays)  # fmt: skip
     except JitbenchError as exc:

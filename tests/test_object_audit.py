@@ -15,7 +15,7 @@ from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 
 import jitbench
 from jitbench.auditing.audit import audit_object, audit_subject
-from jitbench.auditing.scenario import FED_BACK, SCENARIO, WHILE_TRACING, Play
+from jitbench.auditing.scenario import FED_BACK, SCENARIO, Play
 from jitbench.auditing.subject import Generated, Walked, leaves_off, tolerance
 from jitbench.auditing.verdict import hazards
 from jitbench.cli import render
@@ -383,17 +383,20 @@ def test_a_call_that_raises_under_jit_only_is_an_error():
     )
 
 
-def test_a_new_shape_only_an_untaken_branch_refuses_is_not_applicable():
+def test_a_new_shape_only_an_untaken_branch_refuses_is_an_error():
     """jit traces both branches of a lax.cond and raises on the one the new shape breaks,
-    which the call without jit never runs: jit saw the change, so no hazard of its cache."""
+    which the call without jit never runs: raised under jit and not without it, an error,
+    wherever the raise comes from, and where it was raised is said."""
     result = _target_audit("user_models:switched", "user_models:switch")
     new_shapes = [s for s in result.steps if s.name == "new_shape_array"]
-    assert [(s.field, s.cell) for s in new_shapes] == [("x", "1/0 n/a"), ("bias", "1/0 n/a")]
-    assert all(s.error.startswith(WHILE_TRACING + "TypeError: ") for s in new_shapes)
-    assert result.hazards() == {} and result.matches == "pytree_dataclass"
-    assert result.verdict[-2].startswith(
-        "not applicable: an array field replaced by one of a new shape (`x`, `bias`): the call "
-        "raises only under jit, while tracing what the call without jit skips: TypeError: "
+    assert [(s.field, s.cell) for s in new_shapes] == [("x", "1/0 E"), ("bias", "1/0 E")]
+    assert all(s.error.startswith("TypeError: ") for s in new_shapes)
+    assert all(s.error.endswith(" in switch)") and "(raised at tests/user_models.py:" in s.error
+               for s in new_shapes)  # fmt: skip
+    assert result.hazards() == {"error": 2}
+    assert result.verdict[0].startswith(
+        "`x` given an array of a new shape with dataclasses.replace makes the jitted call raise, "
+        "the call without jit does not: TypeError: "
     )
 
 
@@ -531,11 +534,13 @@ def test_the_first_call_must_run_with_and_without_jit():
     )
 
 
-def test_a_first_call_only_jit_raises_on_says_so():
-    with pytest.raises(jitbench.JitbenchError) as info:
-        _target_audit("user_models:returns_function", inputs=None)
-    assert str(info.value).startswith(
-        "the first call of target 'user_models:returns_function': it raises under jit: TypeError: "
+def test_a_first_call_only_jit_raises_on_is_the_error_hazard_and_the_last_step():
+    result = _target_audit("user_models:returns_function", inputs=None, verdict=True)
+    assert [s.cell for s in result.steps] == ["1/0 E"] and result.hazards() == {"error": 1}
+    assert result.step("first_call").error.startswith("TypeError: ")
+    assert result.verdict == (
+        "the first call raises under jit, the call without jit does not: "
+        f"{result.step('first_call').error}; no later step could be played",
     )
 
 

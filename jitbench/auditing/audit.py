@@ -17,7 +17,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from jitbench.auditing.result import AuditResult, Step
-from jitbench.auditing.scenario import FED_BACK, WHILE_TRACING, Play, attempt, replay
+from jitbench.auditing.scenario import FED_BACK, WITHOUT_JIT_TOO, Play, attempt, replay
 from jitbench.auditing.subject import Generated, Outcome, Subject, device_and_size, subject_of
 from jitbench.compiles import clear_caches, count_compiles, explain_misses
 from jitbench.devices import DEVICE_SPECS, resolve
@@ -246,7 +246,9 @@ def audit_subject(
         counter = PROBES[subject.strategy.make_class(subject.shape, probe=True)]
     steps, (leaked, arrays_alive, held), noise = run(subject, played, counter)
     first = steps[0]
-    if first.outcome != "correct":
+    # A first call that raises under jit alone is the object's error hazard, and the audit's
+    # last step; one that cannot run without jit either has nothing to audit.
+    if first.outcome not in ("correct", "error"):
         what = "strategy" if isinstance(subject, Generated) else "target"
         raise JitbenchError(f"the first call of {what} {subject.name!r}: {_first_failure(first)}")
     result = AuditResult(
@@ -283,11 +285,10 @@ def builtin_audits(spec: str) -> dict[str, AuditResult]:
 
 
 def _first_failure(step: Step) -> str:
-    error = step.error.removeprefix(WHILE_TRACING)  # at the first call, jit's own error
-    if step.outcome == "n/a" and error == step.error:
-        return f"the call without jit (the oracle) raises: {error}"
-    if step.outcome in ("n/a", "error"):
-        return f"it raises under jit: {error}"
+    if step.outcome == "n/a" and WITHOUT_JIT_TOO in step.error:
+        return f"it raises under jit: {step.error}"
+    if step.outcome == "n/a":
+        return f"the call without jit (the oracle) raises: {step.error}"
     return f"its result under jit differs from the call without jit {step.error}".rstrip()
 
 

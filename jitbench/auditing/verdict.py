@@ -8,7 +8,7 @@ import functools
 from collections.abc import Iterator
 
 from jitbench.auditing.result import AuditResult, Step
-from jitbench.auditing.scenario import CHANGES, FED_BACK, RETURNED, STEPS, WHILE_TRACING
+from jitbench.auditing.scenario import CHANGES, FED_BACK, RETURNED, STEPS
 from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
@@ -46,6 +46,8 @@ SAID = {
     **{("stale", n): "{subject}: jit returns a result computed for other values"
        for n in ("equal_instance", "other_instance", *FED_BACK)},
     ("stale", ""): "{subject} is not seen: jit keeps returning results for the old values",
+    ("error", "first_call"): "the first call raises under jit, the call without jit does not: "
+    "{error}; no later step could be played",
     ("error", ""): "{subject} makes the jitted call raise, the call without jit does not: {error}",
     ("recompile", "repeat_call"): "the same call again, nothing changed, compiles again: at "
     "every call",
@@ -139,10 +141,9 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
     for (name, _), group in groups.items():
         fields = [f"`{s.field}`" for s in group if s.field]
         where = f" ({named(fields, 3)})" if fields else ""
-        error = group[0].error.removeprefix(WHILE_TRACING)
-        why = WHILE_TRACING if error != group[0].error else "without jit too: "
+        error = group[0].error
         error = error if len(error) <= 160 else error[:157] + "..."
-        yield f"not applicable: {STEPS[name]}{where}: the call raises {why}{error}"
+        yield f"not applicable: {STEPS[name]}{where}: the call raises without jit too: {error}"
 
 
 def hazards(result: AuditResult) -> list[str]:
@@ -190,7 +191,9 @@ def hazards(result: AuditResult) -> list[str]:
             else "equal instances reuse that key, so this does not grow"
         )  # fmt: skip
         lines.append(f"{inside} {stay} alive, held by the key of its compiled program: {why}")
-    if not judged(result) and not any(s.outcome == "unjudged" and s.error for s in result.steps):
+    if result.steps[0].outcome == "error":
+        pass  # the first call's error says why nothing else was judged
+    elif not judged(result) and not any(s.outcome == "unjudged" and s.error for s in result.steps):
         lines.append("no change could be judged: each raises without jit too, or leaves the "
                      "result without jit as it was, so no built-in is matched")  # fmt: skip
     elif not judged(result):

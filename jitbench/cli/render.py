@@ -109,9 +109,9 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     arrays = f", the first array field played of {result.size:,} elements" if result.size else ""
     print(f"on {result.device}{arrays}")
     print(
-        f"{CELLS}, 'n/a' a call that raises without jit too (or where jit traces code it "
-        "skips), '?' a change that leaves the result without jit as it was (jit reused a "
-        "program: seen or not, it returns the same)\n"
+        f"{CELLS} (under jit only), 'n/a' a call that raises without jit too, '?' a change "
+        "that leaves the result without jit as it was (jit reused a program: seen or not, it "
+        "returns the same)\n"
     )
     step_table(result.steps)
     leaked = result.leaked_instances
