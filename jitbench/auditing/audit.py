@@ -162,8 +162,12 @@ def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
     role = play.roles.get(field, "")
-    if role == "number" and name == "same_shape_array" and stats.compiles and not every_call:
+    keyed = stats.compiles and not every_call and name in ("new_static", "same_shape_array")
+    if role == "number" and name == "same_shape_array" and keyed:
         role = "hashed"  # a number the call hashes after all (a filter inside it)
+    elif role == "plain" and keyed and field in play.kinds:
+        # jit compiled for the change: the field is in its key after all (a static self)
+        role = {"static": "aux", "number": "hashed", "array": "valued"}[play.kinds[field]]
     role = fieldlib.ROLES.get(role, "")
     return Step(name, stats.traces, stats.compiles, outcome, error, tuple(messages), runs,
                 field, how, role)  # fmt: skip

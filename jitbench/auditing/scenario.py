@@ -64,6 +64,7 @@ class Play:
         self.subject = subject
         self.played = played
         self.roles = {f.path: f.role for f in played}
+        self.kinds = {f.path: f.kind for f in played}
         self.obj = subject.new()
         self.changed: list[tuple[str, str]] = []
         self.rng = np.random.default_rng(1)
