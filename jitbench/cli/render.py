@@ -108,6 +108,9 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     print(f"cache audit of {title}")
     arrays = f", the first array field played of {result.size:,} elements" if result.size else ""
     print(f"on {result.device}{arrays}")
+    played = len({s.field for s in result.steps if s.field})
+    left = f", {len(result.skipped)} left out (why: under the table)" if result.skipped else ""
+    print(f"fields played: {played}{left}")
     print(
         f"{CELLS} (under jit only), 'n/a' a call that raises without jit too, '?' a change "
         "that leaves the result without jit as it was (jit reused a program: seen or not, it "
