@@ -264,7 +264,8 @@ def test_a_call_raising_under_jit_alone_fails_with_the_error_hazard_allow_accept
         "user_models:returns_function (call user_models.with_function) is not jit-safe: "
         "error (1); allowed: none"
     )
-    assert "  - the first call raises under jit, the call without jit does not: TypeError" in message
+    said = "  - the first call raises under jit, the call without jit does not: TypeError"
+    assert said in message
     assert assert_jit_safe("user_models:returns_function", allow="error").hazards() == {"error": 1}
 
 
