@@ -146,19 +146,33 @@ def _is_instance(node: Any) -> bool:
 def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
     """One step's call, counted and explained. A raising call is made once more without
     explanations (JAX 0.6-0.8's explainer can itself fail): where only the first raised,
-    the second's result and counts stand."""
+    the second's result and counts stand, unless the second ran on what the first call left
+    behind (the call without jit cannot run on it, or it holds the first's tracers). Where
+    the second raised too, or ran on what the first broke, the first call's error, judged on
+    the state before it, stands: the user's call is blamed only for its own failure."""
     runs = probe.runs if probe else 0
     play.keep()
     with count_compiles() as stats, explain_misses() as messages:
         result, error, _ = attempt(play)
+    first = (error, play.before, play.raised_in, stats, messages)
+    broken = False
     if error:
         play.keep()
         with count_compiles() as again:
             result, retried, _ = attempt(play)
         if not retried:  # the explainer's failure, not the call's
             stats, messages = again, [f"JAX's cache-miss explainer raised {error}"]
-        error = retried
-    outcome, error = play.judge(result, error, stats.traces > 0, stats.compiles > 0)
+        broken, error = bool(retried), retried
+    try:
+        outcome, error = play.judge(result, error, stats.traces > 0, stats.compiles > 0)
+        broken = broken or bool(first[0] and not error and outcome == "n/a")
+    except JitbenchError:
+        if not first[0] or error:
+            raise
+        broken = True
+    if broken:
+        error, play.before, play.raised_in, stats, messages = first
+        outcome, error = play.judge(None, error, stats.traces > 0, stats.compiles > 0)
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
     role = play.roles.get(field, "")
@@ -255,6 +269,8 @@ def audit_subject(
     if first.outcome not in ("correct", "error"):
         what = "strategy" if isinstance(subject, Generated) else "target"
         raise JitbenchError(f"the first call of {what} {subject.name!r}: {_first_failure(first)}")
+    if first.outcome == "error":  # no scenario was played: what a failed trace keeps is no leak
+        leaked, arrays_alive, held = None, 0, 0
     result = AuditResult(
         subject.name, subject.device, size, steps, leaked, arrays_alive, held,
         skipped=(

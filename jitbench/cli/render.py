@@ -119,7 +119,10 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     step_table(result.steps)
     leaked = result.leaked_instances
     objects = "objects not checked (no weak references)" if leaked is None else f"{leaked} objects"
-    print(f"\nleaked: {objects}, {result.leaked_arrays} arrays")
+    if result.steps[0].outcome == "error":
+        print("\nleaked: not checked (the first call raised: no scenario was played)")
+    else:
+        print(f"\nleaked: {objects}, {result.leaked_arrays} arrays")
     # What was left out, one line per reason (its paths shortened to a few and a count).
     by_reason: dict[str, list[str]] = {}
     for path, reason in result.skipped:
