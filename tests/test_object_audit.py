@@ -800,3 +800,19 @@ def test_a_number_is_not_read_as_hashed_where_the_call_compiles_at_every_call():
     assert result.step("repeat_call").compiles == 1
     roles = {(s.name, s.role) for s in result.steps if s.field == "t"}
     assert roles == {("same_shape_array", "traced number"), ("seen_static", "traced number")}
+
+
+def test_a_library_s_strategy_is_named_only_for_an_object_that_uses_the_library():
+    """equinox_filter_jit's own audit, judged as an object's: named for an eqx.Module, never
+    for a pytree that uses no equinox (an analogy it does not share), whose nearest is then a
+    strategy of its own family."""
+    from jitbench.auditing.audit import builtin_audits
+    from jitbench.auditing.verdict import closest
+
+    builtins = builtin_audits("cpu")
+    audit = builtins["equinox_filter_jit"]
+    assert closest(audit, "eqx.Module", builtins, frozenset({"equinox", "jax"})) == (
+        "equinox_filter_jit", [],
+    )  # fmt: skip
+    name, _ = closest(audit, "pytree", builtins, frozenset({"jax"}))
+    assert not jitbench.get_strategy(name).requires and name in ("pytree_class", "pytree_dataclass")

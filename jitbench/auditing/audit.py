@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import inspect
 import sys
 import time
 import types
@@ -253,7 +254,6 @@ def audit_subject(
         paths = ", ".join(f.path for f in walked) or "none"
         raise JitbenchError(f"the fields pattern {fields!r} matches no field; the fields: {paths}")
     played, refused = subject.playable(probe, played)
-    kind = kinds.object_kind(probe)
     # A target's size: the element count of the first array field played (0: none is).
     size = subject.size if isinstance(subject, Generated) else device_and_size(probe, played)[1]
     del probe
@@ -279,16 +279,22 @@ def audit_subject(
         ),
         builtin=isinstance(subject, Generated) and subject.name == subject.strategy.name,
     )  # fmt: skip
-    return with_verdict(result, kind) if verdict else result
+    return with_verdict(result, subject) if verdict else result
 
 
-def with_verdict(result: AuditResult, kind: str) -> AuditResult:
+def with_verdict(result: AuditResult, subject: Subject) -> AuditResult:
     """``result`` with its verdict: the hazards in words and the built-in strategy it matches
-    (their audits run once per process), for an object of ``kind`` (kinds.object_kind)."""
+    (their audits run once per process), for the subject's object, by its kind
+    (kinds.object_kind) and the packages it and its call use (its jit wrapper's included)."""
     from jitbench.auditing.verdict import judge
 
+    obj, call = subject.target.obj, subject.target.call
+    if isinstance(call, str):
+        call = inspect.getattr_static(type(obj), call, None)
+    called = {type(call).__module__, getattr(call, "__module__", None) or ""}
+    uses = fieldlib.libraries(obj) | {name.split(".")[0] for name in called if name}
     spec = result.device if result.device in DEVICE_SPECS else "cpu"
-    lines, match = judge(result, kind, builtin_audits(spec))
+    lines, match = judge(result, kinds.object_kind(obj), builtin_audits(spec), uses)
     return dataclasses.replace(result, verdict=lines, matches=match)
 
 

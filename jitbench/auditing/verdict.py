@@ -5,6 +5,7 @@ behaves like, so that the README's tables for that strategy apply to it (see doc
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 
 from jitbench.auditing.result import AuditResult, Step
@@ -87,25 +88,38 @@ def strategy_kind(name: str) -> str:
     return object_kind(obj)
 
 
+# The kinds of object jit takes as a pytree (kinds.object_kind's words); the others' family
+# is the plain objects'.
+PYTREES = ("pytree", "pytree dataclass", "flax.struct dataclass", "eqx.Module", "nnx.Module")
+
+
 def closest(
-    result: AuditResult, kind: str, builtins: dict[str, AuditResult]
+    result: AuditResult, kind: str, builtins: dict[str, AuditResult], uses: frozenset[str]
 ) -> tuple[str, list[str]]:
     """The built-in strategy nearest ``result`` and the signature's entries known on both
     sides where they differ (none: it behaves the same; an unknown entry differs from none);
-    a strategy with other hazards counts as differing on them. A strategy of a library's own
-    kind of object (an eqx.Module, an nnx.Module) is an analogy only for an object of that
-    kind: it is never named for another."""
+    a strategy with other hazards counts as differing on them. Only an analogy the object
+    shares is named: a strategy of a library (equinox, flax) only for an object that uses it
+    (``uses``: fields.libraries), and where none behaves the same, the nearest of the
+    object's own family (a pytree, a plain object) where one is."""
     mine, order = signature(result), list(STRATEGIES)
-    builtins = {
-        n: r for n, r in builtins.items()
-        if not get_strategy(n).requires or strategy_kind(n) == kind
-    }  # fmt: skip
+
+    def library(name: str) -> set[str]:
+        return {re.split(r"[<>=!~ ]", r)[0] for r in get_strategy(name).requires}
+
+    shared = [n for n in builtins if library(n) <= uses]
 
     def apart(name: str) -> list[str]:
         theirs = signature(builtins[name])
         return [k for k, v in mine.items() if v is not None and theirs.get(k) not in (None, v)]
 
-    name = min(builtins, key=lambda n: (len(apart(n)), strategy_kind(n) != kind, order.index(n)))
+    def nearest(names: list[str]) -> str:
+        return min(names, key=lambda n: (len(apart(n)), strategy_kind(n) != kind, order.index(n)))
+
+    name = nearest(shared)
+    family = [n for n in shared if (strategy_kind(n) in PYTREES) == (kind in PYTREES)]
+    if apart(name) and family:
+        name = nearest(family)
     return name, apart(name)
 
 
@@ -257,10 +271,12 @@ def _unnoticed(steps: list[Step]) -> list[str]:
 
 
 def judge(
-    result: AuditResult, kind: str, builtins: dict[str, AuditResult]
-) -> tuple[tuple[str, ...], str]:
+    result: AuditResult, kind: str, builtins: dict[str, AuditResult],
+    uses: frozenset[str] = frozenset(),
+) -> tuple[tuple[str, ...], str]:  # fmt: skip
     """The hazards in words, and the built-in strategy that behaves the same ("" for none);
-    a call that jits nothing is compared with ``eager`` alone."""
+    a call that jits nothing is compared with ``eager`` alone; ``uses``: the packages the
+    object uses (:func:`closest`)."""
     found = findings(result)
     lines = [line for part in SEVERITY for line in found[part]]
     # The call's kind after its hazards, before the rest of what was found.
@@ -272,7 +288,7 @@ def judge(
         lines.insert(first, unjitted)
     if not judged(result):  # compared on nothing, every built-in would match: none does
         return tuple(lines), ""
-    name, apart = closest(result, kind, builtins)
+    name, apart = closest(result, kind, builtins, uses)
     if name == "eager" and not apart and unjitted not in lines and _unexplained(result):
         lines.insert(first, unjitted)  # one operation: its one program told apart by the match
     strategy = get_strategy(name)

@@ -399,6 +399,22 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
     return fields, skipped
 
 
+def libraries(obj: Any, depth: int = 3, most: int = 2_000) -> frozenset[str]:
+    """The packages whose classes ``obj`` is or holds (its fields, ``depth`` levels down, at
+    most ``most`` nodes): the libraries it uses (a plain class holding nnx modules uses flax)."""
+    found: set[str] = set()
+    stack, seen = [(obj, 0)], set()
+    while stack and len(seen) < most:
+        node, level = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        found |= {cls.__module__.split(".")[0] for cls in type(node).__mro__}
+        if level < depth:
+            stack += [(child, level + 1) for _, _, child in children(node) or ()]
+    return frozenset(found)
+
+
 def _value(child: Any) -> Any:
     return kinds.variable_value(child) if kinds.is_variable(child) else child
 
