@@ -177,12 +177,14 @@ def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
     role = play.roles.get(field, "")
+    # A change jit compiled for (the call compiling at every call aside) shows the field in
+    # its key, whatever the walk read from the object: its label says so from then on.
     keyed = stats.compiles and not every_call and name in ("new_static", "same_shape_array")
-    if role == "number" and name == "same_shape_array" and keyed:
-        role = "hashed"  # a number the call hashes after all (a filter inside it)
-    elif role == "plain" and keyed and field in play.kinds:
-        # jit compiled for the change: the field is in its key after all (a static self)
-        role = {"static": "aux", "number": "hashed", "array": "valued"}[play.kinds[field]]
+    if keyed and role == "number":
+        role = play.roles[field] = "hashed"  # a number the call hashes (a filter inside it)
+    elif keyed and role == "plain" and field in play.kinds:
+        kind = play.kinds[field]  # a static self's attribute
+        role = play.roles[field] = {"static": "aux", "number": "hashed", "array": "valued"}[kind]
     role = fieldlib.ROLES.get(role, "")
     return Step(name, stats.traces, stats.compiles, outcome, error, tuple(messages), runs,
                 field, how, role)  # fmt: skip

@@ -129,7 +129,8 @@ def _subject(step: Step) -> str:
     # A number's new value (its value back is a seen_static step, said as a flag's)
     number = step.role == "traced number" and step.name == "same_shape_array"
     what = "given a new value" if number else WHAT[step.name]
-    return f"`{step.field}` {what} {HOW.get(step.how, f'({step.how})')}"
+    how = step.how.split(" (")[0]  # what was set back before it is the table's to say
+    return f"`{step.field}` {what} {HOW.get(how, f'({how})')}"
 
 
 def _loop(result: AuditResult) -> list[str]:
