@@ -32,7 +32,8 @@ class WayRow:
     ``cached`` and ``loop`` as the device rows measure them; ``device_time`` the device's own
     time per call, on an accelerator), instructions, and ``ratio``, its
     ranking figure over the call as written's; ``findings`` the audit's hazards in plain words
-    (:func:`jitbench.auditing.verdict.hazards`)."""
+    (:func:`jitbench.auditing.verdict.hazards`); ``first_call_raises`` where its first call
+    raised under jit (the error hazard, nothing to time or count)."""
 
     way: str
     caveat: str
@@ -50,6 +51,7 @@ class WayRow:
     loop: Spread | None = None
     cold_filled: Spread | None = None
     device_time: float | None = None
+    first_call_raises: bool = False
 
     @property
     def built(self) -> bool:
@@ -266,7 +268,7 @@ def advise_object(
             if i == 0:  # the call as written audited: the counts are worth starting
                 counting = measure.Counting.start(spec, platform, call, inputs, list(subjects),
                                                   instructions)  # fmt: skip
-        timed = {r.way: subjects[r.way] for r in rows if r.built}
+        timed = {r.way: subjects[r.way] for r in rows if r.built and not r.first_call_raises}
         ranking = "loop" if ranking_figure(platform, counted=False) == BY_LOOP else "cached"
         figures = measure.timed(timed, repeat, cold_calls, ranking, platform, progress)
         rows = [measure.with_figures(r, figures.get(r.way)) for r in rows]

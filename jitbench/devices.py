@@ -89,6 +89,10 @@ class Placement:
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
         if not self.sharded:
+            # JAX 0.12.1 deprecates the class for its factory; older JAX has the class alone.
+            make = getattr(jax.sharding, "make_single_device_sharding", None)
+            if make is not None:
+                return make(self.devices[0])
             return jax.sharding.SingleDeviceSharding(self.devices[0])
         mesh = Mesh(list(self.devices), ("x",))
         return NamedSharding(mesh, PartitionSpec(*([None] * (ndim - 1)), "x"))

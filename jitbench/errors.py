@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
+import sysconfig
+import traceback
 from typing import Any, NoReturn
 
 
@@ -25,6 +28,40 @@ def error_text(exc: BaseException) -> str:
         text = head[: end + 1] if end > 40 else head.rsplit(" ", 1)[0]
         text += " ..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# Frames that are not where a user's or a library's code raised: JAX's, jitbench's, Python's.
+_NOT_ORIGIN = ("jax", "jaxlib", "jitbench")
+
+
+def origin(exc: BaseException) -> str:
+    """Where ``exc`` was raised, outside JAX, jitbench and Python's own library: the innermost
+    such frame as ``path:line in function``, its path from its package (``jax_cosmo/core.py``)
+    or the working directory; "" where every frame is theirs."""
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+    skipped = []
+    for name in _NOT_ORIGIN:
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            skipped.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = os.path.realpath(frame.filename)
+        python = path.startswith(stdlib) and "-packages" + os.sep not in path[len(stdlib) :]
+        if frame.filename.startswith("<") or python or path.startswith(tuple(skipped)):
+            continue
+        return f"{_short(path)}:{frame.lineno} in {frame.name}"
+    return ""
+
+
+def _short(path: str) -> str:
+    """``path`` from the folder of installed packages it is in, else from the working
+    directory where it is under it, else as it is."""
+    for root in sys.path:
+        root = os.path.realpath(root) + os.sep if root else ""
+        if root and "-packages" in root and path.startswith(root):
+            return path[len(root) :]
+    cwd = os.path.realpath(os.getcwd()) + os.sep
+    return path[len(cwd) :] if path.startswith(cwd) else path
 
 
 def opted_in(env: str) -> bool:

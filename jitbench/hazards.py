@@ -36,10 +36,12 @@ HAZARDS = (
     Hazard("stale_results", "stale results", "stale", "stale", "stale",
            "a call returns a result computed for other values (a change jit does not see)"),
     Hazard("errors", "errors", "errors", "error", "errors",
-           "a call raises under jit where the call without jit does not"),
+           "a call raises under jit where the call without jit does not, wherever it raises "
+           "(the object's own tree_unflatten included)"),
     Hazard("leaked_instances", "instances", "leaked", "leak", "leaks",
-           "instances (their arrays, where they cannot be weakly referenced) stay alive after "
-           "the scenario dropped them (jit's cache holds them)"),
+           "instances stay alive after the scenario dropped them (jit's cache holds them), "
+           "or their arrays do where no instance is seen alive (a closure in a cache key "
+           "keeps an array, or the instances cannot be weakly referenced)"),
     # Every step where nothing new was seen (AuditResult.recompiles).
     Hazard("recompiles", "compiles", "recompiles", "recompile", "recompiles",
            "a compile where nothing new was seen: the same call again, a flag set back to a "

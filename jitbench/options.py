@@ -17,8 +17,15 @@ DEFAULT_PHASES = VALIDATE_PHASES[:4]
 DEFAULT_SIZE = 64
 # Samples per figure of jitbench time.
 REPEAT = 7
-# The array fields the audit's scenario plays by default (every static field plays).
+# The fields the audit's scenario plays by default (jitbench.targets.fields.choose), in words
+# (--fields' help): at most DEFAULT_VALUES statics and numbers and DEFAULT_ARRAYS arrays.
 DEFAULT_ARRAYS = 3
+DEFAULT_VALUES = 12
+DEFAULT_FIELDS = (
+    "every field in jit's key (private ones too), then the public attributes jit never "
+    "sees, one per group of list items, up to {values} statics or numbers and {arrays} "
+    "arrays; the rest is listed as skipped"
+)
 # The change of an instruction count that jitbench compare calls a change (why 1%: the
 # counts checks of docs/counting.md).
 COUNT_TOLERANCE = 0.01

@@ -14,16 +14,20 @@ import diffrax
 import distrax
 import equinox as eqx
 import flax.linen as nn
+import gpjax as gpx
 import haiku as hk
 import jax
 import jax.numpy as jnp
 import jax.random as jr
+import jax_cosmo as jc
 import jaxlie
 import jaxopt
 import lineax as lx
 import numpy as np
 import numpyro.distributions as ndist
 import optax
+import sympy
+import sympy2jax
 from distreqx import distributions as dx_dists
 from evosax.algorithms import CMA_ES
 from flax.training import train_state
@@ -31,9 +35,10 @@ from flowjax.distributions import Normal as FlowNormal
 from flowjax.flows import coupling_flow
 from ott.geometry import pointcloud
 from ott.solvers import linear
+from tensorflow_probability.substrates import jax as tfp
 from tinygp import GaussianProcess, kernels
 
-from jitbench import Target
+from jitbench import Inputs, Target
 
 
 # chex README, "Dataclass": a @chex.dataclass (a Mapping, mutable) passed to a jitted function.
@@ -275,3 +280,57 @@ def dx_log_prob(dist, x):
 def distreqx_mvn_diag() -> Target:
     dist = dx_dists.MultivariateNormalDiag(jnp.array([-1.0, 0.0, 1.0]), jnp.array([0.1, 0.2, 0.3]))
     return Target(dist, (dist.sample(jax.random.key(1234)),), call=dx_log_prob)
+
+
+# jax-cosmo README: a Planck15 cosmology into jax.jit(angular_diameter_distance); a gamma
+# growth index (Cosmology's own argument) makes its tree_unflatten raise under jit only.
+COSMO_A = jnp.linspace(0.2, 1.0, 8)
+angular_diameter_distance = jax.jit(jc.background.angular_diameter_distance)
+
+
+def cosmo_planck15() -> Target:
+    return Target(jc.Planck15(), (COSMO_A,), call=angular_diameter_distance)
+
+
+def cosmo_planck15_gamma() -> Target:
+    return Target(jc.Planck15(gamma=0.55), (COSMO_A,), call=angular_diameter_distance)
+
+
+# TFP on JAX, "GaussianProcess": a GP of an ExponentiatedQuadratic kernel, its log_prob
+# jitted with the GP as an argument (a TFP distribution is a pytree on JAX).
+tfd, psd = tfp.distributions, tfp.math.psd_kernels
+GP_X = jnp.linspace(0.0, 1.0, 10)[:, None]
+gp_log_prob = jax.jit(lambda gp, y: gp.log_prob(y))
+
+
+def tfp_gaussian_process() -> Target:
+    kernel = psd.ExponentiatedQuadratic(amplitude=jnp.float32(1.0), length_scale=jnp.float32(0.5))
+    gp = tfd.GaussianProcess(kernel=kernel, index_points=GP_X, observation_noise_variance=0.1)
+    return Target(gp, (jnp.sin(6.0 * GP_X[:, 0]),), call=gp_log_prob)
+
+
+# gpjax docs, "Regression": Prior(Zero mean, RBF kernel) * Gaussian likelihood, and
+# jax.jit(conjugate_mll)(posterior, dataset); gpjax's modules are nnx.Modules.
+GP_DATA = gpx.Dataset(X=GP_X, y=jnp.sin(6.0 * GP_X))
+conjugate_mll = jax.jit(gpx.objectives.conjugate_mll)
+
+
+def gpjax_posterior() -> Target:
+    prior = gpx.gps.Prior(mean_function=gpx.mean_functions.Zero(), kernel=gpx.kernels.RBF())
+    posterior = prior * gpx.likelihoods.Gaussian(num_datapoints=GP_DATA.n)
+    return Target(posterior, (GP_DATA,), call=conjugate_mll)
+
+
+# sympy2jax README: SymbolicModule([1.0 * cos(x), 2.0 * sin(x)]) called by keyword, an
+# eqx.Module jitted as equinox's docs jit one; 1.0 and 2.0 are its (private) parameters.
+X_SYM = sympy.symbols("x_sym")
+
+
+@eqx.filter_jit
+def symbolic(module, **kwargs):
+    return module(**kwargs)
+
+
+def sympy2jax_module() -> Target:
+    module = sympy2jax.SymbolicModule([1.0 * sympy.cos(X_SYM), 2.0 * sympy.sin(X_SYM)])
+    return Target(module, Inputs(x_sym=jnp.linspace(0.0, 1.0, 3)), call=symbolic)

@@ -210,7 +210,7 @@ class Declared:
     mode: Mode = Mode.FAST
 
 
-def test_private_fields_play_where_no_public_one_does():
+def test_private_fields_in_jit_s_key_play_and_the_others_where_no_other_field_does():
     class Hidden:
         def __init__(self):
             self._loc, self._scale = jnp.zeros(2), jnp.ones(2)
@@ -218,11 +218,31 @@ def test_private_fields_play_where_no_public_one_does():
     found, _ = fields.walk(Hidden())
     assert [(f.path, f.private) for f in found] == [("_loc", True), ("_scale", True)]
     assert [f.path for f in fields.choose(found)[0]] == ["_loc", "_scale"]
-    mixed = [*found, fields.Field("w", (("attr", "w"),), "array", "setattr")]
+    mixed = [*found, fields.Field("w", (("attr", "w"),), "array", "setattr", "plain")]
     played, left = fields.choose(mixed)
     assert [f.path for f in played] == ["w"]
-    assert {s.reason for s in left} == {"a private attribute (a fields pattern plays it)"}
+    assert {s.reason for s in left} == {
+        "a private attribute jit never sees (a fields pattern plays it)"
+    }
     assert [f.path for f in fields.choose(mixed, "_loc")[0]] == ["_loc"]
+
+    # sympy2jax keeps its parameters in private attributes its pytree flattens: in jit's
+    # key, they play beside a public flag, before it takes the limit.
+    @jax.tree_util.register_pytree_node_class
+    class Term:
+        def __init__(self, value, flag=True):
+            self._value, self.flag = value, flag
+
+        def tree_flatten(self):
+            return (self._value,), (self.flag,)
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children, *aux)
+
+    played, left = fields.choose(fields.walk(Term(jnp.ones(2)))[0])
+    assert [(f.path, f.role) for f in played] == [("_value", "traced"), ("flag", "aux")]
+    assert left == []
 
 
 def test_new_values_are_those_users_set():
@@ -362,3 +382,57 @@ class _Holder:
 def test_a_slot_named_as_a_string_is_one_field():
     found, _ = _paths(_Holder())
     assert found == [("part.scale", "static", "setattr")]
+
+
+class _Engine:
+    """A library's strategy object with no fields (gpjax's DenseKernelComputation)."""
+
+
+@jax.tree_util.register_pytree_node_class
+class _Kernel:
+    def __init__(self, amplitude, engine=None):
+        self._amplitude, self.engine = amplitude, engine or _Engine()
+
+    def tree_flatten(self):
+        return (self._amplitude,), (self.engine,)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *aux)
+
+
+@jax.tree_util.register_pytree_node_class
+class _Process:
+    """As TFP's GaussianProcess: its kernel kept in ``_parameters``, which its pytree never
+    reads, before ``_kernel``, which it flattens."""
+
+    def __init__(self, kernel, jitter=1e-6):
+        self._parameters = {"kernel": kernel, "jitter": jitter}
+        self._kernel, self._jitter = kernel, jitter
+
+    def tree_flatten(self):
+        return (self._kernel,), (self._jitter,)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *aux)
+
+
+def test_an_object_is_reached_by_its_path_in_jit_s_key_and_the_other_said():
+    found, skipped = fields.walk(_Process(_Kernel(jnp.ones(2))))
+    roles = {f.path: f.role for f in found}
+    assert roles == {
+        "_parameters['jitter']": "plain", "_kernel._amplitude": "traced", "_jitter": "aux",
+    }  # fmt: skip
+    reasons = {s.path: s.reason for s in skipped}
+    assert reasons["_parameters['kernel']"] == "the same object as _kernel"
+    # In jit's key, compared by identity, with nothing to change: listed, not left out silently.
+    assert reasons["_kernel.engine"] == (
+        "an _Engine with no field to change, static data in jit's key (compared by identity): "
+        "not played"
+    )
+    played, left = fields.choose(found)
+    assert [f.path for f in played] == ["_kernel._amplitude", "_jitter"]
+    assert [(s.path, s.reason) for s in left] == [
+        ("_parameters['jitter']", "a private attribute jit never sees (a fields pattern plays it)")
+    ]

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("chex", reason="the gallery's libraries: pip install 'jitbench[gallery]'")
 
 from jitbench import audit_object, load_target
+from jitbench.testing import assert_jit_safe
 
 pytestmark = pytest.mark.slow
 
@@ -253,3 +254,83 @@ def test_an_ott_geometry_behind_a_jit_made_at_each_call_is_never_stale():
     assert result.hazards() == {} and result.leaked_instances == 0
     assert result.matches == "pytree_class"
     _no_stale_words(result)
+
+
+def test_jax_cosmo_s_own_unflatten_raising_under_jit_alone_is_an_error():
+    # Cosmology.tree_unflatten pops from list(...).reverse(), None, where gamma_growth is set:
+    # only jit unflattens the object. Raised under jit and not without it: an error, where it
+    # was raised named, failing assert_jit_safe as the hazard allow= accepts.
+    result = _audit("cosmo_planck15_gamma")
+    assert [s.cell for s in result.steps] == ["1/0 E"] and result.hazards() == {"error": 1}
+    assert result.verdict[0].startswith(
+        "the first call raises under jit, the call without jit does not: AttributeError: "
+        "'NoneType' object has no attribute 'pop' (raised at jax_cosmo/core.py:"
+    )
+    target = load_target("gallery_models:cosmo_planck15_gamma")
+    with pytest.raises(AssertionError, match=r"is not jit-safe: error \(1\); allowed: none"):
+        assert_jit_safe(target)
+    assert assert_jit_safe(target, allow="error").errors == 1
+    # The flag set in place, as the audit plays it: the steps jit unflattens it at raise.
+    flags = _audit("cosmo_planck15", fields="_flags")
+    assert [(s.name, s.cell) for s in flags.steps if s.hazard] == [
+        ("new_static", "1/0 E"), ("other_instance", "1/0 E"),
+    ]  # fmt: skip
+    assert not any(line.startswith("not applicable") for line in flags.verdict)
+
+
+def test_a_tfp_gaussian_process_is_walked_where_jit_flattens_it_and_leaks_its_arrays():
+    # TFP keeps its kernel in _parameters (which its pytree never reads) and in _kernel (which
+    # it flattens); its aux data holds closures made for each GP, which jit's cache keeps with
+    # an array each: every new GP compiles again and stays alive by its arrays.
+    result = _audit("tfp_gaussian_process")
+    roles = {s.field: s.role for s in result.steps if s.field}
+    assert roles["_kernel._amplitude"] == roles["_index_points"] == "traced"
+    assert "attribute" not in roles.values()
+    skipped = dict(result.skipped)
+    assert skipped["_parameters['kernel']"] == "the same object as _kernel"
+    assert skipped["_parameters['jitter']"].startswith("a private attribute jit never sees")
+    assert result.step("equal_instance").cell == "1/1"
+    assert (result.leaked_instances, result.leaked_arrays) == (0, 3)
+    assert result.hazards() == {"leak": 3, "recompile": 1}
+    assert result.to_dict()["leaked_arrays"] == 3  # the JSON counts them too
+    assert result.verdict[0].startswith("a new instance built from the same field values compiles")
+    assert result.verdict[1].startswith("3 arrays the scenario built stay alive")
+    assert result.matches == "" and "the nearest, pytree_class" in result.verdict[-1]
+    # A change neither jit nor the call reads (`?`) is said after the hazards, in an
+    # assert_jit_safe failure too.
+    target = load_target("gallery_models:tfp_gaussian_process")
+    with pytest.raises(AssertionError) as failed:
+        assert_jit_safe(target, fields=r"^_parameters\['jitter'\]$|^_jitter$")
+    lines = str(failed.value).split("verdict:\n")[1].splitlines()
+    assert lines[0].startswith("  - a new instance built from the same field values compiles")
+    unknown = [n for n, line in enumerate(lines) if "whether jit sees them is not known" in line]
+    assert unknown and unknown[0] > 1
+
+
+def test_gpjax_s_library_objects_in_jit_s_key_are_listed_not_left_out():
+    # RBF's compute_engine and Gaussian's integrator are aux data compared by identity, with
+    # no field to change: listed with why. The posterior, an nnx.Module under jax.jit.
+    result = _audit("gpjax_posterior")
+    skipped = dict(result.skipped)
+    for path, name in (("prior.kernel.compute_engine", "a DenseKernelComputation"),
+                       ("likelihood.integrator", "an AnalyticalGaussianIntegrator")):  # fmt: skip
+        assert skipped[path] == (
+            f"{name} with no field to change, static data in jit's key (compared by "
+            "identity): not played"
+        )
+    assert {s.role for s in result.steps if s.field} == {"static", "traced"}
+    assert result.hazards() == {} and result.verdict[0].startswith("no hazard")
+    assert result.matches == "flax_nnx_jit"
+
+
+def test_sympy2jax_s_private_parameters_play_by_default():
+    # SymbolicModule keeps its parameters (1.0, 2.0) in private attributes its pytree
+    # flattens: in jit's key, they play by default, one of each group.
+    result = _audit("sympy2jax_module")
+    played = {s.field: s.role for s in result.steps if s.field}
+    assert played["nodes[0]._args[0]._value"] == "traced"
+    assert played["has_extra_funcs"] == "static"
+    assert dict(result.skipped)["nodes[1]._args[0]._value"] == (
+        "the same field as nodes[0]._args[0]._value (plays once)"
+    )
+    assert result.hazards() == {} and result.matches == "equinox_filter_jit"

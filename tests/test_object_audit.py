@@ -15,7 +15,7 @@ from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 
 import jitbench
 from jitbench.auditing.audit import audit_object, audit_subject
-from jitbench.auditing.scenario import FED_BACK, SCENARIO, WHILE_TRACING, Play
+from jitbench.auditing.scenario import FED_BACK, SCENARIO, Play
 from jitbench.auditing.subject import Generated, Walked, leaves_off, tolerance
 from jitbench.auditing.verdict import hazards
 from jitbench.cli import render
@@ -182,7 +182,10 @@ def test_a_change_that_leaves_the_result_as_it_was_is_not_judged():
     result = _target_audit("user_models:bounded", "calc")
     step = result.step("new_static")
     assert (step.field, step.cell, result.step("seen_static").cell) == ("limit", "0/0 ?", "0/0 ?")
-    assert result.verdict[0] == (
+    # The most severe finding first (x's stale result); the change not judged after the
+    # hazards, before the match.
+    assert result.verdict[0].startswith("`x` given new values of the same shape in place is not")
+    assert result.verdict[-2] == (
         "`limit` set to a new value in place: the result without jit is what it was, so whether "
         "jit sees it is not known; jit did not trace again, so a value that changes the result "
         "would be stale"
@@ -383,17 +386,20 @@ def test_a_call_that_raises_under_jit_only_is_an_error():
     )
 
 
-def test_a_new_shape_only_an_untaken_branch_refuses_is_not_applicable():
+def test_a_new_shape_only_an_untaken_branch_refuses_is_an_error():
     """jit traces both branches of a lax.cond and raises on the one the new shape breaks,
-    which the call without jit never runs: jit saw the change, so no hazard of its cache."""
+    which the call without jit never runs: raised under jit and not without it, an error,
+    wherever the raise comes from, and where it was raised is said."""
     result = _target_audit("user_models:switched", "user_models:switch")
     new_shapes = [s for s in result.steps if s.name == "new_shape_array"]
-    assert [(s.field, s.cell) for s in new_shapes] == [("x", "1/0 n/a"), ("bias", "1/0 n/a")]
-    assert all(s.error.startswith(WHILE_TRACING + "TypeError: ") for s in new_shapes)
-    assert result.hazards() == {} and result.matches == "pytree_dataclass"
-    assert result.verdict[-2].startswith(
-        "not applicable: an array field replaced by one of a new shape (`x`, `bias`): the call "
-        "raises only under jit, while tracing what the call without jit skips: TypeError: "
+    assert [(s.field, s.cell) for s in new_shapes] == [("x", "1/0 E"), ("bias", "1/0 E")]
+    assert all(s.error.startswith("TypeError: ") for s in new_shapes)
+    assert all(s.error.endswith(" in switch)") and "(raised at tests/user_models.py:" in s.error
+               for s in new_shapes)  # fmt: skip
+    assert result.hazards() == {"error": 2}
+    assert result.verdict[0].startswith(
+        "`x` given an array of a new shape with dataclasses.replace makes the jitted call raise, "
+        "the call without jit does not: TypeError: "
     )
 
 
@@ -531,11 +537,13 @@ def test_the_first_call_must_run_with_and_without_jit():
     )
 
 
-def test_a_first_call_only_jit_raises_on_says_so():
-    with pytest.raises(jitbench.JitbenchError) as info:
-        _target_audit("user_models:returns_function", inputs=None)
-    assert str(info.value).startswith(
-        "the first call of target 'user_models:returns_function': it raises under jit: TypeError: "
+def test_a_first_call_only_jit_raises_on_is_the_error_hazard_and_the_last_step():
+    result = _target_audit("user_models:returns_function", inputs=None, verdict=True)
+    assert [s.cell for s in result.steps] == ["1/0 E"] and result.hazards() == {"error": 1}
+    assert result.step("first_call").error.startswith("TypeError: ")
+    assert result.verdict == (
+        "the first call raises under jit, the call without jit does not: "
+        f"{result.step('first_call').error}; no later step could be played",
     )
 
 
@@ -792,3 +800,19 @@ def test_a_number_is_not_read_as_hashed_where_the_call_compiles_at_every_call():
     assert result.step("repeat_call").compiles == 1
     roles = {(s.name, s.role) for s in result.steps if s.field == "t"}
     assert roles == {("same_shape_array", "traced number"), ("seen_static", "traced number")}
+
+
+def test_a_library_s_strategy_is_named_only_for_an_object_that_uses_the_library():
+    """equinox_filter_jit's own audit, judged as an object's: named for an eqx.Module, never
+    for a pytree that uses no equinox (an analogy it does not share), whose nearest is then a
+    strategy of its own family."""
+    from jitbench.auditing.audit import builtin_audits
+    from jitbench.auditing.verdict import closest
+
+    builtins = builtin_audits("cpu")
+    audit = builtins["equinox_filter_jit"]
+    assert closest(audit, "eqx.Module", builtins, frozenset({"equinox", "jax"})) == (
+        "equinox_filter_jit", [],
+    )  # fmt: skip
+    name, _ = closest(audit, "pytree", builtins, frozenset({"jax"}))
+    assert not jitbench.get_strategy(name).requires and name in ("pytree_class", "pytree_dataclass")

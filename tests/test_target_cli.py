@@ -27,7 +27,8 @@ def test_audit_target_table(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "cache audit of user_models:custom_class (CustomClass, call calc)"
     assert out[1] == "on cpu, the first array field played of 64 elements"
-    rows = [line.split() for line in out[6:14]]
+    assert out[2] == "fields played: 2"  # and how many were left out, where any were
+    rows = [line.split() for line in out[7:15]]
     assert [r[0] for r in rows] == list(SCENARIO)
     assert rows[2] == ["new_static", "mul", "attribute", "setattr", "0/0!"]  # a plain object's
     assert "leaked: 3 objects, 3 arrays" in out
@@ -39,6 +40,7 @@ def test_audit_target_json_and_csv(capsys):
     assert main(["audit", *SEED, "--format", "json"]) == 0
     (data,) = json.loads(capsys.readouterr().out)
     assert data["target"] == "user_models:custom_class" and data["matches"] == "static_self_id_hash"
+    assert (data["leaked_instances"], data["leaked_arrays"]) == (3, 3)  # the arrays counted too
     assert [s["field"] for s in data["steps"]] == ["", "", "mul", "mul", "x", "x", "", ""]
     assert main(["audit", *SEED, "--format", "csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))

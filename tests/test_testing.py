@@ -253,6 +253,46 @@ def test_the_seed_class_fails_with_its_verdict_and_passes_what_it_allows():
     assert [s.cell for s in by_name.steps] == [s.cell for s in result.steps]
 
 
+def test_a_call_raising_under_jit_alone_fails_with_the_error_hazard_allow_accepts():
+    """A first call that raises under jit and not without it (jax-cosmo's own tree_unflatten
+    with a gamma) is the object's error hazard: an AssertionError naming it, never
+    jitbench's own error; allow="error" accepts it."""
+    with pytest.raises(AssertionError) as failed:
+        assert_jit_safe("user_models:returns_function")
+    message = str(failed.value)
+    assert message.startswith(
+        "user_models:returns_function (call user_models.with_function) is not jit-safe: "
+        "error (1); allowed: none"
+    )
+    said = "  - the first call raises under jit, the call without jit does not: TypeError"
+    assert said in message
+    assert assert_jit_safe("user_models:returns_function", allow="error").hazards() == {"error": 1}
+
+
+def test_no_warning_of_jitbench_s_own_reaches_a_user_s_run():
+    """What jitbench's code calls of JAX raises no warning in a user's tests (JAX 0.12.1
+    deprecated jax.sharding.SingleDeviceSharding, which placing a built-in's arrays called
+    for every failing check's verdict); pyproject's filterwarnings makes any such
+    deprecation an error in every test."""
+    import warnings
+
+    import numpy as np
+
+    import jitbench
+    from jitbench.auditing.audit import builtin_audits
+    from jitbench.devices import resolve
+
+    ours = os.path.dirname(jitbench.__file__)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        resolve("cpu").put(np.ones(3))
+        builtin_audits.cache_clear()  # the verdict's built-in audits, placed anew
+        with pytest.raises(AssertionError):
+            assert_jit_safe(user_models.custom_class(), call="calc", inputs=user_models.vector())
+    found = [f"{w.filename}:{w.lineno}: {w.message}" for w in seen if w.filename.startswith(ours)]
+    assert not found, found
+
+
 def test_a_failure_takes_the_cli_s_target_forms_reads_in_few_lines_and_plays_once(monkeypatch):
     from jitbench.auditing import audit
     from jitbench.targets import Inputs

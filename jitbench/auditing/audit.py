@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import inspect
 import sys
 import time
 import types
@@ -17,7 +18,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from jitbench.auditing.result import AuditResult, Step
-from jitbench.auditing.scenario import FED_BACK, WHILE_TRACING, Play, attempt, replay
+from jitbench.auditing.scenario import FED_BACK, WITHOUT_JIT_TOO, Play, attempt, replay
 from jitbench.auditing.subject import Generated, Outcome, Subject, device_and_size, subject_of
 from jitbench.compiles import clear_caches, count_compiles, explain_misses
 from jitbench.devices import DEVICE_SPECS, resolve
@@ -146,24 +147,44 @@ def _is_instance(node: Any) -> bool:
 def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
     """One step's call, counted and explained. A raising call is made once more without
     explanations (JAX 0.6-0.8's explainer can itself fail): where only the first raised,
-    the second's result and counts stand."""
+    the second's result and counts stand, unless the second ran on what the first call left
+    behind (the call without jit cannot run on it, or it holds the first's tracers). Where
+    the second raised too, or ran on what the first broke, the first call's error, judged on
+    the state before it, stands: the user's call is blamed only for its own failure."""
     runs = probe.runs if probe else 0
     play.keep()
     with count_compiles() as stats, explain_misses() as messages:
         result, error, _ = attempt(play)
+    first = (error, play.before, play.raised_in, stats, messages)
+    broken = False
     if error:
         play.keep()
         with count_compiles() as again:
             result, retried, _ = attempt(play)
         if not retried:  # the explainer's failure, not the call's
             stats, messages = again, [f"JAX's cache-miss explainer raised {error}"]
-        error = retried
-    outcome, error = play.judge(result, error, stats.traces > 0, stats.compiles > 0)
+        broken, error = bool(retried), retried
+    try:
+        outcome, error = play.judge(result, error, stats.traces > 0, stats.compiles > 0)
+        broken = broken or bool(first[0] and not error and outcome == "n/a")
+    except JitbenchError:
+        if not first[0] or error:
+            raise
+        broken = True
+    if broken:
+        error, play.before, play.raised_in, stats, messages = first
+        outcome, error = play.judge(None, error, stats.traces > 0, stats.compiles > 0)
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
     role = play.roles.get(field, "")
-    if role == "number" and name == "same_shape_array" and stats.compiles and not every_call:
-        role = "hashed"  # a number the call hashes after all (a filter inside it)
+    # A change jit compiled for (the call compiling at every call aside) shows the field in
+    # its key, whatever the walk read from the object: its label says so from then on.
+    keyed = stats.compiles and not every_call and name in ("new_static", "same_shape_array")
+    if keyed and role == "number":
+        role = play.roles[field] = "hashed"  # a number the call hashes (a filter inside it)
+    elif keyed and role == "plain" and field in play.kinds:
+        kind = play.kinds[field]  # a static self's attribute
+        role = play.roles[field] = {"static": "aux", "number": "hashed", "array": "valued"}[kind]
     role = fieldlib.ROLES.get(role, "")
     return Step(name, stats.traces, stats.compiles, outcome, error, tuple(messages), runs,
                 field, how, role)  # fmt: skip
@@ -235,7 +256,6 @@ def audit_subject(
         paths = ", ".join(f.path for f in walked) or "none"
         raise JitbenchError(f"the fields pattern {fields!r} matches no field; the fields: {paths}")
     played, refused = subject.playable(probe, played)
-    kind = kinds.object_kind(probe)
     # A target's size: the element count of the first array field played (0: none is).
     size = subject.size if isinstance(subject, Generated) else device_and_size(probe, played)[1]
     del probe
@@ -246,9 +266,13 @@ def audit_subject(
         counter = PROBES[subject.strategy.make_class(subject.shape, probe=True)]
     steps, (leaked, arrays_alive, held), noise = run(subject, played, counter)
     first = steps[0]
-    if first.outcome != "correct":
+    # A first call that raises under jit alone is the object's error hazard, and the audit's
+    # last step; one that cannot run without jit either has nothing to audit.
+    if first.outcome not in ("correct", "error"):
         what = "strategy" if isinstance(subject, Generated) else "target"
         raise JitbenchError(f"the first call of {what} {subject.name!r}: {_first_failure(first)}")
+    if first.outcome == "error":  # no scenario was played: what a failed trace keeps is no leak
+        leaked, arrays_alive, held = None, 0, 0
     result = AuditResult(
         subject.name, subject.device, size, steps, leaked, arrays_alive, held,
         skipped=(
@@ -257,16 +281,22 @@ def audit_subject(
         ),
         builtin=isinstance(subject, Generated) and subject.name == subject.strategy.name,
     )  # fmt: skip
-    return with_verdict(result, kind) if verdict else result
+    return with_verdict(result, subject) if verdict else result
 
 
-def with_verdict(result: AuditResult, kind: str) -> AuditResult:
+def with_verdict(result: AuditResult, subject: Subject) -> AuditResult:
     """``result`` with its verdict: the hazards in words and the built-in strategy it matches
-    (their audits run once per process), for an object of ``kind`` (kinds.object_kind)."""
+    (their audits run once per process), for the subject's object, by its kind
+    (kinds.object_kind) and the packages it and its call use (its jit wrapper's included)."""
     from jitbench.auditing.verdict import judge
 
+    obj, call = subject.target.obj, subject.target.call
+    if isinstance(call, str):
+        call = inspect.getattr_static(type(obj), call, None)
+    called = {type(call).__module__, getattr(call, "__module__", None) or ""}
+    uses = fieldlib.libraries(obj) | {name.split(".")[0] for name in called if name}
     spec = result.device if result.device in DEVICE_SPECS else "cpu"
-    lines, match = judge(result, kind, builtin_audits(spec))
+    lines, match = judge(result, kinds.object_kind(obj), builtin_audits(spec), uses)
     return dataclasses.replace(result, verdict=lines, matches=match)
 
 
@@ -283,11 +313,10 @@ def builtin_audits(spec: str) -> dict[str, AuditResult]:
 
 
 def _first_failure(step: Step) -> str:
-    error = step.error.removeprefix(WHILE_TRACING)  # at the first call, jit's own error
-    if step.outcome == "n/a" and error == step.error:
-        return f"the call without jit (the oracle) raises: {error}"
-    if step.outcome in ("n/a", "error"):
-        return f"it raises under jit: {error}"
+    if step.outcome == "n/a" and WITHOUT_JIT_TOO in step.error:
+        return f"it raises under jit: {step.error}"
+    if step.outcome == "n/a":
+        return f"the call without jit (the oracle) raises: {step.error}"
     return f"its result under jit differs from the call without jit {step.error}".rstrip()
 
 

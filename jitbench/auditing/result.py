@@ -119,11 +119,12 @@ class AuditResult:
     @property
     def leaks(self) -> int | None:
         """The ``leak`` hazard's count, the one every place that counts it reads: the objects
-        left alive; where no object can be weakly referenced (a NamedTuple), the arrays left
-        alive; None where neither tells (no object checked, no array left alive)."""
-        if self.leaked_instances is not None:
+        left alive; where none is (or none can be weakly referenced, a NamedTuple), the arrays
+        left alive (a closure jit's cache keeps holds one of every instance: TFP's
+        GaussianProcess); None where neither tells (no object checked, no array alive)."""
+        if self.leaked_instances:
             return self.leaked_instances
-        return self.leaked_arrays or None
+        return self.leaked_arrays or self.leaked_instances
 
     def count(self, name: str) -> int:
         """The steps whose :attr:`Step.hazard` or outcome is ``name``; for ``leak``,
@@ -153,6 +154,8 @@ class AuditResult:
         }
         if not self.builtin:
             data.update(
+                leaked_arrays=self.leaked_arrays,
+                first_held=self.first_held,
                 not_applicable=self.not_applicable,
                 skipped=[{"field": f, "reason": r} for f, r in self.skipped],
                 verdict=list(self.verdict),

@@ -14,7 +14,7 @@ import numpy as np
 
 from jitbench.auditing.subject import Judging
 from jitbench.compiles import block, clear_caches, count_compiles, quiet_callback_errors
-from jitbench.errors import JitbenchError, error_text
+from jitbench.errors import JitbenchError, error_text, origin
 from jitbench.targets import kinds, values
 
 if TYPE_CHECKING:
@@ -48,9 +48,8 @@ CHANGES = SCENARIO[2:]
 RELEASE_ABOVE = 24
 # The changes the after-change benchmark times (other_instance is a cold call).
 TIMED_CHANGES = CHANGES[:-1]
-# How a not-applicable step's error starts where only jit raised, while it traced code the
-# call without jit skips (both branches of a lax.cond: a new shape only one of them meets).
-WHILE_TRACING = "only under jit, while tracing what the call without jit skips: "
+# How a first call's error reads where it raises with jit and without, differently: both said.
+WITHOUT_JIT_TOO = "; without jit too: "
 # The outcomes of a change the call cannot take (it raises, with jit or without).
 REJECTED = ("n/a", "error")
 # How an array field played before is set back, by whether its new values were rejected.
@@ -65,6 +64,7 @@ class Play:
         self.subject = subject
         self.played = played
         self.roles = {f.path: f.role for f in played}
+        self.kinds = {f.path: f.kind for f in played}
         self.obj = subject.new()
         self.changed: list[tuple[str, str]] = []
         self.rng = np.random.default_rng(1)
@@ -74,6 +74,7 @@ class Play:
         self.step, self.outcome = "", ""  # the step being played, the last one's outcome
         self.passed: list[Any] = []  # the arrays the first call was passed
         self.returned: Any = None  # what a loop calls next of the last result (see fed)
+        self.raised_in = ""  # where the last call raised, outside JAX (errors.origin)
 
     def call(self) -> Any:
         """The subject's call on the object as it is now."""
@@ -107,14 +108,15 @@ class Play:
         self.judging.reused = reused
         self.judging.compiled = traced if compiled is None else compiled
         raised = error
+        # One rule: raised under jit and not without it is an error, wherever the raise comes
+        # from (the object's own flatten or unflatten, a branch jit traces and the call
+        # without jit skips); n/a only where the call without jit raises too.
         self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
         if self.step == "first_call" and raised and self.outcome == "n/a" and error != raised:
-            # The audit stops on it: the jitted call's own error is the one to show (the
-            # oracle may have failed only on what the failed call left behind).
-            self.outcome, error = "error", raised
-        if self.outcome == "error" and traced and not _jit_limit(error):
-            # jit traced the values it was given, so it saw them: not a hazard of its cache
-            self.outcome, error = "n/a", WHILE_TRACING + error
+            # The audit stops on it: the jitted call's own error first, then the oracle's.
+            error = raised + WITHOUT_JIT_TOO + error
+        if self.outcome == "error" and self.raised_in:
+            error += f" (raised at {self.raised_in})"
         return self.outcome, error
 
     def _refuse_donation(self) -> None:
@@ -256,17 +258,6 @@ def drift(passed: Any, returned: Any) -> str:
     return f" ({'; '.join(moved[:2])})" if moved else ""
 
 
-def _jit_limit(error: str) -> bool:
-    """Whether JAX raises ``error`` only under jit: on a tracer, or running the program."""
-    import jax.errors
-
-    limits = (jax.errors.JAXTypeError, jax.errors.JAXIndexError, jax.errors.UnexpectedTracerError)
-    names = [
-        n for n, v in vars(jax.errors).items() if isinstance(v, type) and issubclass(v, limits)
-    ]
-    return error.startswith((*names, "JaxRuntimeError", "XlaRuntimeError"))
-
-
 def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
     """Play every step: ``visit(name)`` makes the step's call and returns its outcome,
     or None to stop there."""
@@ -282,10 +273,12 @@ def attempt(play: Play) -> tuple[Any, str, float]:
     one line ("" where it did not), and its seconds."""
     with quiet_callback_errors():
         start = time.perf_counter()
+        play.raised_in = ""
         try:
             result, error = block(play.call()), ""
         except Exception as exc:
             result, error = None, error_text(exc)
+            play.raised_in = origin(exc)
         seconds = time.perf_counter() - start
     play.returned = play.fed(result)
     return result, error, seconds

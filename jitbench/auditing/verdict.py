@@ -5,10 +5,11 @@ behaves like, so that the README's tables for that strategy apply to it (see doc
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 
 from jitbench.auditing.result import AuditResult, Step
-from jitbench.auditing.scenario import CHANGES, FED_BACK, RETURNED, STEPS, WHILE_TRACING
+from jitbench.auditing.scenario import CHANGES, FED_BACK, RETURNED, STEPS
 from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
@@ -46,6 +47,8 @@ SAID = {
     **{("stale", n): "{subject}: jit returns a result computed for other values"
        for n in ("equal_instance", "other_instance", *FED_BACK)},
     ("stale", ""): "{subject} is not seen: jit keeps returning results for the old values",
+    ("error", "first_call"): "the first call raises under jit, the call without jit does not: "
+    "{error}; no later step could be played",
     ("error", ""): "{subject} makes the jitted call raise, the call without jit does not: {error}",
     ("recompile", "repeat_call"): "the same call again, nothing changed, compiles again: at "
     "every call",
@@ -88,19 +91,38 @@ def strategy_kind(name: str) -> str:
     return object_kind(obj)
 
 
+# The kinds of object jit takes as a pytree (kinds.object_kind's words); the others' family
+# is the plain objects'.
+PYTREES = ("pytree", "pytree dataclass", "flax.struct dataclass", "eqx.Module", "nnx.Module")
+
+
 def closest(
-    result: AuditResult, kind: str, builtins: dict[str, AuditResult]
+    result: AuditResult, kind: str, builtins: dict[str, AuditResult], uses: frozenset[str]
 ) -> tuple[str, list[str]]:
     """The built-in strategy nearest ``result`` and the signature's entries known on both
     sides where they differ (none: it behaves the same; an unknown entry differs from none);
-    a strategy with other hazards counts as differing on them."""
+    a strategy with other hazards counts as differing on them. Only an analogy the object
+    shares is named: a strategy of a library (equinox, flax) only for an object that uses it
+    (``uses``: fields.libraries), and where none behaves the same, the nearest of the
+    object's own family (a pytree, a plain object) where one is."""
     mine, order = signature(result), list(STRATEGIES)
+
+    def library(name: str) -> set[str]:
+        return {re.split(r"[<>=!~ ]", r)[0] for r in get_strategy(name).requires}
+
+    shared = [n for n in builtins if library(n) <= uses]
 
     def apart(name: str) -> list[str]:
         theirs = signature(builtins[name])
         return [k for k, v in mine.items() if v is not None and theirs.get(k) not in (None, v)]
 
-    name = min(builtins, key=lambda n: (len(apart(n)), strategy_kind(n) != kind, order.index(n)))
+    def nearest(names: list[str]) -> str:
+        return min(names, key=lambda n: (len(apart(n)), strategy_kind(n) != kind, order.index(n)))
+
+    name = nearest(shared)
+    family = [n for n in shared if (strategy_kind(n) in PYTREES) == (kind in PYTREES)]
+    if apart(name) and family:
+        name = nearest(family)
     return name, apart(name)
 
 
@@ -110,7 +132,8 @@ def _subject(step: Step) -> str:
     # A number's new value (its value back is a seen_static step, said as a flag's)
     number = step.role == "traced number" and step.name == "same_shape_array"
     what = "given a new value" if number else WHAT[step.name]
-    return f"`{step.field}` {what} {HOW.get(step.how, f'({step.how})')}"
+    how = step.how.split(" (")[0]  # what was set back before it is the table's to say
+    return f"`{step.field}` {what} {HOW.get(how, f'({how})')}"
 
 
 def _loop(result: AuditResult) -> list[str]:
@@ -142,46 +165,56 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
     for (name, _), group in groups.items():
         fields = [f"`{s.field}`" for s in group if s.field]
         where = f" ({named(fields, 3)})" if fields else ""
-        error = group[0].error.removeprefix(WHILE_TRACING)
-        why = WHILE_TRACING if error != group[0].error else "without jit too: "
+        error = group[0].error
         error = error if len(error) <= 160 else error[:157] + "..."
-        yield f"not applicable: {STEPS[name]}{where}: the call raises {why}{error}"
+        yield f"not applicable: {STEPS[name]}{where}: the call raises without jit too: {error}"
+
+
+# The order of a verdict's lines: its most severe finding first (stale, error, recompile,
+# leak), then what was found besides, then the changes that could not be judged.
+SEVERITY = ("stale", "error", "recompile", "leak", "info", "unjudged")
 
 
 def hazards(result: AuditResult) -> list[str]:
-    """One line per hazard of the audit, in plain words; the steps the call cannot take even
-    without jit grouped by change and error."""
-    lines = []
+    """One line per hazard of the audit, in plain words, the most severe first
+    (:data:`SEVERITY`); the steps the call cannot take even without jit grouped by change and
+    error; the changes whose result without jit did not change counted, last."""
+    found = findings(result)
+    return [line for kind in SEVERITY for line in found[kind]]
+
+
+def findings(result: AuditResult) -> dict[str, list[str]]:
+    """The verdict's lines by :data:`SEVERITY`."""
+    found: dict[str, list[str]] = {kind: [] for kind in SEVERITY}
+    unknown: list[Step] = []  # changes the result without jit did not notice
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
         if step.outcome == "unjudged" and step.error:  # why its result was not compared
-            lines += [] if step.error in lines else [step.error]
+            found["info"] += [] if step.error in found["info"] else [step.error]
         elif step.outcome == "unjudged" and step.name in ("new_static", "same_shape_array"):
-            # unjudged: jit reused a program; a new flag's not traced is not in its key
-            lines.append(f"{subject}: the result without jit is what it was, so whether jit "
-                         "sees it is not known" + (
-                             "; jit did not trace again, so a value that changes the result "
-                             "would be stale" if step.name == "new_static" else ""))  # fmt: skip
+            unknown.append(step)
         said = SAID.get((step.hazard, step.name), SAID.get((step.hazard, "")))
-        lines += [said.format(subject=subject, error=step.error)] if said else []
-    lines += _loop(result)
+        if said:
+            found[step.hazard].append(said.format(subject=subject, error=step.error))
+    found["recompile"] += _loop(result)
+    found["unjudged"] = _unnoticed(unknown)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
     hashed = [f"`{s.field}`" for s in result.steps
               if s.name == "same_shape_array" and s.hazard == "recompile"]  # fmt: skip
     if hashed and not result.repeat_call_compiles:
-        lines.append(f"{named(hashed, 4)} given new values compile again: the call hashes "
-                     "them, a new program for every new value")  # fmt: skip
+        found["recompile"].append(f"{named(hashed, 4)} given new values compile again: the call "
+                                  "hashes them, a new program for every new value")  # fmt: skip
     leaked, arrays = result.leaked_instances, result.leaked_arrays
-    if result.leaks:  # arrays alone where the objects cannot be weakly referenced
+    if result.leaks:  # arrays alone where no object stays alive, or none can be referenced
         counts = [(n, what) for n, what in ((leaked, "object"), (arrays, "array")) if n]
         held = " and ".join(_count(n, what) for n, what in counts)
         one = [n for n, _ in counts] == [1]
         stay, them = ("stays", "it") if one else ("stay", "them")
-        lines.append(f"{held} the scenario built {stay} alive after it dropped {them}: jit's "
-                     f"cache (or a library) holds {them}, and memory grows with every instance "
-                     "or static value it keys on")  # fmt: skip
-    inside = f"{_count(result.first_held, 'object')} inside the first instance"
+        found["leak"].append(f"{held} the scenario built {stay} alive after it dropped {them}: "
+                             f"jit's cache (or a library) holds {them}, and memory grows with "
+                             "every instance or static value it keys on")  # fmt: skip
+    info = found["info"]
     if result.first_held:
         stay = "stays" if result.first_held == 1 else "stay"
         # Where an equal instance compiles again, its key is its own: the first's is no set
@@ -192,49 +225,76 @@ def hazards(result: AuditResult) -> list[str]:
             "keeps its own alive too" if apart
             else "equal instances reuse that key, so this does not grow"
         )  # fmt: skip
-        lines.append(f"{inside} {stay} alive, held by the key of its compiled program: {why}")
-    if not judged(result) and not any(s.outcome == "unjudged" and s.error for s in result.steps):
-        lines.append("no change could be judged: each raises without jit too, or leaves the "
-                     "result without jit as it was, so no built-in is matched")  # fmt: skip
+        info.append(f"{_count(result.first_held, 'object')} inside the first instance {stay} "
+                    f"alive, held by the key of its compiled program: {why}")  # fmt: skip
+    hazard = any(found[kind] for kind in SEVERITY[:4])
+    if result.steps[0].outcome == "error":
+        pass  # the first call's error says why nothing else was judged
+    elif not judged(result) and not any(s.outcome == "unjudged" and s.error for s in result.steps):
+        info.append("no change could be judged: each raises without jit too, or leaves the "
+                    "result without jit as it was, so no built-in is matched")  # fmt: skip
     elif not judged(result):
-        lines.append("no change could be judged, so no built-in is matched")
-    elif not [line for line in lines if not line.startswith(inside)]:
-        lines.append(
-            "no hazard: every change was seen, every result matched the call without jit"
-            + (", nothing leaked" if leaked == 0 else "")
-        )
+        info.append("no change could be judged, so no built-in is matched")
+    elif not hazard:
+        seen = "every change judged was seen" if unknown else "every change was seen"
+        info.insert(0, f"no hazard: {seen}, every result matched the call without jit"
+                    + (", nothing leaked" if leaked == 0 else ""))  # fmt: skip
     numbers = [
         f"`{s.field}`" for s in result.steps
         if s.hashed_number and s.compiles and s.outcome in ("correct", "unjudged")
     ]  # fmt: skip
     if numbers and not result.repeat_call_compiles:
-        lines.append(f"{named(numbers, 4)}: a number the call hashes: each new value compiles "
-                     "once, and a value seen before reuses its program (one changed at every "
-                     "call, a counter or a schedule, would compile at every call)")  # fmt: skip
-    if leaked is None:
-        lines.append("leaks checked through the arrays only: the objects cannot be weakly "
-                     "referenced")  # fmt: skip
-    lines += _not_applicable([s for s in result.steps if s.outcome == "n/a"])
-    return lines
+        info.append(f"{named(numbers, 4)}: a number the call hashes: each new value compiles "
+                    "once, and a value seen before reuses its program (one changed at every "
+                    "call, a counter or a schedule, would compile at every call)")  # fmt: skip
+    if leaked is None and result.steps[0].outcome != "error":
+        info.append("leaks checked through the arrays only: the objects cannot be weakly "
+                    "referenced")  # fmt: skip
+    info += _not_applicable([s for s in result.steps if s.outcome == "n/a"])
+    return found
+
+
+def _unnoticed(steps: list[Step]) -> list[str]:
+    """The changes that left the result without jit as it was, in one line: one said in full,
+    more counted with the first two named."""
+    if not steps:
+        return []
+    untraced = [s for s in steps if s.name == "new_static" and not s.traces]
+    stale = "a value that changes the result would be stale"
+    if len(steps) == 1:
+        (step,) = steps
+        return [f"{_subject(step)}: the result without jit is what it was, so whether jit "
+                "sees it is not known" + (f"; jit did not trace again, so {stale}" if untraced
+                                          else "")]  # fmt: skip
+    shown = "; ".join(_subject(s) for s in steps[:2])
+    more = f"; and {len(steps) - 2} more" if len(steps) > 2 else ""
+    after = (f"; jit did not trace again after {len(untraced)} of them, so {stale}"
+             if untraced else "")  # fmt: skip
+    return [f"{len(steps)} changes leave the result without jit as it was, so whether jit sees "
+            f"them is not known ({shown}{more}){after}"]  # fmt: skip
 
 
 def judge(
-    result: AuditResult, kind: str, builtins: dict[str, AuditResult]
-) -> tuple[tuple[str, ...], str]:
+    result: AuditResult, kind: str, builtins: dict[str, AuditResult],
+    uses: frozenset[str] = frozenset(),
+) -> tuple[tuple[str, ...], str]:  # fmt: skip
     """The hazards in words, and the built-in strategy that behaves the same ("" for none);
-    a call that jits nothing is compared with ``eager`` alone."""
-    lines = []
+    a call that jits nothing is compared with ``eager`` alone; ``uses``: the packages the
+    object uses (:func:`closest`)."""
+    found = findings(result)
+    lines = [line for part in SEVERITY for line in found[part]]
+    # The call's kind after its hazards, before the rest of what was found.
+    first = sum(len(found[part]) for part in SEVERITY[:4])
     unjitted = ("the call is not jitted: JAX compiles each operation on its own, once per "
                 "shape, and dispatches them one by one at every call")  # fmt: skip
     if op_by_op(result) and "eager" in builtins:
         builtins = {"eager": builtins["eager"]}
-        lines.append(unjitted)
-    lines += hazards(result)
+        lines.insert(first, unjitted)
     if not judged(result):  # compared on nothing, every built-in would match: none does
         return tuple(lines), ""
-    name, apart = closest(result, kind, builtins)
+    name, apart = closest(result, kind, builtins, uses)
     if name == "eager" and not apart and unjitted not in lines and _unexplained(result):
-        lines.insert(0, unjitted)  # one operation: its one program told apart by the match
+        lines.insert(first, unjitted)  # one operation: its one program told apart by the match
     strategy = get_strategy(name)
     if not apart:
         lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "

@@ -23,8 +23,10 @@ from jitbench.options import (
     COMPARE_BY,
     COUNT_TOLERANCE,
     DEFAULT_ARRAYS,
+    DEFAULT_FIELDS,
     DEFAULT_PHASES,
     DEFAULT_SIZE,
+    DEFAULT_VALUES,
     FORMATS,
     REPEAT,
     VALIDATE_PHASES,
@@ -230,7 +232,7 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fields", metavar="PATTERN",
         help="TARGET's fields to change: a path prefix (layers[0].), glob (*.weight) or regex; "
-        f"default: every static field and the first {DEFAULT_ARRAYS} arrays",
+        f"default: {DEFAULT_FIELDS.format(values=DEFAULT_VALUES, arrays=DEFAULT_ARRAYS)}",
     )  # fmt: skip
 
 

@@ -109,15 +109,21 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     print(f"cache audit of {title}")
     arrays = f", the first array field played of {result.size:,} elements" if result.size else ""
     print(f"on {result.device}{arrays}")
+    played = len({s.field for s in result.steps if s.field})
+    left = f", {len(result.skipped)} left out (why: under the table)" if result.skipped else ""
+    print(f"fields played: {played}{left}")
     print(
-        f"{CELLS}, 'n/a' a call that raises without jit too (or where jit traces code it "
-        "skips), '?' a change that leaves the result without jit as it was (jit reused a "
-        "program: seen or not, it returns the same)\n"
+        f"{CELLS} (under jit only), 'n/a' a call that raises without jit too, '?' a change "
+        "that leaves the result without jit as it was (jit reused a program: seen or not, it "
+        "returns the same)\n"
     )
     step_table(result.steps)
     leaked = result.leaked_instances
     objects = "objects not checked (no weak references)" if leaked is None else f"{leaked} objects"
-    print(f"\nleaked: {objects}, {result.leaked_arrays} arrays")
+    if result.steps[0].outcome == "error":
+        print("\nleaked: not checked (the first call raised: no scenario was played)")
+    else:
+        print(f"\nleaked: {objects}, {result.leaked_arrays} arrays")
     # What was left out, one line per reason (its paths shortened to a few and a count).
     by_reason: dict[str, list[str]] = {}
     for path, reason in result.skipped:

@@ -86,7 +86,8 @@ def audited(
         spent = stats.trace_seconds + stats.lower_seconds + stats.compile_seconds
         progress.compile_s.append(spent / stats.compiles)
     return dataclasses.replace(row, hazards=tuple(audit.hazards()), compiles=audit.compiles,
-                               findings=tuple(hazards(audit)))  # fmt: skip
+                               findings=tuple(hazards(audit)),
+                               first_call_raises=bool(audit.steps[0].hazard))  # fmt: skip
 
 
 def timed(
@@ -217,7 +218,7 @@ class Counting:
         by_way = dict(zip(self.ways, found, strict=True))
         done, missing = [], []
         for row in rows:
-            got = by_way.get(row.way) if row.built else None
+            got = by_way.get(row.way) if row.built and not row.first_call_raises else None
             if isinstance(got, NoFigure):
                 missing.append(f"{row.way}: {got.reason}")
             elif got is not None:

@@ -15,19 +15,18 @@ import typing
 from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, Sequence
 from typing import Any, Literal
 
-from jitbench.options import DEFAULT_ARRAYS
+from jitbench.options import DEFAULT_ARRAYS, DEFAULT_VALUES
 from jitbench.targets import kinds, values
 
 Kind = Literal["array", "number", "static"]
 Key = tuple[Literal["attr", "item"], Any]
 MAX_DEPTH = 12
-# Statics and traced numbers played by default (one field of each group, see choose).
-DEFAULT_VALUES = 12
 EQX_STATIC = "a new module, built as equinox unflattens one"
 ROLES = {
     "traced": "traced",
     "number": "traced number",
     "hashed": "static (hashed leaf)",
+    "valued": "static (hashed by value)",  # an array a static self's value hash reads
     "aux": "static",
     "plain": "attribute",
 }
@@ -287,42 +286,90 @@ def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
     return None, None
 
 
+# A path's rank (lower is better): outside jit's key, then private. An object reachable by
+# several paths is walked by its best, the first found among equals.
+Rank = tuple[bool, bool]
+
+
 def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
     """Every value of ``obj`` a user changes, by path and classified (see docs/design.md), and
     what was skipped (depth first). ``filtered``: the call hashes non-array leaves
-    (``eqx.filter_jit``)."""
+    (``eqx.filter_jit``). An object or array reachable by several paths is reached by its best
+    (:data:`Rank`: one in jit's key, then a public one), and every other path to it is skipped
+    naming the path used (TFP's GaussianProcess holds its kernel in ``_parameters``, which
+    jit never reads, and in ``_kernel``, which it flattens)."""
     fields: list[Field] = []
     skipped: list[Skipped] = []
-    seen: set[int] = set()
-    leaves: dict[int, str] = {}  # id of a Variable or array -> the path it was found at
+    best: dict[int, tuple[Rank, str]] = {}  # id of a node, array or Variable -> its best path
+    traced_of: dict[int, tuple[set[Key], list[Any]] | None] = {}
+    roles: dict[tuple[int, Key], str] = {}
+    kept: list[Any] = []  # what the ids above name, alive while the walk runs
+
+    def children_of(node: Any, within: str) -> Iterator[tuple[Key, str, Any, str, bool]]:
+        """(key, suffix, child, role, shared: tracked by identity) of each of ``node``'s
+        children, its role as the node is to jit; a child with a skip reason has role ""."""
+        if id(node) not in traced_of:
+            kept.append(node)
+            traced_of[id(node)] = None if within == "aux" else _traced(node)
+        traced = None if within == "aux" else traced_of[id(node)]
+        for key, suffix, child in children(node) or []:
+            shared = kinds.is_variable(child) or kinds.is_array(child)
+            if _skip_reason(child):
+                yield key, suffix, child, "", shared
+                continue
+            if kinds.is_variable(child):
+                role = "traced"
+            elif (id(node), key) in roles:
+                role = roles[id(node), key]
+            else:
+                role = roles[id(node), key] = _role(traced, node, key, child, filtered)
+            yield key, suffix, child, within if within in ("aux", "plain") else role, shared
+
+    def rank(node_rank: Rank, key: Key, role: str) -> Rank:
+        private = key[0] == "attr" and str(key[1]).startswith("_")
+        return node_rank[0] or role == "plain", node_rank[1] or private
+
+    def survey(
+        node: Any, path: str, node_rank: Rank, within: str, depth: int, old: str | None = None
+    ) -> None:
+        """Every path to every node, array and Variable, its best kept in ``best``; ``old``:
+        the path ``node`` was surveyed at before this better one, whose descendants' paths
+        through it move here."""
+        if depth > MAX_DEPTH:
+            return
+        for key, suffix, child, role, shared in children_of(node, within):
+            if not role:
+                continue
+            where, mine = (path + suffix).lstrip("."), rank(node_rank, key, role)
+            found = best.get(id(child))
+            moved = found is not None and old is not None and found[1] == (old + suffix).lstrip(".")
+            if found is not None and found[0] <= mine and not moved:
+                continue
+            if shared or (children(child) and _kind(_value(child), role)[0] is None):
+                kept.append(child)
+                best[id(child)] = (mine, where)
+                if not shared:
+                    survey(child, where, mine, role, depth + 1, found[1] if found else None)
 
     def visit(
         node: Any, keys: tuple[Key, ...], path: str, private: bool, within: str, rebuilt: bool
     ) -> None:
-        if id(node) in seen or len(keys) > MAX_DEPTH:
+        if len(keys) > MAX_DEPTH:
             return
-        seen.add(id(node))
-        # Inside auxiliary data everything is static, however the node itself flattens.
-        traced = None if within == "aux" else _traced(node)
-        for key, suffix, child in children(node) or []:
+        for key, suffix, child, role, _ in children_of(node, within):
             where = (path + suffix).lstrip(".")
             hidden = private or (key[0] == "attr" and str(key[1]).startswith("_"))
             reason = _skip_reason(child)
             changed = how(node, child, key, rebuilt)
             if not reason and _derived(node, key) and changed in REBUILT:
                 reason = "computed from the other fields (init=False): a new instance recomputes it"
+            used = best.get(id(child), (None, where))[1]
+            if not reason and used != where:
+                reason = f"the same object as {used or 'the object itself'}"
             if reason:
                 skipped.append(Skipped(where, reason))
                 continue
-            if (kinds.is_variable(child) or kinds.is_array(child)) and id(child) in leaves:
-                skipped.append(Skipped(where, f"the same object as {leaves[id(child)]}"))
-                continue
-            leaves[id(child)] = where
-            value = kinds.variable_value(child) if kinds.is_variable(child) else child
-            role = (
-                "traced" if kinds.is_variable(child) else _role(traced, node, key, child, filtered)
-            )
-            role = within if within in ("aux", "plain") else role  # as the node is to jit
+            value = _value(child)
             kind, why = _kind(value, role)
             choices = _choices(node, key, value)
             if kind == "static" and values.new_value(value, choices) is None:
@@ -333,25 +380,67 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
             if kind is not None:
                 fields.append(Field(where, (*keys, key), kind, changed, role, hidden, choices))
             elif why is None and children(child) is not None:
+                before = len(fields) + len(skipped)
                 visit(child, (*keys, key), where, hidden, role, rebuilt or changed not in IN_PLACE)
+                container = isinstance(child, Mapping | Sequence)
+                if len(fields) + len(skipped) == before and role != "plain" and not container:
+                    skipped.append(Skipped(where, _nothing_inside(child, role)))
             else:
                 reason = why or f"a {type(child).__name__}: neither array nor value"
                 skipped.append(Skipped(where, reason))
 
+    best[id(obj)] = ((False, False), "")
+    survey(obj, "", (False, False), "", 0)
     visit(obj, (), "", False, "", False)
+    # The nested functions reference each other (a cycle the collector frees later): what
+    # they hold of the object goes now, so that the audit's leak count starts without it.
+    kept.clear()
+    traced_of.clear()
     return fields, skipped
+
+
+def libraries(obj: Any, depth: int = 3, most: int = 2_000) -> frozenset[str]:
+    """The packages whose classes ``obj`` is or holds (its fields, ``depth`` levels down, at
+    most ``most`` nodes): the libraries it uses (a plain class holding nnx modules uses flax)."""
+    found: set[str] = set()
+    stack, seen = [(obj, 0)], set()
+    while stack and len(seen) < most:
+        node, level = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        found |= {cls.__module__.split(".")[0] for cls in type(node).__mro__}
+        if level < depth:
+            stack += [(child, level + 1) for _, _, child in children(node) or ()]
+    return frozenset(found)
+
+
+def _value(child: Any) -> Any:
+    return kinds.variable_value(child) if kinds.is_variable(child) else child
+
+
+def _nothing_inside(child: Any, role: str) -> str:
+    """Why a node in jit's key with no field to change is not played."""
+    identity = type(child).__eq__ is object.__eq__
+    compared = "by identity" if identity else "by its __eq__"
+    where = "a leaf the call hashes" if role == "hashed" else "static data in jit's key"
+    name = type(child).__name__
+    article = "an" if (name.lstrip("_") or "x")[0] in "AEIOUaeiou" else "a"
+    return f"{article} {name} with no field to change, {where} (compared {compared}): not played"
 
 
 def choose(
     fields: Sequence[Field], pattern: str | None = None, arrays: int = DEFAULT_ARRAYS
 ) -> tuple[list[Field], list[Skipped]]:
-    """The fields to play, and the others as skipped (why).
+    """The fields to play, in the walk's order, and the others as skipped (why).
 
     With ``pattern``: every field whose path starts with it (``layers[0].``), matches it
     as a glob (``*.weight``) or as a regular expression searched in it (``^(depth|scan)$``),
-    private ones included. By default: one field of each group (the same field across a
-    list's items), public ones (private ones only where there is no public field), at most
-    :data:`DEFAULT_VALUES` statics and numbers and ``arrays`` arrays.
+    private ones included. By default (:data:`~jitbench.options.DEFAULT_FIELDS` says it in
+    words): every field in jit's key, private ones included, then the public attributes jit
+    never sees (private ones only where the object has no other field), one field of each
+    group (the same field across a list's items), at most :data:`DEFAULT_VALUES` statics and
+    numbers and ``arrays`` arrays, in that order of precedence.
     """
     if pattern is not None:
         try:
@@ -365,15 +454,21 @@ def choose(
         return chosen, [
             Skipped(f.path, f"not matched by the fields pattern {pattern!r}") for f in left
         ]
-    public = any(not f.private for f in fields)
+    hidden = [f for f in fields if f.private and f.role == "plain"]
+    others = len(hidden) < len(fields)
+
+    def precedence(f: Field) -> int:  # in jit's key, public first; then public attributes
+        return 2 * (f.role == "plain") + f.private
+
     chosen, skipped = [], []
     firsts: dict[str, str] = {}
     counts = {"array": 0, "value": 0}
-    for f in fields:
+    for f in sorted(fields, key=precedence):
         budget = "array" if f.kind == "array" else "value"
         limit = arrays if budget == "array" else DEFAULT_VALUES
-        if f.private and public:
-            skipped.append(Skipped(f.path, "a private attribute (a fields pattern plays it)"))
+        if f.private and f.role == "plain" and others:
+            skipped.append(Skipped(f.path, "a private attribute jit never sees (a fields "
+                                   "pattern plays it)"))  # fmt: skip
         elif f.group in firsts:
             skipped.append(Skipped(f.path, f"the same field as {firsts[f.group]} (plays once)"))
         elif counts[budget] >= limit:
@@ -382,4 +477,5 @@ def choose(
             firsts[f.group] = f.path
             counts[budget] += 1
             chosen.append(f)
-    return chosen, skipped
+    order = {f.path: n for n, f in enumerate(fields)}
+    return sorted(chosen, key=lambda f: order[f.path]), sorted(skipped, key=lambda s: order[s.path])

@@ -112,15 +112,15 @@ def assert_jit_safe(
     target = as_target(target_or_object, call=call, inputs=inputs)
     from jitbench.auditing.audit import audit_subject, with_verdict
     from jitbench.auditing.subject import subject_of
-    from jitbench.targets.kinds import object_kind
 
-    result = audit_subject(subject_of(target), fields=fields)
+    subject = subject_of(target)
+    result = audit_subject(subject, fields=fields)
     found = result.hazards()
     failing = {name: n for name, n in found.items() if name not in allowed}
     if not failing:
         return result
     # The verdict's match, only for a failure's message (why: docs/design.md).
-    result = with_verdict(result, object_kind(target.obj))
+    result = with_verdict(result, subject)
     title = f"{target.name} (call {target.call_name})"
     named = ", ".join(f"{name} ({n})" for name, n in failing.items())
     accepted = ", ".join(sorted(allowed & found.keys())) or "none"

@@ -316,6 +316,53 @@ def leaves_traceable(obj: Any) -> str | None:
     )
 
 
+def nnx_pytree_applies(obj: Any) -> str | None:
+    """Why ``jax.jit`` cannot take an nnx.Module as an argument: no pytree before flax 0.12,
+    or a leaf it cannot trace."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(obj)
+    if len(leaves) == 1 and leaves[0] is obj:
+        import flax
+
+        return (
+            f"flax {flax.__version__}'s nnx.Module is no pytree: jax.jit cannot take it as an "
+            "argument (flax 0.12 makes it one)"
+        )
+    return leaves_traceable(obj)
+
+
+def writes(target: Target, raw: Callable[..., Any]) -> str:
+    """What the raw call writes into the object, called without jit on a copy: the pytree
+    leaves and attributes it replaces, named (``count``, ``bn.mean`` and 3 more), or ""
+    (it writes nothing, or the copy or the call fails: the audit says why)."""
+    import jax
+
+    from jitbench.targets.snapshot import snapshot
+
+    def state(obj: Any) -> dict[str, Any]:
+        found = {
+            jax.tree_util.keystr(path).lstrip(".").removesuffix(".value"): leaf
+            for path, leaf in jax.tree_util.tree_flatten_with_path(obj)[0] if leaf is not obj
+        }  # fmt: skip
+        for name, value in attributes(obj) or []:
+            if not kinds.is_library_internal(value):
+                found.setdefault(name, value)
+        return found
+
+    try:
+        copy = snapshot(target.obj)
+        before = state(copy)
+        with jax.disable_jit():
+            block(raw(copy, *target.inputs, **target.kwargs))
+        after = state(copy)
+    except Exception:
+        return ""
+    changed = [f"`{p}`" for p, value in after.items() if before.get(p, value) is not value]
+    changed += [f"`{p}`" for p in after if p not in before]
+    return fieldlib.named(changed, 2)
+
+
 def plain_applies(obj: Any) -> str | None:
     if attributes(obj) is None:
         return f"a {type(obj).__name__} has no attributes of its own to split"

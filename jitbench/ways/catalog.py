@@ -167,6 +167,9 @@ class Way:
     convert: Callable[[Any], Callable[[Any], Any]] | None = None
     filters: bool = False  # the call hashes non-array leaves (eqx.filter_jit)
     body: bool = False  # its code carries the call's body (:func:`helper_body`)
+    # Its jit takes a copy of the object (a pytree flattened and rebuilt): what the call writes
+    # into the object is not written back, so it is not built for a call that writes.
+    copies: bool = False
 
     def code(self, names: Names) -> str:
         """The snippet for this object's class and call."""
@@ -215,6 +218,7 @@ JIT_TAKING_OBJECT = Way(
 """,
     build.taking_object("jax:jit"),
     build.leaves_traceable,
+    copies=True,
 )
 
 PLAIN_WAYS = (
@@ -236,6 +240,7 @@ jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _
         build.taking_object("jax:jit"),
         build.plain_applies,
         build.plain_pytree,
+        copies=True,
     ),
     Way(
         "helper function",
@@ -255,6 +260,7 @@ def {name}(self{comma_args}):   # {fn}'s new body: write it in its place
         build.helper_function,
         build.plain_applies,
         body=True,
+        copies=True,
     ),
     VALUE_HASH,
 )
@@ -320,6 +326,15 @@ def {name}(params, static{comma_args}):
 )
 
 NNX_WAYS = (
+    # flax 0.12's nnx.Module is a pytree: plain jax.jit takes it, as flax's docs show.
+    dataclasses.replace(
+        JIT_TAKING_OBJECT,
+        caveat="the module is a pytree (flax 0.12 and later): every call flattens it, its "
+        "Variables traced and its other attributes hashed; what the call writes into it (a "
+        "BatchNorm's statistics, a counter) is not written back, so a call that writes needs "
+        "nnx.jit",
+        applies=build.nnx_pytree_applies,
+    ),
     Way(
         "nnx.jit",
         "every call walks the module's graph in Python (the cost grows with its size)",
@@ -434,6 +449,11 @@ class WaySubject(Walked):
         self._bind = way.build(target.obj, self.raw) if way.build else None
         if self._bind is not None and build.as_written(target, self._bind):
             raise JitbenchError(f"the call as written already jits with {way.name}")
+        if way.copies and (written := build.writes(target, self.raw)):
+            raise JitbenchError(
+                f"the call writes into the object without jit ({written}): {way.name} calls "
+                "a copy of it (flattened and rebuilt), so what the call writes is lost"
+            )
         super().__init__(target)
         self.name = f"{target.name} ({way.name})"
         # Each way sees the fields as its own call does (docs/design.md, advise's ways).
