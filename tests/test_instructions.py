@@ -188,16 +188,16 @@ def test_a_tcmalloc_named_by_jitbench_tcmalloc_is_what_init_records(monkeypatch,
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(callgrind.ALLOCATOR_ENV, "lib/libtcmalloc_minimal.so.4")
     assert callgrind.allocator_setting() == {callgrind.ALLOCATOR_ENV: str(library)}
-    matrix = scaffold._matrix("5.0.4")
+    matrix = scaffold._matrix("5.0.4", {})
     assert matrix["env_nobuild"] == {
         instructions.OPT_IN_ENV: ["1"],
         callgrind.ALLOCATOR_ENV: [str(library)],
     }
-    assert "env_nobuild" not in scaffold._matrix(None)  # no counts: nothing of tcmalloc
+    assert "env_nobuild" not in scaffold._matrix(None, {})  # no counts: nothing of tcmalloc
     monkeypatch.delenv(callgrind.ALLOCATOR_ENV)
     if callgrind.unavailable_reason() is None:  # the system's tcmalloc: found there as here
         assert callgrind.allocator_setting() == {}
-        assert scaffold._matrix("5.0.4")["env_nobuild"] == {instructions.OPT_IN_ENV: ["1"]}
+        assert scaffold._matrix("5.0.4", {})["env_nobuild"] == {instructions.OPT_IN_ENV: ["1"]}
 
 
 def test_a_process_without_tcmalloc_loaded_refuses_to_count(tmp_path):
