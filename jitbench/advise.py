@@ -33,7 +33,9 @@ class WayRow:
     time per call, on an accelerator), instructions, and ``ratio``, its
     ranking figure over the call as written's; ``findings`` the audit's hazards in plain words
     (:func:`jitbench.auditing.verdict.hazards`); ``first_call_raises`` where its first call
-    raised under jit (the error hazard, nothing to time or count)."""
+    raised under jit (the error hazard, nothing to time or count); ``per_instance`` the hazards
+    found only at a new instance equal to one already called
+    (:meth:`~jitbench.auditing.result.AuditResult.per_instance`)."""
 
     way: str
     caveat: str
@@ -52,10 +54,16 @@ class WayRow:
     cold_filled: Spread | None = None
     device_time: float | None = None
     first_call_raises: bool = False
+    per_instance: tuple[str, ...] = ()
 
     @property
     def built(self) -> bool:
         return not self.reason
+
+    @property
+    def lasting(self) -> tuple[str, ...]:
+        """The hazards a loop over one instance meets: all but :attr:`per_instance`."""
+        return tuple(h for h in self.hazards if h not in self.per_instance)
 
     @property
     def device_bound(self) -> bool | None:
@@ -102,11 +110,14 @@ class Advice:
         """Why the recommended way was chosen, in the words its ranking earns."""
         chosen = self.row(self.recommended)
         lower = self._cheaper(chosen, lambda r: r.safe, clearly=False)
-        clean = "" if chosen.hazards else ", no leak, no recompile"
+        clean = "" if chosen.lasting else ", no leak, no recompile"
+        if chosen.per_instance:
+            clean += (" in a loop over one instance (a new instance equal to one already "
+                      "called compiles again)")  # fmt: skip
         if not lower:
             return f"the cheapest never stale, never raising{clean}"
         clearly = self._cheaper(chosen, lambda r: r.safe)
-        if not clearly or any(len(r.hazards) <= len(chosen.hazards) for r in clearly):
+        if not clearly or any(len(r.lasting) <= len(chosen.lasting) for r in clearly):
             return (
                 f"never stale, never raising{clean}; no other way is clearly cheaper (their "
                 "figures overlap its own)"
@@ -144,7 +155,7 @@ class Advice:
         for row in data["rows"]:
             # A run recorded before the loop and the filled cache were measured has neither.
             spreads = {k: Spread(**row[k]) if row.get(k) else None for k in SPREADS}
-            lists = {k: tuple(row[k]) for k in ("hazards", "findings")}
+            lists = {k: tuple(row.get(k, ())) for k in ("hazards", "findings", "per_instance")}
             rows.append(WayRow(**{**row, **spreads, **lists}))
         return cls(**{**data, "rows": tuple(rows)})
 
@@ -202,9 +213,10 @@ def _ranked(
     candidates = [r for r in rows if r.safe and _figure(r, ranked_by) is not None]
     if not candidates:
         return rows, "", ranked_by
-    # Fewer hazards first: a way that leaks or compiles again only where every safe way does.
-    fewest = min(len(r.hazards) for r in candidates)
-    group = [r for r in candidates if len(r.hazards) == fewest]
+    # Fewer hazards first: a way that leaks or compiles again only where every safe way does;
+    # a compile only a new instance pays is not one a loop over the instance meets.
+    fewest = min(len(r.lasting) for r in candidates)
+    group = [r for r in candidates if len(r.lasting) == fewest]
     cheapest = min(group, key=lambda r: _figure(r, ranked_by) or 0.0)
     # A way is advised over the one listed before it only where it is clearly cheaper: the
     # call as written measured again (the same jit) lands on either side of it.

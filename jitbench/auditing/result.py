@@ -137,6 +137,15 @@ class AuditResult:
         """How often each hazard of :data:`jitbench.hazards.FOUND` occurs, the absent left out."""
         return {name: n for name in FOUND if (n := self.count(name))}
 
+    def per_instance(self) -> tuple[str, ...]:
+        """The hazards found at a new instance equal to one already called and at no other
+        step (a compile each new instance pays once; a loop over one instance never does)."""
+        return tuple(
+            name for name in self.hazards() if name != "leak" and {
+                step.name for step in self.steps if name in (step.hazard, step.outcome)
+            } == {"equal_instance"}
+        )  # fmt: skip
+
     def step(self, name: str) -> Step:
         return next(step for step in self.steps if step.name == name)
 

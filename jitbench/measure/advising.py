@@ -87,7 +87,8 @@ def audited(
         progress.compile_s.append(spent / stats.compiles)
     return dataclasses.replace(row, hazards=tuple(audit.hazards()), compiles=audit.compiles,
                                findings=tuple(hazards(audit)),
-                               first_call_raises=bool(audit.steps[0].hazard))  # fmt: skip
+                               first_call_raises=bool(audit.steps[0].hazard),
+                               per_instance=audit.per_instance())  # fmt: skip
 
 
 def timed(
