@@ -1183,6 +1183,8 @@ PAGES: dict[str, tuple[str, ...]] = {
     # Its example is written by hand: it is tests/test_testing.py's project.
     "docs/testing.md": ("hazards", "assert-message"),
     "docs/design.md": (),
+    "docs/commits.md": (),
+    "docs/contributing.md": (),
 }
 
 

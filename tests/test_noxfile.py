@@ -45,7 +45,8 @@ def test_every_documented_session_is_defined():
         line[2:].split(" -> ")[0] for line in out.stdout.splitlines() if line[:2] in ("* ", "- ")
     }
     assert listed == SESSIONS
-    readme = (ROOT / "README.md").read_text()
+    # The README names the user's sessions, the contributing page the developer's.
+    readme = (ROOT / "README.md").read_text() + (ROOT / "docs" / "contributing.md").read_text()
     for name in (
         "bench", "tests", "compare", "jax_history", "publish", "validate", "readme", "instructions",
         "instances",

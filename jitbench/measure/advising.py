@@ -18,14 +18,75 @@ from typing import TYPE_CHECKING, Any
 from jitbench.compiles import count_compiles
 from jitbench.errors import JitbenchError, NoFigure, error_text
 from jitbench.measure import sampling
-from jitbench.measure.sampling import Spread
+from jitbench.measure.sampling import HIDDEN_BY, Spread
 
 if TYPE_CHECKING:
-    from jitbench.advise import WayRow
     from jitbench.auditing.subject import Subject
 
 # What a way's figures are, by WayRow field (spreads, the device's time); or why it has none.
 Figures = dict[str, Any] | str
+
+
+@dataclasses.dataclass(frozen=True)
+class WayRow:
+    """One way measured, or why it was not: its hazards over the audit's scenario
+    (:data:`jitbench.hazards.FOUND`, as ``assert_jit_safe`` names them), its compiles, timings
+    (seconds per call: ``cold`` the first call with every in-memory cache cleared,
+    ``cold_filled`` the same with JAX's persistent compilation cache filled; ``dispatch``,
+    ``cached`` and ``loop`` as the device rows measure them; ``device_time`` the device's own
+    time per call, on an accelerator), instructions, and ``ratio``, its
+    ranking figure over the call as written's; ``findings`` the audit's hazards in plain words
+    (:func:`jitbench.auditing.verdict.hazards`); ``first_call_raises`` where its first call
+    raised under jit (the error hazard, nothing to time or count); ``per_instance`` the hazards
+    found only at a new instance equal to one already called
+    (:meth:`~jitbench.auditing.result.AuditResult.per_instance`)."""
+
+    way: str
+    caveat: str
+    code: str
+    reason: str = ""
+    hazards: tuple[str, ...] = ()
+    compiles: int | None = None
+    cold: Spread | None = None
+    cached: Spread | None = None
+    dispatch: Spread | None = None
+    call_instructions: float | None = None
+    dispatch_instructions: float | None = None
+    ratio: float | None = None
+    findings: tuple[str, ...] = ()
+    loop: Spread | None = None
+    cold_filled: Spread | None = None
+    device_time: float | None = None
+    first_call_raises: bool = False
+    per_instance: tuple[str, ...] = ()
+
+    @property
+    def built(self) -> bool:
+        return not self.reason
+
+    @property
+    def lasting(self) -> tuple[str, ...]:
+        """The hazards a loop over one instance meets: all but :attr:`per_instance`."""
+        return tuple(h for h in self.hazards if h not in self.per_instance)
+
+    @property
+    def device_bound(self) -> bool | None:
+        """Whether a loop of the call goes at the device's pace, not the host's: its loop per
+        call under :data:`~jitbench.measure.sampling.HIDDEN_BY` times the device's own time
+        (the device busy most of the loop); where that time is not known, as the device rows
+        judge it, the loop that many times its dispatch or more. None where not measured."""
+        if self.loop is None:
+            return None
+        if self.device_time is not None:
+            return self.loop.median < HIDDEN_BY * self.device_time
+        if self.dispatch is None:
+            return None
+        return self.loop.median >= HIDDEN_BY * self.dispatch.median
+
+    @property
+    def safe(self) -> bool:
+        """Built, never stale and never raising under jit: a candidate for the advice."""
+        return self.built and not {"stale", "error"} & set(self.hazards)
 
 
 class Progress:
