@@ -3,11 +3,15 @@ tests/test_printed_code.py runs advise's printed code for each against its measu
 
 from __future__ import annotations
 
+from functools import partial
+
 import equinox as eqx
 import flax.linen as linen
 import jax
 import jax.numpy as jnp
 from flax import nnx
+
+import jitbench
 
 N = 4
 
@@ -43,6 +47,18 @@ class NnxScaler(nnx.Module):
         return out * self.mul if self.mul > 1 else out + 1.0
 
 
+class NnxPooled(nnx.Module):
+    """flax's MNIST tutorial's habit: a ``functools.partial`` kept as an attribute, which jit
+    hashes by identity: every new instance compiles again, the same one never."""
+
+    def __init__(self, x):
+        self.x = nnx.Param(x)
+        self.pool = partial(nnx.avg_pool, window_shape=(2,), strides=(2,))
+
+    def __call__(self, y):
+        return self.pool((self.x[...] * y)[None, :, None])[0, :, 0]
+
+
 class LinenScaler(linen.Module):
     mul: int = 2
 
@@ -64,3 +80,7 @@ def arrays() -> jax.Array:
 def jit_each_call(obj, y):
     """A jit made inside the call: a new program at every call (as ``jax.jit(env.step)(s, a)``)."""
     return jax.jit(obj.calc)(y)
+
+
+def pooled() -> jitbench.Target:
+    return jitbench.Target(NnxPooled(arrays()), (inputs(),))

@@ -834,3 +834,27 @@ def test_an_nnx_module_that_is_a_pytree_gets_plain_jax_jit_as_a_way():
     assert jax.tree_util.tree_leaves(target.obj) != [target.obj]  # a pytree jax.jit takes
     audit = audit_subject(way_subject(target, "jax.jit, object as argument"))
     assert audit.hazards() == {} and audit.step("new_static").cell == "1/1"
+
+
+def test_a_compile_only_a_new_instance_pays_does_not_keep_the_call_as_written():
+    """flax's tutorial CNN keeps a functools.partial (hashed by identity): every way that jits
+    it compiles again for each new instance, found at that step alone; a loop over one instance
+    never pays it, so the cheapest such way is advised over the call as written, and says so.
+    A recompile a loop meets (at a change of a field) still ranks a way after it."""
+    from jitbench.advise import _ranked
+    from jitbench.auditing.audit import audit_subject
+
+    # Built by its factory, as a spec is: each new instance gets a partial of its own.
+    audit = audit_subject(way_subject(load_target("printed_models:pooled"), "nnx.jit"))
+    assert audit.hazards() == {"recompile": 1} and audit.per_instance() == ("recompile",)
+    slow, fast = _timed(AS_WRITTEN, 9e-3, 9e-3, 9e-3), _timed("nnx.jit", 4e-3, 4e-3, 4e-3)
+    once = dataclasses.replace(fast, hazards=("recompile",), per_instance=("recompile",))
+    rows, best, by = _ranked([slow, once], counted=False)
+    assert best == "nnx.jit"
+    advice = Advice("cnn", "nnx.Module", "__call__", "cpu", tuple(rows), best, by)
+    assert advice.why() == (
+        "the cheapest never stale, never raising, no leak, no recompile in a loop over one "
+        "instance (a new instance equal to one already called compiles again)"
+    )
+    lasting = dataclasses.replace(fast, hazards=("recompile",))
+    assert _ranked([slow, lasting], counted=False)[1] == AS_WRITTEN
