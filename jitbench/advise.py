@@ -166,7 +166,7 @@ def _ranked(
 def advise_object(
     target: Any, *, call: Any = None, inputs: Any = None,
     fields: str | None = None, repeat: int = REPEAT, arrays: int = DEFAULT_ARRAYS,
-    instructions: bool = True, device: str = "cpu", cold_calls: int = COLD_CALLS,
+    instructions: bool = True, device: str | None = None, cold_calls: int = COLD_CALLS,
 ) -> Advice:  # fmt: skip
     """Every way of jitting ``target``'s call, measured alike, and the one to use.
 
@@ -177,15 +177,16 @@ def advise_object(
     audits, which runs beside them. ``fields``/``arrays`` choose the changes as the audit
     does, ``repeat`` the fewest samples per timing (more where a median is not yet known or
     two ways' overlap: :mod:`jitbench.measure.advising`), ``cold_calls`` per cold first call,
-    ``device`` where a spec's target is built. JitbenchError where the call as written
-    cannot be audited (its first call raises, or differs from the call without jit).
+    ``device`` where a spec's target is built (None: JAX's default device). JitbenchError
+    where the call as written cannot be audited (its first call raises, or differs from the
+    call without jit).
     """
     from jitbench.measure import advising as measure
     from jitbench.ways.builders import unjitted
     from jitbench.ways.catalog import WaySubject, kind_of, names_of, ways_of
 
     spec = target if isinstance(target, str) else None
-    if spec is not None:
+    if spec is not None and device is not None:
         from jitbench.measure.case import use_device
 
         use_device(device)

@@ -302,8 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--device",
         type=device,
-        default="cpu",
-        help="the device TARGET's factory builds on (made JAX's default)",
+        help="the device TARGET's factory builds on (made JAX's default; default: JAX's own)",
     )
     p.add_argument("--repeat", **repeat, help=f"samples per timing ({REPEAT})")
     p.add_argument("--format", **output_format)
