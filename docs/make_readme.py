@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import http.server
+import importlib.util
 import json
 import os
 import re
@@ -928,6 +929,29 @@ def advise_seed_block() -> str:
     return advise_block("seed_class")
 
 
+def advise_cnn_tpu_block() -> str:
+    """``jitbench advise`` on flax's MNIST CNN on the TPU v5e (docs/examples/flax_cnn.py), and
+    each way's figures over the hand-written reference's (``docs/advise_reference.py
+    --check``: both committed files, read back)."""
+    import contextlib
+    import io
+
+    spec = importlib.util.spec_from_file_location("advise_reference", DOCS / "advise_reference.py")
+    assert spec is not None and spec.loader is not None
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        reference.check(ADVICE / "flax_cnn_tpu.json", ADVICE / "reference-tpu.json")
+    recorded = json.loads((ADVICE / "flax_cnn_tpu.json").read_text())
+    return (
+        f"{advise_block('flax_cnn_tpu')}\n\nThe run took {recorded['seconds']} s on the chip's "
+        "host. Each way's figures over the reference's (`python docs/advise_reference.py "
+        "--check docs/advise/flax_cnn_tpu.json`; advise's / the reference's):\n\n"
+        f"```\n{shown.getvalue().strip()}\n```"
+    )
+
+
 def advise_flax_block() -> str:
     """``jitbench advise`` on flax's own benchmark model (docs/examples/flax_mlp.py)."""
     return advise_block("flax_mlp")
@@ -1179,7 +1203,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/history.md": ("history",),
     "docs/benchmarks.md": ("timing",),
     "docs/validation.md": ("validation", "ecosystem", "async-dispatch"),
-    "docs/advise.md": ("advise-seed", "advise-flax"),
+    "docs/advise.md": ("advise-seed", "advise-flax", "advise-cnn-tpu"),
     # Its example is written by hand: it is tests/test_testing.py's project.
     "docs/testing.md": ("hazards", "assert-message"),
     "docs/design.md": (),
@@ -1225,6 +1249,7 @@ def generate(tmp: Path, shoot: bool = False) -> tuple[dict[str, str], dict[Path,
         "counted-depth": lambda: counted_depth_block(runs),
         "advise-seed": advise_seed_block,
         "advise-flax": advise_flax_block,
+        "advise-cnn-tpu": advise_cnn_tpu_block,
     }
     pages = {}
     for page, names in PAGES.items():

@@ -51,8 +51,7 @@ class Advice:
         lower = self._cheaper(chosen, lambda r: r.safe, clearly=False)
         clean = "" if chosen.lasting else ", no leak, no recompile"
         if chosen.per_instance:
-            clean += (" in a loop over one instance (a new instance equal to one already "
-                      "called compiles again)")  # fmt: skip
+            clean += " but one for each new instance"
         if not lower:
             return f"the cheapest never stale, never raising{clean}"
         clearly = self._cheaper(chosen, lambda r: r.safe)

@@ -853,8 +853,8 @@ def test_a_compile_only_a_new_instance_pays_does_not_keep_the_call_as_written():
     assert best == "nnx.jit"
     advice = Advice("cnn", "nnx.Module", "__call__", "cpu", tuple(rows), best, by)
     assert advice.why() == (
-        "the cheapest never stale, never raising, no leak, no recompile in a loop over one "
-        "instance (a new instance equal to one already called compiles again)"
+        "the cheapest never stale, never raising, no leak, no recompile but one for each new "
+        "instance"
     )
     lasting = dataclasses.replace(fast, hazards=("recompile",))
     assert _ranked([slow, lasting], counted=False)[1] == AS_WRITTEN
