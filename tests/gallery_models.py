@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import weakref
 
+import blackjax
 import chex
 import diffrax
 import distrax
@@ -16,6 +17,7 @@ import equinox as eqx
 import flax.linen as nn
 import gpjax as gpx
 import haiku as hk
+import interpax
 import jax
 import jax.numpy as jnp
 import jax.random as jr
@@ -29,12 +31,14 @@ import optax
 import sympy
 import sympy2jax
 from distreqx import distributions as dx_dists
+from dynamax.hidden_markov_model import GaussianHMM
 from evosax.algorithms import CMA_ES
 from flax.training import train_state
 from flowjax.distributions import Normal as FlowNormal
 from flowjax.flows import coupling_flow
 from ott.geometry import pointcloud
 from ott.solvers import linear
+from penzai import pz
 from tensorflow_probability.substrates import jax as tfp
 from tinygp import GaussianProcess, kernels
 
@@ -334,3 +338,60 @@ def symbolic(module, **kwargs):
 def sympy2jax_module() -> Target:
     module = sympy2jax.SymbolicModule([1.0 * sympy.cos(X_SYM), 2.0 * sympy.sin(X_SYM)])
     return Target(module, Inputs(x_sym=jnp.linspace(0.0, 1.0, 3)), call=symbolic)
+
+
+# interpax, Interpolator1D: an eqx.Module built from knots and values, called in a jitted
+# function as equinox's docs jit one (eqx.filter_jit); extrap, a bool leaf, is hashed.
+INTERP_X = jnp.linspace(0.0, 2.0 * np.pi, 20)
+
+
+@eqx.filter_jit
+def interpolate(interp, xq):
+    return interp(xq)
+
+
+def interpax_interpolator() -> Target:
+    interp = interpax.Interpolator1D(INTERP_X, jnp.sin(INTERP_X), method="cubic")
+    return Target(interp, (jnp.linspace(0.0, 2.0 * np.pi, 7),), call=interpolate)
+
+
+# blackjax README, "Quickstart": nuts = blackjax.nuts(logdensity, step_size, inverse_mass_matrix),
+# state = nuts.init(position), step = jax.jit(nuts.step), step(key, state): the state audited.
+def nuts_logdensity(x):
+    return -0.5 * jnp.sum(x["loc"] ** 2)
+
+
+NUTS = blackjax.nuts(nuts_logdensity, 0.5, jnp.ones(2))
+nuts_step = jax.jit(NUTS.step)
+
+
+def nuts_position(state, key):
+    return nuts_step(key, state)[0].position
+
+
+def blackjax_nuts_state() -> Target:
+    return Target(NUTS.init({"loc": jnp.array([1.0, -1.0])}), (jr.key(0),), call=nuts_position)
+
+
+# dynamax docs, "Casino HMM" / GaussianHMM: params, _ = hmm.initialize(key), and
+# hmm.marginal_log_prob(params, emissions) (hmm_filter jitted inside), jitted over the params.
+HMM = GaussianHMM(num_states=2, emission_dim=1)
+HMM_EMISSIONS = jnp.linspace(-1.0, 1.0, 4)[:, None]
+marginal_log_prob = jax.jit(HMM.marginal_log_prob)
+
+
+def dynamax_hmm_params() -> Target:
+    params, _ = HMM.initialize(jr.key(0))
+    return Target(params, (HMM_EMISSIONS,), call=marginal_log_prob)
+
+
+# penzai docs, "Penzai's design": pz.nn.Linear.from_config(...) and pz.variable_jit, which
+# passes its Parameters' values to jax.jit as arguments.
+penzai_apply = pz.variable_jit(lambda layer, x: layer(x).unwrap("out"))
+
+
+def penzai_linear() -> Target:
+    layer = pz.nn.Linear.from_config(
+        name="lin", init_base_rng=jr.key(0), input_axes={"features": 3}, output_axes={"out": 2}
+    )
+    return Target(layer, (pz.nx.wrap(jnp.arange(3.0)).tag("features"),), call=penzai_apply)

@@ -334,3 +334,55 @@ def test_sympy2jax_s_private_parameters_play_by_default():
         "the same field as nodes[0]._args[0]._value (plays once)"
     )
     assert result.hazards() == {} and result.matches == "equinox_filter_jit"
+
+
+def test_an_interpax_interpolator_hashes_its_extrap_bool_under_filter_jit():
+    # Interpolator1D(x, f, method="cubic"): extrap=False is a bool leaf eqx.filter_jit hashes
+    # (True compiles once, False back reuses its program); the knots and values are traced.
+    result = _audit("interpax_interpolator")
+    assert _cells(result)[:4] == [
+        ("first_call", "", "1/1"), ("repeat_call", "", "0/0"),
+        ("new_static", "extrap", "1/1"), ("seen_static", "extrap", "0/0"),
+    ]  # fmt: skip
+    roles = {s.field: s.role for s in result.steps if s.field}
+    assert roles["extrap"] == "static (hashed leaf)" and roles["x"] == roles["f"] == "traced"
+    assert result.step("equal_instance").cell == result.step("other_instance").cell == "0/0"
+    assert result.hazards() == {} and result.leaked_instances == result.leaked_arrays == 0
+    assert result.matches == "equinox_filter_jit" and result.verdict[0].startswith("no hazard")
+
+
+def test_a_blackjax_nuts_state_is_a_named_tuple_of_traced_arrays():
+    # README "Quickstart": jax.jit(nuts.step)(key, state); the state fed back reuses its program.
+    result = _audit("blackjax_nuts_state")
+    assert [(s.field, s.cell) for s in result.steps if s.name == "same_shape_array"] == [
+        ("position['loc']", "0/0"), ("logdensity", "0/0 ?"), ("logdensity_grad['loc']", "0/0"),
+    ]  # fmt: skip
+    assert result.step("equal_instance").cell == result.step("other_instance").cell == "0/0"
+    assert result.hazards() == {} and result.leaked_instances is None  # no weak references
+    assert result.matches == "pytree_class" and result.verdict[0].startswith("no hazard")
+
+
+def test_a_dynamax_shape_error_its_own_jit_raises_is_no_jit_hazard():
+    # initial.probs of a new shape: hmm_filter (jitted inside dynamax) refuses the scan carry
+    # of a new shape with or without the user's jit; only jax.disable_jit(), which runs the
+    # scan as a Python loop, lets it through: n/a, not an error of jit's.
+    result = _audit("dynamax_hmm_params", fields=r"^initial\.probs$")
+    assert _cells(result) == [
+        ("first_call", "", "1/1"), ("repeat_call", "", "0/0"),
+        ("same_shape_array", "initial.probs", "0/0 ?"),
+        ("new_shape_array", "initial.probs", "1/0 n/a"),
+        ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
+    ]  # fmt: skip
+    assert result.hazards() == {} and result.errors == 0
+    assert result.verdict[0].startswith("no hazard")
+    assert any("TypeError: scan body function carry input and" in v for v in result.verdict)
+
+
+def test_a_penzai_layer_behind_variable_jit_is_never_stale():
+    # pz.variable_jit passes the Parameter's value to jax.jit: new values reuse the program.
+    result = _audit("penzai_linear")
+    assert [s.cell for s in result.steps] == ["1/1", "0/0", "1/0 n/a", "0/0", "1/0 n/a", "0/0",
+                                              "0/0", "1/0 n/a", "0/0", "0/0"]  # fmt: skip
+    assert result.step("same_shape_array").field == "weights._raw_value.data_array"
+    assert result.hazards() == {} and result.leaked_instances == result.leaked_arrays == 0
+    assert result.verdict[0].startswith("no hazard")
