@@ -296,6 +296,24 @@ class Walked(Subject):
         """The call's result, made under ``jax.disable_jit()`` by :meth:`judge`."""
         return dataclasses.replace(self.target, obj=obj, inputs=inputs, kwargs=kwargs).function()()
 
+    def raises_unjitted(self, before: Any) -> str:
+        """What the raw call (the call's jit wrapper taken off) raises run as it is, outside
+        ``jax.disable_jit()``, or "": under it lax's loops and conds run as Python and skip
+        the checks their tracing makes (dynamax's filter, jitted inside, refuses a scan carry
+        of a new shape with or without the user's jit). "" where no wrapper comes off."""
+        from jitbench.ways import builders
+
+        try:
+            raw = builders.unjitted(self.target)
+            if raw is builders.written(self.target):
+                return ""
+            block(raw(before[0], *before[1], **before[2]))
+        except JitbenchError:
+            return ""
+        except Exception as exc:
+            return f"{error_text(exc)} (outside jax.disable_jit(), which lets it through)"
+        return ""
+
     def judge(self, before: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
         """Against the call without jit on the state the call started from (it raises: n/a),
         beyond the noise its first call sets, by the rules of docs/own-objects.md: stale only
@@ -308,7 +326,8 @@ class Walked(Subject):
         except Exception as exc:
             return "n/a", error_text(exc)
         if error:
-            return "error", error
+            plain = self.raises_unjitted(before)
+            return ("n/a", plain) if plain else ("error", error)
         off = leaves_off(result, expected)
         last, judging.last = judging.last, expected
         previous, judging.previous = judging.previous, result
