@@ -109,8 +109,8 @@ class Play:
         self.judging.compiled = traced if compiled is None else compiled
         raised = error
         # One rule: raised under jit and not without it is an error, wherever the raise comes
-        # from (the object's own flatten or unflatten, a branch jit traces and the call
-        # without jit skips); n/a only where the call without jit raises too.
+        # from (the object's own flatten or unflatten); n/a only where the call without jit
+        # raises too (under disable_jit, or as written where disable_jit skips a check).
         self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
         if self.step == "first_call" and raised and self.outcome == "n/a" and error != raised:
             # The audit stops on it: the jitted call's own error first, then the oracle's.
