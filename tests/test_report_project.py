@@ -164,6 +164,21 @@ def test_compare_names_the_new_hazard_and_fails(project):
     assert f"hazard gone at HEAD: recompiles in {TARGET} on cpu" in done.stdout
 
 
+def test_compare_takes_the_names_git_gives_commits(project):
+    """A maintainer types branch names (``main``, ``main~1``) as asv continuous takes them;
+    a name it does not know is one line naming it."""
+    by_name = _jitbench(project, "compare", "main~1", "main", "--factor", "1e6")
+    by_hash = _jitbench(project, "compare", project.main[0][:8], project.main[1][:8],
+                        "--factor", "1e6")  # fmt: skip
+    assert (by_name.returncode, by_name.stdout) == (by_hash.returncode, by_hash.stdout)
+    assert by_name.returncode == 1
+    done = _jitbench(project, "compare", "main", "test-branch", "--factor", "1e6")
+    assert f"HEAD {MACHINE} {project.branch[:8]}" in done.stdout, done.stdout + done.stderr
+    done = _jitbench(project, "compare", "nope", "main")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("jitbench: error: no results for commit 'nope'; available")
+
+
 def test_outside_a_project_without_results_is_one_line(tmp_path):
     for command in (["report", "--out", str(tmp_path / "out")], ["compare", "a", "b"]):
         done = subprocess.run(

@@ -20,6 +20,7 @@ from asv.results import Results
 from packaging.version import InvalidVersion, Version
 
 from jitbench.errors import JitbenchError
+from jitbench.results.project import commit_of
 from jitbench.suite import asvcompat
 
 # Parameter columns come in this order; parameters unknown to the suite follow.
@@ -96,9 +97,14 @@ def select(
 
 
 def resolve_commit(frame: pd.DataFrame, prefix: str) -> str:
-    """The one full commit hash in ``frame`` that starts with ``prefix``."""
+    """The one full commit hash in ``frame`` that starts with ``prefix``, or that git names
+    ``prefix`` (a branch, a tag, ``HEAD~1``) in the project of the asv.conf.json here."""
     commits = commits_by_date(frame)
     matches = [c for c in commits if c.startswith(prefix.lower())] if prefix else []
+    if not matches and (named := commit_of(prefix)) is not None:
+        if named in commits:
+            return named
+        prefix = f"{prefix} ({named[:8]})"
     if len(matches) == 1:
         return matches[0]
     if matches:

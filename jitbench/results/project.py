@@ -51,6 +51,16 @@ def results_dir(given: str | Path | None, folder: Path = Path(".")) -> Path:
     return folder / DEFAULT_RESULTS
 
 
+def commit_of(ref: str, folder: Path = Path(".")) -> str | None:
+    """The full hash git gives ``ref`` (a branch, a tag, ``HEAD~2``) in the repository the
+    asv.conf.json in ``folder`` names; None where there is none or git does not know it."""
+    found = config(folder)
+    if found is None or not ref:
+        return None
+    repo = folder / str(found.get("repo", "."))
+    return git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+
+
 @dataclass(frozen=True)
 class MainLine:
     """The branch asv.conf.json names first and its commits, newest first (what ``git
