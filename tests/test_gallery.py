@@ -192,9 +192,20 @@ def test_a_distrax_distribution_compiles_again_for_every_equal_instance():
 def test_distreqx_the_same_distribution_in_equinox_reuses_its_program():
     # distreqx's README MultivariateNormalDiag under eqx.filter_jit: what distrax recompiles
     # and leaks for, an equal instance, reuses its program; an int leaf is hashed.
+    # Every field in jit's key plays, its bijectors' private flags included: each compiles
+    # when flipped and reuses its program when set back.
     result = _audit("distreqx_mvn_diag")
+    flags = [
+        f"{owner}_is_constant_{what}"
+        for owner in ("scale._bijector.bijector.", "scale._bijector.", "scale.",
+                      "bijector.bijectors[0].bijector.")
+        for what in ("jacobian", "log_det")
+    ] + ["bijector.bijectors[0]._is_constant_jacobian"]  # fmt: skip
+    played = [(n, f, c) for f in flags for n, c in (("new_static", "1/1"), ("seen_static", "0/0"))]
     assert _cells(result) == [
-        ("first_call", "", "1/1"), ("repeat_call", "", "0/0"),
+        ("first_call", "", "1/1"), ("repeat_call", "", "0/0"), *played,
+        ("same_shape_array", "scale._bijector.ndims", "1/1"),
+        ("seen_static", "scale._bijector.ndims", "0/0"),
         ("same_shape_array", "scale.event_dims", "1/1"), ("seen_static", "scale.event_dims", "0/0"),
         ("same_shape_array", "bijector.bijectors[0].ndims", "1/0 n/a"),
         ("seen_static", "bijector.bijectors[0].ndims", "0/0"),
@@ -206,7 +217,10 @@ def test_distreqx_the_same_distribution_in_equinox_reuses_its_program():
     ]  # fmt: skip
     assert result.step("same_shape_array").role == "static (hashed leaf)"
     assert result.hazards() == {} and result.leaked_instances == result.leaked_arrays == 0
-    assert any(v.startswith("`scale.event_dims`: a number the call hashes") for v in result.verdict)
+    assert any(
+        v.startswith("`scale._bijector.ndims`, `scale.event_dims`: a number the call hashes")
+        for v in result.verdict
+    )
 
 
 def test_lineax_tags_are_a_static_set_its_solve_hashes():
@@ -245,8 +259,12 @@ def test_an_ott_geometry_behind_a_jit_made_at_each_call_is_never_stale():
     result = _audit("ott_point_cloud")
     first = result.step("first_call")
     assert first.outcome == "correct" and first.compiles > first.traces > 1
+    # Its private settings in jit's key play too: a new cost scaling compiles, an epsilon
+    # of the same shape is traced.
     assert _cells(result)[1:] == [
         ("repeat_call", "", "0/0"),
+        ("new_static", "_scale_cost", "1/1"), ("seen_static", "_scale_cost", "0/0"),
+        ("same_shape_array", "_epsilon_init", "0/0"), ("seen_static", "_epsilon_init", "0/0"),
         ("same_shape_array", "x", "0/0"), ("new_shape_array", "x", "1/0 n/a"),
         ("same_shape_array", "y", "0/0"), ("new_shape_array", "y", "1/0 n/a"),
         ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
