@@ -328,7 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="compare two commits, envs or machines; exit 1 on regression"
     )
     p.set_defaults(run=_cmd_compare)
-    p.add_argument("base", metavar="BASE", help="reference commit, env or machine")
+    p.add_argument(
+        "base", metavar="BASE", help="reference commit (hash prefix or git's name), env or machine"
+    )
     p.add_argument("head", metavar="HEAD", help="commit, env or machine to judge")
     _results_options(p)
     p.add_argument("--commit", help="commit of both sides (--by env or machine)")
