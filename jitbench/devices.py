@@ -67,6 +67,17 @@ def platform_devices(platform: str) -> list[Any]:
         return []
 
 
+def default_platform() -> str:
+    """The platform JAX puts a new array on: its default device's (``jax_default_device``,
+    a platform's name or a Device, else JAX's first device)."""
+    import jax
+
+    chosen = jax.config.jax_default_device
+    if chosen is None:
+        return jax.devices()[0].platform
+    return chosen if isinstance(chosen, str) else chosen.platform
+
+
 @dataclasses.dataclass(frozen=True)
 class Placement:
     """Where arrays go for one device spec; ``put`` places a host array there."""

@@ -19,6 +19,7 @@ import jitbench
 from jitbench.devices import (
     DEVICE_SPECS,
     Placement,
+    default_platform,
     ensure_host_devices,
     host_devices,
     parse_spec,
@@ -168,3 +169,11 @@ def test_jax_platforms_hides_a_platform(monkeypatch):
         assert host_devices() == ["cpu", "cpu-sharded"]
     finally:
         devices.plugin_installed.cache_clear()
+
+
+def test_default_platform_follows_jax_default_device():
+    # A platform's name (as use_device sets it), a Device, or nothing (JAX's first device).
+    cpu = jax.devices("cpu")[0]
+    for chosen in ("cpu", cpu, None):
+        with jax.default_device(chosen):
+            assert default_platform() == "cpu"

@@ -14,6 +14,7 @@ import numpy as np
 
 from jitbench.auditing.subject import Judging
 from jitbench.compiles import block, clear_caches, count_compiles, quiet_callback_errors
+from jitbench.devices import default_platform
 from jitbench.errors import JitbenchError, error_text, origin
 from jitbench.targets import kinds, values
 
@@ -43,8 +44,8 @@ RETURNED = "the object the call returned"
 # The steps every subject plays.
 SCENARIO = tuple(s for s in STEPS if s not in FED_BACK)
 CHANGES = SCENARIO[2:]
-# Past this many played fields, the programs a static field's pair of steps compiled are
-# released after it: memory stays bounded (docs/design.md).
+# Past this many played fields, on the CPU, the programs a static field's pair of steps
+# compiled are released after it: memory stays bounded (docs/design.md).
 RELEASE_ABOVE = 24
 # The changes the after-change benchmark times (other_instance is a cold call).
 TIMED_CHANGES = CHANGES[:-1]
@@ -176,7 +177,7 @@ class Play:
         yield "first_call"
         self.changed.append(("", ""))
         yield "repeat_call"
-        release = len(self.played) > RELEASE_ABOVE
+        release = len(self.played) > RELEASE_ABOVE and default_platform() == "cpu"
         rejected: set[str] = set()  # the fields whose new value the call cannot take
         # Every flag, then every number: a new value (a number's of its 0-d shape, as for an
         # array), then its own back: a number the call hashes compiles for the first, and
