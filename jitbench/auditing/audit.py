@@ -177,14 +177,20 @@ def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
     field, how = play.changed[-1]
     runs = probe.runs - runs if probe else None
     role = play.roles.get(field, "")
-    # A change jit compiled for (the call compiling at every call aside) shows the field in
-    # its key, whatever the walk read from the object: its label says so from then on.
-    keyed = stats.compiles and not every_call and name in ("new_static", "same_shape_array")
+    # A change jit traced or compiled for (the call compiling at every call aside) shows the
+    # field in its key, whatever the walk read from the object: its label says so from then on.
+    keyed = (stats.compiles or stats.traces) and not every_call
+    keyed = keyed and name in ("new_static", "same_shape_array")
     if keyed and role == "number":
         role = play.roles[field] = "hashed"  # a number the call hashes (a filter inside it)
     elif keyed and role == "plain" and field in play.kinds:
         kind = play.kinds[field]  # a static self's attribute
         role = play.roles[field] = {"static": "aux", "number": "hashed", "array": "valued"}[kind]
+    elif (name == "same_shape_array" and outcome == "correct" and not stats.compiles
+          and role == "plain" and play.kinds.get(field) == "array"):  # fmt: skip
+        # New values the call returned without compiling again, as the call without jit
+        # does: jit traces the array (a wrapper hands it over, as pz.variable_jit does).
+        role = play.roles[field] = "traced"
     role = fieldlib.ROLES.get(role, "")
     return Step(name, stats.traces, stats.compiles, outcome, error, tuple(messages), runs,
                 field, how, role)  # fmt: skip
