@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from jitbench.compiles import read_back
 from jitbench.errors import JitbenchError
 from jitbench.measure.advising import WayRow
 from jitbench.measure.sampling import Spread, apart
@@ -210,18 +211,21 @@ def advise_object(
     progress = measure.Progress(target.name, len(subjects))
     counting = measure.Counting()
     try:
-        for i, row in enumerate(rows):
-            if row.way in subjects:
-                index = list(subjects).index(row.way)
-                rows[i] = measure.audited(row, subjects[row.way], fields, arrays, progress, index)
-            if i == 0 and not rows[0].built:  # as jitbench audit stops on the call as written
-                raise JitbenchError(rows[0].reason)
-            if i == 0:  # the call as written audited: the counts are worth starting
-                counting = measure.Counting.start(spec, platform, call, inputs, list(subjects),
-                                                  instructions)  # fmt: skip
-        timed = {r.way: subjects[r.way] for r in rows if r.built and not r.first_call_raises}
-        ranking = "loop" if ranking_figure(platform, counted=False) == BY_LOOP else "cached"
-        figures = measure.timed(timed, repeat, cold_calls, ranking, platform, progress)
+        with read_back():  # what each audit's clear compiles again is read from disk
+            for i, row in enumerate(rows):
+                if row.way in subjects:
+                    index = list(subjects).index(row.way)
+                    rows[i] = measure.audited(row, subjects[row.way], fields, arrays, progress,
+                                              index)  # fmt: skip
+                if i == 0 and not rows[0].built:  # as jitbench audit stops on the call as written
+                    raise JitbenchError(rows[0].reason)
+                if i == 0:  # the call as written audited: the counts are worth starting
+                    counting = measure.Counting.start(spec, platform, call, inputs,
+                                                      list(subjects), instructions)  # fmt: skip
+            # The timings' programs too (the cold first call turns the cache off).
+            timed = {r.way: subjects[r.way] for r in rows if r.built and not r.first_call_raises}
+            ranking = "loop" if ranking_figure(platform, counted=False) == BY_LOOP else "cached"
+            figures = measure.timed(timed, repeat, cold_calls, ranking, platform, progress)
         rows = [measure.with_figures(r, figures.get(r.way)) for r in rows]
         rows, counts = counting.finish(rows, progress)
     finally:

@@ -29,7 +29,7 @@ import jitbench
 from jitbench.auditing import scenario
 from jitbench.auditing.audit import audit
 from jitbench.auditing.result import Step
-from jitbench.compiles import block, clear_caches, count_compiles
+from jitbench.compiles import block, clear_caches, count_compiles, read_back
 from jitbench.devices import resolve
 from jitbench.hazards import TOTALS
 from jitbench.options import DEFAULT_SIZE
@@ -573,3 +573,22 @@ def test_docs_strategy_two_example():
     assert c.calc(3.0) == after
     assert CustomClass(2, False).calc(3.0) == after  # never mutated
     assert CustomClass(2, True).calc(3.0) == 6.0
+
+
+@pytest.mark.parametrize("name", ["pytree_class", "flax_nnx_jit"])
+def test_programs_read_back_from_disk_count_as_compiles(name):
+    # advise audits inside read_back: what each clear makes JAX compile again is read from
+    # JAX's persistent cache. A program read back must count as the compile it replaces.
+    if not jitbench.get_strategy(name).available:
+        pytest.skip(f"{name} needs its library")
+    cold = audit(jitbench.get_strategy(name), resolve("cpu"))
+    with read_back():
+        audit(jitbench.get_strategy(name), resolve("cpu"))  # fills the cache
+        with count_compiles() as stats:
+            again = audit(jitbench.get_strategy(name), resolve("cpu"))
+    assert stats.persistent_cache_hits > 0  # read back, not compiled
+    assert [s.cell for s in again.steps] == [s.cell for s in cold.steps]
+    assert [(s.traces, s.compiles) for s in again.steps] == [
+        (s.traces, s.compiles) for s in cold.steps
+    ]
+    assert not jax.config.jax_enable_compilation_cache  # off again after the block

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from jitbench.compiles import count_compiles
+from jitbench.compiles import count_compiles, read_back
 from jitbench.errors import JitbenchError, NoFigure, error_text
 from jitbench.measure import sampling
 from jitbench.measure.sampling import HIDDEN_BY, Spread
@@ -165,10 +165,10 @@ def timed(
     the way's first compile (``cold_filled``)."""
     from jitbench.measure.case import Prepared
     from jitbench.measure.devicetime import device_seconds
-    from jitbench.measure.timing import first_call, persistent_cache, restarted
+    from jitbench.measure.timing import first_call, restarted
 
     found: dict[str, Figures] = {}
-    with persistent_cache() as folder:
+    with read_back() as folder:
         made: dict[str, Any] = {}
         for name, subject in subjects.items():
             try:

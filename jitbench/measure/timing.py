@@ -6,12 +6,10 @@ scenario, in seconds per call (see docs/benchmarks.md, docs/advise.md).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import tempfile
 import time
 import timeit
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from jitbench.auditing.scenario import Play, attempt, replay
@@ -21,6 +19,7 @@ from jitbench.compiles import (
     clear_caches,
     clear_memory_caches,
     count_compiles,
+    read_back,
     use_persistent_cache,
 )  # fmt: skip
 from jitbench.errors import JitbenchError
@@ -94,18 +93,6 @@ def cold_on(subject: Subject) -> str:
     return "a new instance from the factory" if fresh else "a copy of the object, caches cleared"
 
 
-@contextlib.contextmanager
-def persistent_cache() -> Iterator[str]:
-    """JAX's persistent compilation cache on, in a temporary folder (removed after, the cache
-    off again): every program compiled in the block is written there."""
-    with tempfile.TemporaryDirectory(prefix="jitbench-compilation-cache-") as folder:
-        use_persistent_cache(folder)
-        try:
-            yield folder
-        finally:
-            use_persistent_cache(None)
-
-
 def first_call(call: Callable[[], Any], folder: str | None) -> tuple[float, int, int]:
     """Seconds of ``call`` (a new instance's, bound) with every in-memory cache cleared and
     JAX's persistent cache at ``folder`` (None: off); its hits and misses of that cache."""
@@ -129,7 +116,7 @@ def restarted(seconds: list[tuple[float, int, int]]) -> Spread | None:
 def cold_filled_spread(subject: Subject, calls: int) -> Spread | None:
     """``calls`` first calls of new instances with JAX's persistent compilation cache filled
     by a first call before them (in a temporary folder): what a restarted script pays."""
-    with persistent_cache() as folder:
+    with read_back() as folder:
         found = [first_call(subject.call(subject.new()), folder) for _ in range(calls + 1)]
     return restarted(found[1:])  # the first fills the cache
 
