@@ -130,9 +130,7 @@ def test_the_canarys_row_carries_its_slowdown_and_is_found_by_it(monkeypatch):
         monkeypatch.setenv(canary.SLOWDOWN_ENV, "0.05")
         row = instructions.counted(Row(canary.NAME, "cpu", 10))
         assert row == Row(canary.NAME, "cpu", 10, slowdown=0.05)
-        rows = [
-            instructions.counted(Row(n, "cpu", 10)) for n in (canary.NAME, "helper_function")
-        ]
+        rows = [instructions.counted(Row(n, "cpu", 10)) for n in (canary.NAME, "helper_function")]
         assert rows == [row, Row("helper_function", "cpu", 10)]
         counts = Counts(10.0, 5.0)
         assert instructions.lookup(dict.fromkeys(rows, counts), row) is counts
