@@ -19,9 +19,9 @@ import pytest
 from conftest import without_host_devices
 
 from jitbench.errors import JitbenchError, NoFigure
-from jitbench.measure.case import Row as CaseRow
+from jitbench.measure.case import Row
 from jitbench.measure.counting import callgrind, instructions, worker
-from jitbench.measure.counting.instructions import Counts, Row
+from jitbench.measure.counting.instructions import Counts
 from jitbench.options import COUNT_TOLERANCE
 from jitbench.results import compare
 
@@ -128,11 +128,9 @@ def test_the_canarys_row_carries_its_slowdown_and_is_found_by_it(monkeypatch):
 
     try:
         monkeypatch.setenv(canary.SLOWDOWN_ENV, "0.05")
-        row = instructions.counted(CaseRow(canary.NAME, "cpu", 10))
+        row = instructions.counted(Row(canary.NAME, "cpu", 10))
         assert row == Row(canary.NAME, "cpu", 10, slowdown=0.05)
-        rows = [
-            instructions.counted(CaseRow(n, "cpu", 10)) for n in (canary.NAME, "helper_function")
-        ]
+        rows = [instructions.counted(Row(n, "cpu", 10)) for n in (canary.NAME, "helper_function")]
         assert rows == [row, Row("helper_function", "cpu", 10)]
         counts = Counts(10.0, 5.0)
         assert instructions.lookup(dict.fromkeys(rows, counts), row) is counts
@@ -322,12 +320,12 @@ def test_the_counting_process_runs_on_one_cpu():
 def test_the_floor_is_a_free_function_called_on_the_arrays():
     from jitbench.measure.case import Prepared, call_code
 
-    floor = Prepared(CaseRow("jit_function", "cpu", 10).load())
+    floor = Prepared(Row("jit_function", "cpu", 10).load())
     expr, names = call_code(floor.subject, floor.obj)
     assert expr == "function(s0, a0, x0)"
     assert names["function"] is sys.modules[type(floor.obj).__module__]._calc
     assert names["a0"] is floor.obj.a0 and names["s0"] == floor.obj.s0
-    method = Prepared(CaseRow("helper_function", "cpu", 10).load(), seed=0)
+    method = Prepared(Row("helper_function", "cpu", 10).load(), seed=0)
     assert (floor.call() == method.call()).all()
 
 
@@ -335,7 +333,7 @@ def test_the_timed_call_runs_nothing_of_jitbench():
     """Between the timed call's own frame and the user's call: no import, no wrapper."""
     from jitbench.measure.case import Prepared
 
-    prepared = Prepared(CaseRow("helper_function", "cpu", 10).load())
+    prepared = Prepared(Row("helper_function", "cpu", 10).load())
     package = str(ROOT / "jitbench")
     seen = []
 

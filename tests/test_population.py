@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -45,12 +43,7 @@ def test_a_population_keeps_what_jits_cache_holds(name):
 
 
 def test_one_process_measures_every_figure():
-    done = subprocess.run(
-        [sys.executable, "-m", "jitbench.measure.population", "bound_method_jit", "100", "cpu",
-         "10"],
-        capture_output=True, text=True, check=True, timeout=600,
-    )  # fmt: skip
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures = population._measured(Row("bound_method_jit", "cpu", 10, instances=100))
     assert set(figures) == set(population.FIGURES)
     assert figures["after_jit_python_calls"] == 0
     assert figures["kept_alive"] == 0
@@ -58,11 +51,7 @@ def test_one_process_measures_every_figure():
 
 
 def test_a_bad_strategy_is_one_error_line():
-    done = subprocess.run(
-        [sys.executable, "-m", "jitbench.measure.population", "no_such", "1", "cpu", "10"],
-        capture_output=True, text=True, check=True, timeout=120,
-    )  # fmt: skip
-    entry = json.loads(done.stdout.strip().splitlines()[-1])
+    entry = population._measured(Row("no_such", "cpu", 10))
     assert list(entry) == ["failed"]
     assert entry["failed"].startswith("unknown strategy 'no_such'; valid: eager,")
 

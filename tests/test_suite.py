@@ -22,6 +22,7 @@ import jitbench
 from jitbench.auditing import scenario
 from jitbench.compiles import clear_caches, count_compiles
 from jitbench.devices import host_devices
+from jitbench.errors import JitbenchError
 from jitbench.measure import case, diskcache
 from jitbench.measure.case import Row
 from jitbench.strategies.codegen import Shape
@@ -817,3 +818,19 @@ def test_an_asv_run_through_asvrun_keeps_the_committed_description_byte_for_byte
         assert out.returncode in (0, 1), out.stdout[-800:] + out.stderr[-800:]
     assert "No benchmarks selected" in out.stdout  # asv's status 1, after its discovery
     assert (results / "benchmarks.json").read_bytes() == committed
+
+
+def test_one_row_says_what_to_measure_to_every_process_as_json():
+    # asv's fresh-interpreter setup, the counting plan and a population's request all carry
+    # this record as JSON: nothing is lost on the way.
+    row = Row("user_models:scaled", "cpu", None, Shape(depth=2), call="m:f", inputs="m:x",
+              way="eqx.filter_jit", instances=3, slowdown=0.1, twin=True, frames=5,
+              tracebacks=False)  # fmt: skip
+    assert Row.from_json(json.loads(json.dumps(row.to_json()))) == row
+    # What a count changes around the call leaves the object built the same.
+    assert row.built == Row("user_models:scaled", "cpu", None, Shape(depth=2), call="m:f",
+                            inputs="m:x", way="eqx.filter_jit", instances=3, twin=True)  # fmt: skip
+    with pytest.raises(JitbenchError, match=r"not a row to measure: \[1\]"):
+        Row.from_json([1])
+    _, setup = case.fresh_code(Row("helper_function", "cpu", 10))
+    assert "fresh('{" in setup  # the row as JSON, not a Python repr

@@ -5,21 +5,32 @@ the audit's totals per row (what each measures: docs/benchmarks.md).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
 
+from jitbench.auditing.audit import audit_subject
 from jitbench.auditing.subject import DEFAULT_SIZE, Generated, Subject, free_arguments, subject_of
+from jitbench.child import Json
 from jitbench.compiles import clear_caches, count_compiles, use_persistent_cache
 from jitbench.devices import Placement, ensure_host_devices, parse_spec, resolve
 from jitbench.errors import DeviceUnavailable, JitbenchError, NoFigure
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape
-from jitbench.targets import IMPORT_ROOTS_ENV, import_roots, load_target, resolve_callable
+from jitbench.targets import (
+    IMPORT_ROOTS_ENV,
+    check_call,
+    import_roots,
+    load_target,
+    resolve_callable,
+    use_import_roots,
+)
+from jitbench.ways.catalog import way_subject
 
 TARGETS_ENV = "JITBENCH_TARGETS"
 _reported: set[str] = set()
@@ -27,9 +38,19 @@ _reported: set[str] = set()
 
 @dataclasses.dataclass(frozen=True)
 class Row:
-    """What a row measures: ``subject``, a strategy at ``size`` and ``shape`` or a target
-    (``package.module:factory``, ``size`` None), on ``device``. A target's ``call`` and
-    ``inputs`` override its factory's; ``way`` calls it one of ``jitbench advise``'s ways."""
+    """What to measure, one record for every process that measures it (asv's setup, the
+    fresh interpreter, the counting process, a population's): ``subject``, a strategy at
+    ``size`` and ``shape`` or a target (``package.module:factory``, ``size`` None), on
+    ``device``. A target's ``call`` and ``inputs`` override its factory's; ``way`` calls it
+    one of ``jitbench advise``'s ways. ``instances``: how many live at once (a population).
+
+    What a count plants or changes around the call (docs/counting.md): ``slowdown`` (a
+    fraction) plants work that grows the call's count by that fraction; ``calibrated`` runs
+    that calibration and plants nothing (the row a slowed one is judged against); ``twin``
+    counts the strategy's hand-written twin on the generated instance's arrays; ``frames``
+    adds frames above the counted loop; ``tracebacks`` False turns JAX's traceback capture
+    off.
+    """
 
     subject: str
     device: str = "cpu"
@@ -38,6 +59,12 @@ class Row:
     call: str | None = None
     inputs: str | None = None
     way: str | None = None
+    instances: int = 1
+    slowdown: float = 0.0
+    twin: bool = False
+    calibrated: bool = False
+    frames: int = 0
+    tracebacks: bool = True
 
     def load(self) -> Subject:
         """The subject; NotImplementedError (asv: n/a) where it cannot run here."""
@@ -52,13 +79,27 @@ class Row:
             raise JitbenchError(reason)
         target = load_target(self.subject, call=self.call, inputs=self.inputs)
         if self.way is not None:
-            from jitbench.ways.catalog import way_subject
-
             return way_subject(target, self.way)
         return subject_of(target)
 
+    @property
+    def built(self) -> Row:
+        """The row as its object is built and called: what a count changes around it left out
+        (rows equal here share one object)."""
+        return dataclasses.replace(self, slowdown=0.0, calibrated=False, frames=0, tracebacks=True)
+
+    @property
+    def specs(self) -> tuple[str | None, ...]:
+        """The import specs it names: where a child process must import from."""
+        return self.subject, self.call, self.inputs
+
+    def to_json(self) -> dict[str, Json]:
+        return dataclasses.asdict(self)  # the shape too, as a dict: from_json rebuilds it
+
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Row:
+    def from_json(cls, data: Json) -> Row:
+        if not isinstance(data, dict) or not isinstance(data.get("shape"), dict):
+            raise JitbenchError(f"not a row to measure: {data!r}")
         return cls(**{**data, "shape": Shape(**data["shape"])})
 
 
@@ -98,11 +139,6 @@ def targets_built(suite: str) -> int:
     """Build every target of the suite folder ``suite`` (its ``bench_targets.TARGETS`` and
     ``JITBENCH_TARGETS``) as this commit's project builds it, importing the folder as asv
     does; one line for each that cannot be built, and 1 where one cannot (0 where all can)."""
-    import ast
-    from pathlib import Path
-
-    from jitbench.targets import check_call, use_import_roots
-
     folder = Path(suite).resolve()
     use_import_roots({folder.name: str(folder.parent)})
     tree = ast.parse((folder / "bench_targets.py").read_text())
@@ -123,7 +159,7 @@ def targets_built(suite: str) -> int:
 # --- The call, as code of its own -----------------------------------------------------------
 
 
-def call_code(subject: Subject, obj: Any) -> tuple[str, dict[str, Any]]:
+def call_code(subject: Subject, obj: object) -> tuple[str, dict[str, object]]:
     """The subject's call on ``obj`` as one expression and the names it reads; a function
     strategy's is ``function(s0, a0, x0)`` on the object's fields, no object."""
     if isinstance(subject, Generated) and subject.strategy.function:
@@ -136,7 +172,7 @@ def call_code(subject: Subject, obj: Any) -> tuple[str, dict[str, Any]]:
     return subject.code(obj)
 
 
-def compiled(source: str, names: dict[str, Any], what: str) -> Any:
+def compiled(source: str, names: dict[str, object], what: str) -> Callable[..., object]:
     """``source`` (a module's text defining ``what``) compiled with ``names`` as its globals."""
     namespace = dict(names)
     exec(compile(source, f"<jitbench {what}>", "exec"), namespace)
@@ -189,7 +225,7 @@ class Prepared:
     result), ``dispatch`` (does not), ``loop(n)``, ``dispatch_each(n)`` and
     ``dispatch_loop(n)``, each code of its own."""
 
-    def __init__(self, subject: Subject, obj: Any = None, seed: int = 0) -> None:
+    def __init__(self, subject: Subject, obj: object = None, seed: int = 0) -> None:
         self.subject, self.obj = subject, subject.new(seed) if obj is None else obj
         import jax
 
@@ -224,7 +260,7 @@ class Reused(Prepared):
             )
 
 
-def cold_call(subject: Subject) -> Callable[[], Any]:
+def cold_call(subject: Subject) -> Callable[[], object]:
     """The first call of a new instance, every in-memory cache cleared: it compiles."""
     import jax
 
@@ -233,9 +269,10 @@ def cold_call(subject: Subject) -> Callable[[], Any]:
     return lambda: wait(call())
 
 
-def fresh(row: dict[str, Any]) -> Callable[[], Any]:
-    """In a new interpreter: everything but the first call (the on-disk cache off)."""
-    subject = Row.from_json(row).load()
+def fresh(row: str) -> Callable[[], object]:
+    """In a new interpreter: everything but the first call (the on-disk cache off) of the
+    row ``row`` (its JSON)."""
+    subject = Row.from_json(json.loads(row)).load()
     import jax
 
     call, wait = subject.call(subject.new()), jax.block_until_ready
@@ -247,13 +284,13 @@ def fresh_code(row: Row) -> tuple[str, str]:
     """(stmt, setup) of asv's ``timeraw_`` for the row's first call in a fresh interpreter
     (the row loaded here first: an unavailable one is n/a without a new process)."""
     row.load()
-    data = dataclasses.asdict(row)  # the shape too, as a dict: from_json rebuilds it
     # asv starts the interpreter in its environment; the roots let it import the target from
     # where this process did (asv's suite folder, imported through asv's own finder).
-    roots = json.dumps(import_roots([row.subject, row.call, row.inputs]))
+    roots = json.dumps(import_roots(row.specs))
     setup = (
         f"import os\nos.environ[{IMPORT_ROOTS_ENV!r}] = {roots!r}\n"
-        f"from jitbench.measure.case import fresh\nfirst_call = fresh({data!r})\n"
+        f"from jitbench.measure.case import fresh\n"
+        f"first_call = fresh({json.dumps(row.to_json())!r})\n"
     )
     return "first_call()", setup
 
@@ -334,14 +371,12 @@ def stage_table(
     return table
 
 
-def hazard_totals(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, Any] | NoFigure]:
+def hazard_totals(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, int | None] | NoFigure]:
     """The audit's totals per (subject, device) this process can serve: an absent device is
     left out (n/a), a subject whose audit fails maps to why (its rows fail with it)."""
-    from jitbench.auditing.audit import audit_subject
-
     if any(parse_spec(row.device) == ("cpu", True) for row in rows):
         ensure_host_devices()  # before the first resolve starts the CPU backend
-    found: dict[tuple[str, str], dict[str, Any] | NoFigure] = {}
+    found: dict[tuple[str, str], dict[str, int | None] | NoFigure] = {}
     for row in rows:
         try:
             found[row.subject, row.device] = audit_subject(row.load()).totals()

@@ -4,20 +4,20 @@ first instance and for a jit made after it (jax issue 39078; see docs/scaling.md
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import resource
-import subprocess
 import sys
 import tempfile
 import timeit
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import FrameType
 
+from jitbench import child
 from jitbench.auditing.subject import Subject
+from jitbench.child import Json
 from jitbench.compiles import block, use_persistent_cache
 from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure.case import Prepared, Row
@@ -39,6 +39,8 @@ FIGURES = (
 UNITS = {"after_jit_python_calls": "calls", "peak_rss": "bytes", "kept_alive": "instances"}
 # Seconds one population's process may take (10,000 instances that each compile).
 TIMEOUT_S = 3600
+# The program of a population's process (child.work's worker).
+PROGRAM = ("-m", "jitbench.measure.population")
 
 
 def opt_in_reason() -> str:
@@ -68,11 +70,11 @@ class Population:
         self.after_function = jax.jit(lambda y: y * 2.0 + 1.0)
         block(self.after_function(self.y))
 
-    def after(self) -> Any:
+    def after(self) -> object:
         """A cached call of the jitted function created after the population."""
         return block(self.after_function(self.y))
 
-    def after_dispatch(self) -> Any:
+    def after_dispatch(self) -> object:
         return self.after_function(self.y)
 
     def kept_alive(self) -> int:
@@ -85,13 +87,13 @@ class Population:
         return sum(ref() is not None for ref in refs)
 
 
-def python_calls(function: Callable[..., Any], *args: Any, calls: int = 10) -> float:
+def python_calls(function: Callable[..., object], *args: object, calls: int = 10) -> float:
     """Python functions entered per call of ``function(*args)`` (after one call to warm it):
     none on jit's C++ fast path, several on every call that falls back to Python."""
     function(*args)
     entered = 0
 
-    def profile(frame: Any, event: str, arg: Any) -> None:
+    def profile(frame: FrameType, event: str, arg: object) -> None:
         nonlocal entered
         if event == "call":
             entered += 1
@@ -106,15 +108,15 @@ def python_calls(function: Callable[..., Any], *args: Any, calls: int = 10) -> f
     return entered / calls
 
 
-def measure(strategy: str, n: int, device: str, size: int) -> dict[str, float]:
-    """Every figure of :data:`FIGURES` for ``n`` live instances, in this process (built with
-    the on-disk cache in a temporary folder; times in seconds per call; ``kept_alive`` last:
-    it lets the population go)."""
-    subject = Row(strategy, device, size).load()
+def measure(row: Row) -> dict[str, float]:
+    """Every figure of :data:`FIGURES` for ``row.instances`` live instances of the row's
+    subject, in this process (built with the on-disk cache in a temporary folder; times in
+    seconds per call; ``kept_alive`` last: it lets the population go)."""
+    subject = row.load()
     with tempfile.TemporaryDirectory(prefix="jitbench-population-") as folder:
         use_persistent_cache(folder)
         start = timeit.default_timer()
-        population = Population(subject, n)
+        population = Population(subject, row.instances)
         build = timeit.default_timer() - start
         use_persistent_cache(None)
     figures = {
@@ -140,19 +142,14 @@ def store() -> Path | NoFigure:
     return Path(tempfile.mkdtemp(prefix="jitbench-populations-"))
 
 
-def _measured(strategy: str, n: int, device: str, size: int) -> dict[str, Any]:
-    """One population's figures from a fresh process, or why there are none."""
-    args = [strategy, str(n), device, str(size)]
-    argv = [sys.executable, "-m", "jitbench.measure.population", *args]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        return NoFigure(f"{n} instances of {strategy} took over {TIMEOUT_S} s", True).to_json()
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        tail = " | ".join(done.stderr.strip().splitlines()[-2:])
-        return NoFigure(f"the process exited {done.returncode}: {tail}", True).to_json()
-    return json.loads(lines[-1])
+def _measured(row: Row) -> Json:
+    """One population's figures from a fresh process (:func:`main`), or why there are none."""
+    what = f"{row.instances} instances of {row.subject}"
+    with tempfile.TemporaryDirectory(prefix="jitbench-population-") as folder:
+        try:
+            return child.work(PROGRAM, row.to_json(), Path(folder), what=what, timeout=TIMEOUT_S)
+        except JitbenchError as exc:
+            return NoFigure(str(exc), failed=True).to_json()
 
 
 def lookup(
@@ -166,7 +163,7 @@ def lookup(
     if path.exists():
         entry = json.loads(path.read_text())
     else:
-        entry = _measured(strategy, n, device, size)
+        entry = _measured(Row(strategy, device, size, instances=n))
         path.write_text(json.dumps(entry))
     missing = NoFigure.from_json(entry)
     if missing is not None:
@@ -174,20 +171,10 @@ def lookup(
     return entry
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m jitbench.measure.population STRATEGY N DEVICE SIZE``: one population's
-    figures, as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m jitbench.measure.population")
-    parser.add_argument("strategy")
-    parser.add_argument("n", type=int)
-    parser.add_argument("device")
-    parser.add_argument("size", type=int)
-    args = parser.parse_args(argv)
-    try:
-        result: Any = measure(args.strategy, args.n, args.device, args.size)
-    except (NotImplementedError, JitbenchError) as exc:
-        result = NoFigure.of(exc).to_json()
-    print(json.dumps(result))
+def main() -> None:
+    """``python -m jitbench.measure.population REQUEST RESULT``: the figures of the population
+    a row's JSON asks for (:func:`measure`), as JSON; or why there are none."""
+    child.serve(lambda request: measure(Row.from_json(request)))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ from jitbench.strategies.codegen import (
 )
 
 PLUGINS_ENV = "JITBENCH_PLUGINS"
+# The canary's slowdown (jitbench.strategies.canary), named here: importing the canary
+# registers it, which a process that only sets or clears its slowdown must not do.
+CANARY_SLOWDOWN_ENV = "JITBENCH_CANARY_SLOWDOWN"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from jitbench.errors import JitbenchError
+from jitbench.strategies import CANARY_SLOWDOWN_ENV as SLOWDOWN_ENV
 from jitbench.strategies import Strategy, register_strategy
 from jitbench.strategies.codegen import arrays_of, shape_of, statics_of
 from jitbench.strategies.recipes import HELPER_FUNCTION
 
 NAME = "canary"
-SLOWDOWN_ENV = "JITBENCH_CANARY_SLOWDOWN"
 # The unit's cost: spin(UNIT_BATCH) calls (enough units that the call's own cost is
 # a small part of each), the fastest of UNIT_REPEATS loops of about UNIT_BUDGET_S.
 UNIT_BATCH = 1000

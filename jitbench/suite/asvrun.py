@@ -8,13 +8,14 @@ import argparse
 import contextlib
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
+from jitbench import child
+from jitbench.child import Json
 from jitbench.errors import JitbenchError
+from jitbench.suite.grid import check_environment
 
 CONFIG = "asv.conf.json"
 
@@ -34,17 +35,17 @@ def checkout(start: str | Path = ".") -> Path:
 def git(folder: Path, *args: str, failure: str | None = None) -> str | None:
     """``git ARGS`` run in ``folder``: its output, without the final newline; where git fails,
     None, or with ``failure`` given a JitbenchError of it and git's complaint."""
-    done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, check=False)
-    if done.returncode == 0:
+    done = child.run(["git", *args], what="git", cwd=folder)
+    if done.status == 0:
         return done.stdout.rstrip("\n")
     if failure is None:
         return None
     raise JitbenchError(f"{failure}: {done.stderr.strip()}")
 
 
-def load_config(root: Path) -> dict[str, Any]:
+def load_config(root: Path) -> dict[str, Json]:
     """The checkout's asv.conf.json, read with asv's own reader (it allows // comments)."""
-    from asv.util import load_json
+    from asv.util import load_json  # asv: an optional dependency, imported where used
 
     return load_json(str(root / CONFIG), js_comments=True)
 
@@ -53,7 +54,7 @@ class AsvConfig:
     """A copy of the checkout's asv config in ``folder``, with overrides; runs asv with it."""
 
     def __init__(
-        self, root: Path, folder: Path, pins: Mapping[str, str] | None = None, **overrides: Any
+        self, root: Path, folder: Path, pins: Mapping[str, str] | None = None, **overrides: Json
     ) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
@@ -84,17 +85,13 @@ class AsvConfig:
     ) -> int:
         """``python -m asv ARGS --config <copy>``; a status outside ``ok``, or a bad grid
         variable in ``env`` (default this process's, checked before asv starts), raises."""
-        from jitbench.suite.grid import check_environment
-
         check_environment(os.environ if env is None else env)
         described = self.results / "benchmarks.json"
         kept = described.read_bytes() if described.is_file() else None
         command = [sys.executable, "-m", "asv", args[0], "--config", str(self.path), *args[1:]]
         with contextlib.nullcontext() if log is None else log.open("a") as stream:
-            stderr = None if log is None else subprocess.STDOUT
-            done = subprocess.run(
-                command, cwd=self.folder, env=env, stdout=stream, stderr=stderr, check=False
-            )
+            done = child.run(command, what="asv", cwd=self.folder, env=env, capture=False,
+                             log=stream)  # fmt: skip
         if kept is not None and described.is_file():
             before = json.loads(kept)
             merged = merge_description(before, json.loads(described.read_text()))
@@ -104,13 +101,13 @@ class AsvConfig:
                 from asv.util import write_json
 
                 write_json(str(described), merged)  # asv's own layout
-        if done.returncode not in ok:
+        if done.status not in ok:
             where = f" (see {log})" if log is not None else ""
-            raise JitbenchError(f"asv {args[0]} exited with {done.returncode}{where}")
-        return done.returncode
+            raise JitbenchError(f"asv {args[0]} exited with {done.status}{where}")
+        return done.status
 
 
-def merge_description(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def merge_description(before: dict[str, Json], after: dict[str, Json]) -> dict[str, Json]:
     """results/benchmarks.json after a run: asv rewrites it with the run's own grid (a
     narrowed one, this host's devices), which would drop the parameters of results already
     there (the dashboard shows only described ones) and change a tracked file at every run.
@@ -180,8 +177,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not asv_args:
         parser.error("no asv command after --")
     try:
-        from jitbench.suite.grid import check_environment
-
         check_environment(os.environ)  # before the config copy is written
         config = AsvConfig(checkout(), args.folder.resolve(), pins, **overrides)
         return config.run(*asv_args, env=os.environ, ok=args.ok)

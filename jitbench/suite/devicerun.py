@@ -16,7 +16,8 @@ from pathlib import Path
 from jitbench.devices import host_devices
 from jitbench.errors import JitbenchError
 from jitbench.measure import device_rows
-from jitbench.suite import asvrun, catalog
+from jitbench.suite import asvrun, catalog, grid
+from jitbench.suite.asvcompat import describe_machine
 from jitbench.suite.asvrun import AsvConfig, checkout, load_config
 
 # How to bring asv onto a host without network: docs/running.md.
@@ -63,8 +64,6 @@ def run_device_rows(machine: str, asv_args: Sequence[str] = ()) -> Path:
     root = checkout()
     head = _head(root)
     devices = [d for d in host_devices() if not d.endswith("-sharded")]
-    from jitbench.suite.asvcompat import describe_machine
-
     describe_machine(machine)
     # ASV_PYTHONPATH, the checkout's jitbench first (why: docs/design.md).
     path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
@@ -72,7 +71,7 @@ def run_device_rows(machine: str, asv_args: Sequence[str] = ()) -> Path:
         **os.environ,
         "ASV_PYTHONPATH": path,
         device_rows.OPT_IN_ENV: "1",
-        "JITBENCH_DEVICES": os.environ.get("JITBENCH_DEVICES") or ",".join(devices),
+        grid.DEVICES_ENV: os.environ.get(grid.DEVICES_ENV) or ",".join(devices),
     }
     with tempfile.TemporaryDirectory(prefix="jitbench-device-run-") as folder:
         config = AsvConfig(root, Path(folder))

@@ -18,6 +18,7 @@ from jitbench.errors import NoFigure
 from jitbench.hazards import HAZARDS
 from jitbench.measure import case, device_rows
 from jitbench.measure.counting import instructions
+from jitbench.strategies.codegen import Shape
 from jitbench.suite import grid
 
 _off_clock_seconds = 0.0
@@ -223,7 +224,7 @@ class Instructions:
     unit = instructions.COUNT_UNIT
     timeout = instructions.TIMEOUT_S
 
-    def counted(self, *params: Any) -> instructions.Row:
+    def counted(self, *params: Any) -> case.Row:
         """What to count of the row the parameters name."""
         return instructions.counted(self.row(*params))
 
@@ -254,8 +255,8 @@ class InstructionsVsCallerDepth(Instructions):
     param_names = ["strategy", "frames", "tracebacks"]
     timeout = 4 * instructions.TIMEOUT_S  # six rows of every strategy, two processes at a time
 
-    def counted(self, strategy: str, frames: int, tracebacks: str) -> instructions.Row:
-        row = instructions.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE)
+    def counted(self, strategy: str, frames: int, tracebacks: str) -> case.Row:
+        row = case.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE)
         return dataclasses.replace(row, frames=frames, tracebacks=TRACEBACKS[tracebacks])
 
 
@@ -266,8 +267,8 @@ class InstructionsVsDepth(Instructions):
     param_names = ["strategy", "depth"]
     timeout = 4 * instructions.TIMEOUT_S  # four rows of every strategy, two processes at a time
 
-    def counted(self, strategy: str, depth: int) -> instructions.Row:
-        return instructions.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE, depth=depth)
+    def counted(self, strategy: str, depth: int) -> case.Row:
+        return case.Row(strategy, grid.SCALING_DEVICE, grid.SCALING_SIZE, Shape(depth=depth))
 
 
 class Device:

@@ -7,17 +7,19 @@ under the results; then a new process builds each target of the suite
 package ``SUITE`` at this commit. Where a commit's requirements forbid a held release, or a
 target cannot be built there (a class it predates), one line says why and the exit status is
 1: asv skips that commit and goes on. Run inside asv's environment, before jitbench's
-dependencies may be there: this module imports the standard library alone.
+dependencies may be there: this module imports the standard library alone (and
+:mod:`jitbench.child`, which does too).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from jitbench import child
 
 # The packages whose release every commit is measured with: JAX, and the libraries
 # jitbench measures with where the project requires them (jitbench init pins each in the
@@ -80,15 +82,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     pins = held(Path(suite).resolve().parent / "asv.conf.json")
     # Not quiet: pip names the requirements in conflict only in its full output.
     command = [sys.executable, "-m", "pip", "install", *wheels]
-    done = subprocess.run(
-        command + [f"{name}=={version}" for name, version in pins.items()],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode == 0:
-        built = subprocess.run([sys.executable, "-c", CHECK, suite], check=False)
-        return 0 if built.returncode == 0 else 1
+    done = child.run(command + [f"{name}=={version}" for name, version in pins.items()],
+                     what="pip install")  # fmt: skip
+    if done.status == 0:
+        built = child.run([sys.executable, "-c", CHECK, suite], what="the targets' build",
+                          capture=False)  # fmt: skip
+        return 0 if built.status == 0 else 1
     releases = ", ".join(f"{name} {version}" for name, version in pins.items())
     print(
         f"jitbench: this commit is skipped: it cannot be installed with {releases} "

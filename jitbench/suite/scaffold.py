@@ -10,17 +10,22 @@ import importlib.metadata
 import json
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 import jitbench
-from jitbench import extras
+from jitbench import child, extras
+from jitbench.child import Json
 from jitbench.errors import JitbenchError
-from jitbench.suite.asvrun import git
+from jitbench.measure.counting import callgrind
+from jitbench.measure.counting.instructions import OPT_IN_ENV
+from jitbench.suite.asvrun import git, load_config
 from jitbench.suite.install import HELD
 
 # The folder init writes into, from the project's root: asv's config, the suite package (of
@@ -183,7 +188,7 @@ GITATTRIBUTES = """\
 """
 
 
-def _project(pyproject: Path) -> dict[str, Any]:
+def _project(pyproject: Path) -> dict[str, Json]:
     """The ``[project]`` table of a ``pyproject.toml`` (empty where there is no file)."""
     if not pyproject.is_file():
         return {}
@@ -220,8 +225,6 @@ def asv_runner_pin() -> str:
 def counting_hooks() -> tuple[str | None, str]:
     """The pytest-codspeed release asv's environments install so that every ``asv run``
     counts instructions, or None where this machine cannot count; with why not."""
-    from jitbench.measure.counting import callgrind
-
     reason = callgrind.unavailable_reason()
     if reason is not None:
         return None, reason
@@ -229,12 +232,10 @@ def counting_hooks() -> tuple[str | None, str]:
     return hooks, f"pytest-codspeed {hooks} in asv's environments"
 
 
-def _declared(project: dict[str, Any], folder: Path) -> set[str]:
+def _declared(project: dict[str, Json], folder: Path) -> set[str]:
     """The distributions the project requires: its ``[project]`` table's dependencies (not
     its extras': a docs or test extra is no dependency of the objects measured), and its
     ``requirements.txt``'s (where a setup.py reads them from)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     texts = list(project.get("dependencies", []))
     listed = folder / "requirements.txt"
     if listed.is_file():
@@ -248,12 +249,10 @@ def _declared(project: dict[str, Any], folder: Path) -> set[str]:
     return names
 
 
-def held_releases(project: dict[str, Any], folder: Path, jax: str | None = None) -> dict[str, str]:
+def held_releases(project: dict[str, Json], folder: Path, jax: str | None = None) -> dict[str, str]:
     """The releases every commit is measured with (:data:`HELD`): JAX at ``jax`` (default: it
     and jaxlib as installed here), and equinox and flax where the project requires them, as
     installed here."""
-    from packaging.version import InvalidVersion, Version
-
     declared = _declared(project, folder)
     found = {}
     for name in HELD:
@@ -273,11 +272,9 @@ def held_releases(project: dict[str, Any], folder: Path, jax: str | None = None)
     return {k: v for k, v in found.items() if k in ("jax", "jaxlib") or k in declared}
 
 
-def python_release(project: dict[str, Any], python: str | None = None) -> str:
+def python_release(project: dict[str, Json], python: str | None = None) -> str:
     """The Python asv's environments use: ``python`` (``X.Y``), default this one's, where
     the project's ``requires-python`` allows it."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     chosen = python or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"3\.\d+", chosen):
         raise JitbenchError(f"--python {chosen!r} is not a Python release such as 3.12")
@@ -295,30 +292,25 @@ def python_release(project: dict[str, Any], python: str | None = None) -> str:
     )
 
 
-def _matrix(hooks: str | None, held: dict[str, str]) -> dict[str, Any]:
+def _matrix(hooks: str | None, held: dict[str, str]) -> dict[str, Json]:
     # JAX last: asv installs the matrix in its order, and a library installed after it could
     # move it (docs/design.md).
     last = sorted(held, key=lambda name: name in ("jax", "jaxlib"))
     req = {"asv_runner": [asv_runner_pin()], **{k: [held[k]] for k in last}}
     if hooks is None:
         return {"req": req}
-    from jitbench.measure.counting.callgrind import allocator_setting
-    from jitbench.measure.counting.instructions import OPT_IN_ENV
-
     # The tcmalloc found here, where JITBENCH_TCMALLOC named it: asv's benchmarks find it
     # without it in the environment of asv run.
-    env = {OPT_IN_ENV: ["1"], **{name: [value] for name, value in allocator_setting().items()}}
+    allocator = callgrind.allocator_setting()
+    env = {OPT_IN_ENV: ["1"], **{name: [value] for name, value in allocator.items()}}
     return {"req": {**req, "pytest-codspeed": [hooks]}, "env_nobuild": env}
 
 
 def _build_wheel(source: Path, into: Path) -> Path:
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(into), str(source)],
-        capture_output=True,
-        text=True,
-    )
+    argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(into), str(source)]
+    done = child.run(argv, what="pip wheel")
     wheels = sorted(into.glob("jitbench-*.whl"))
-    if done.returncode != 0 or len(wheels) != 1:
+    if done.status != 0 or len(wheels) != 1:
         last = (done.stderr.strip().splitlines() or ["no wheel written"])[-1]
         raise JitbenchError(f"cannot build a jitbench wheel from {str(source)!r}: {last}")
     return wheels[0]
@@ -375,10 +367,8 @@ def init_wheel(folder: str | Path = ".") -> list[Path]:
     return [wheel]
 
 
-def read_conf(root: str | Path) -> dict[str, Any]:
+def read_conf(root: str | Path) -> dict[str, Json]:
     """The asv.conf.json in ``root``, read as asv reads it (// comments)."""
-    from jitbench.suite.asvrun import load_config
-
     return load_config(Path(root))
 
 

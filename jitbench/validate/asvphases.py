@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from jitbench import results
 from jitbench.errors import JitbenchError
+from jitbench.strategies import CANARY_SLOWDOWN_ENV, PLUGINS_ENV
 from jitbench.suite import catalog
+from jitbench.suite.asvrun import AsvConfig
+from jitbench.suite.grid import DEVICES_ENV, SIZES_ENV
 from jitbench.validate.inprocess import host_parallelism
 from jitbench.validate.plan import Plan, Progress
 from jitbench.validate.stats import (
@@ -34,8 +38,6 @@ class AsvSession:
     """``asv run --python=same`` of the checkout's suite into ``folder``, one machine per run."""
 
     def __init__(self, root: Path, folder: Path, commit: str, cpu_affinity: str | None) -> None:
-        from jitbench.suite.asvrun import AsvConfig
-
         self.folder = folder
         self.commit = commit
         self.affinity = ["--cpu-affinity", cpu_affinity] if cpu_affinity else []
@@ -54,7 +56,7 @@ class AsvSession:
             # git's own settings (e.g. safe.directory) stay in force under the new HOME.
             self.env["GIT_CONFIG_GLOBAL"] = str(gitconfig)
         self.env["HOME"] = str(home)
-        named = (p.strip() for p in os.environ.get("JITBENCH_PLUGINS", "").split(","))
+        named = (p.strip() for p in os.environ.get(PLUGINS_ENV, "").split(","))
         self.plugins = [p for p in named if p and p != CANARY_MODULE]
 
     def run(
@@ -67,17 +69,13 @@ class AsvSession:
     ) -> None:
         """One asv run of ``benchmarks`` (catalog names) on that grid, as machine ``machine``;
         ``canary_slowdown`` (a fraction) adds the canary strategy to the grid."""
-        env = dict(
-            self.env,
-            JITBENCH_SIZES=",".join(map(str, sizes)),
-            JITBENCH_DEVICES=",".join(devices),
-        )
+        env = {**self.env, SIZES_ENV: ",".join(map(str, sizes)), DEVICES_ENV: ",".join(devices)}
         plugins = list(self.plugins)
         if canary_slowdown is not None:
             plugins.append(CANARY_MODULE)
-            env["JITBENCH_CANARY_SLOWDOWN"] = repr(float(canary_slowdown))
+            env[CANARY_SLOWDOWN_ENV] = repr(float(canary_slowdown))
         if plugins:
-            env["JITBENCH_PLUGINS"] = ",".join(plugins)
+            env[PLUGINS_ENV] = ",".join(plugins)
         log = self.folder / f"{machine}.log"
         try:
             self.config.run("machine", "--yes", "--machine", machine, env=env, log=log)
@@ -95,8 +93,6 @@ class AsvSession:
 
     def load(self, machine: str) -> pd.DataFrame:
         """The results of one run."""
-        from jitbench import results
-
         return results.load(self.config.results, machine=machine)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from jitbench.errors import JitbenchError
+from jitbench.suite.grid import DEVICES_ENV, SIZES_ENV
 from jitbench.validate.plan import Progress
 from jitbench.validate.stats import CACHED, CANARY, DISPATCH, accuracy_table, fidelity_table
 
@@ -152,7 +153,7 @@ def accuracy_strategies() -> list[str]:
 @contextlib.contextmanager
 def suite_grid(sizes: Sequence[int], devices: Sequence[str]) -> Iterator[None]:
     """``JITBENCH_SIZES`` and ``JITBENCH_DEVICES`` for an in-process import of the suite."""
-    wanted = {"JITBENCH_SIZES": sizes, "JITBENCH_DEVICES": devices}
+    wanted = {SIZES_ENV: sizes, DEVICES_ENV: devices}
     old = {name: os.environ.get(name) for name in wanted}
     os.environ.update({name: ",".join(map(str, values)) for name, values in wanted.items()})
     try:

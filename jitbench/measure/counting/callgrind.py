@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes.util
 import dataclasses
+import importlib
 import os
 import platform
 import re
@@ -14,7 +15,7 @@ import shutil
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from jitbench.errors import JitbenchError
 
@@ -65,9 +66,7 @@ def machine_reason() -> str | None:
     return None
 
 
-def _hooks() -> Any:
-    import importlib
-
+def _hooks() -> ModuleType:
     try:
         return importlib.import_module(HOOKS_MODULE)
     except ImportError:

@@ -4,25 +4,27 @@ the rows, the table asv reads, and the processes that count them (see docs/count
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import functools
-import json
 import os
 import queue
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TypeVar
 
+from jitbench import child
+from jitbench.child import Json
 from jitbench.errors import JitbenchError, NoFigure, opted_in
+from jitbench.measure.case import Row
 from jitbench.measure.counting import callgrind
-
-if TYPE_CHECKING:
-    from jitbench.measure.case import Row as CaseRow
+from jitbench.strategies import CANARY_SLOWDOWN_ENV
+from jitbench.strategies.codegen import Shape
+from jitbench.targets import child_environment
 
 OPT_IN_ENV = "JITBENCH_INSTRUCTIONS"
 # The unit of the counts in asv's results: jitbench compare judges these without samples.
@@ -44,8 +46,8 @@ PROCESSES = 2
 CPU_ENV = "JITBENCH_COUNT_CPU"
 # Set in a dry run of the worker (no Valgrind): nothing counted, the call's stack recorded.
 DRY_RUN_ENV = "JITBENCH_COUNT_DRY_RUN"
-# The counting process's program (python -c DRIVER PLAN OUT): each stretch counted at module
-# level, its calls made by the loop alone (worker.CALL_FRAMES).
+# The counting process's program (python -c DRIVER PLAN OUT, child.work's worker): each
+# stretch counted at module level, its calls made by the loop alone (worker.CALL_FRAMES).
 DRIVER = """\
 import sys
 from jitbench.measure.counting.worker import Worker
@@ -57,44 +59,6 @@ for label, loop, calls in worker.stretches():
     stop(label)
 worker.finish()
 """
-
-
-@dataclasses.dataclass(frozen=True)
-class Row:
-    """What to count: a strategy at a size, or a target (``size`` None), on a device.
-
-    ``slowdown`` (a fraction) plants work that grows the call's count by that fraction;
-    ``calibrated`` runs that calibration and plants nothing (the row a slowed one is
-    judged against). ``twin`` counts the strategy's hand-written twin on the generated
-    instance's arrays. A target's ``call`` and ``inputs`` override its factory's; ``way``
-    calls it one of ``jitbench advise``'s ways. ``depth`` nests the generated class;
-    ``frames`` adds frames above the counted loop; ``tracebacks`` False turns JAX's
-    traceback capture off.
-    """
-
-    subject: str
-    device: str = "cpu"
-    size: int | None = None
-    slowdown: float = 0.0
-    twin: bool = False
-    calibrated: bool = False
-    call: str | None = None
-    inputs: str | None = None
-    depth: int = 0
-    frames: int = 0
-    tracebacks: bool = True
-    way: str | None = None
-
-    @property
-    def case(self) -> CaseRow:
-        """The row as the case runtime names it (what is built and called)."""
-        from jitbench.measure.case import Row as CaseRow
-        from jitbench.strategies.codegen import Shape
-
-        shape = Shape(depth=self.depth)
-        return CaseRow(
-            self.subject, self.device, self.size, shape, self.call, self.inputs, way=self.way
-        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,12 +107,14 @@ def off_note(asked: bool) -> str:
     )
 
 
-def counted(row: CaseRow) -> Row:
-    """What to count of an asv row; the canary (a plugin) gets this process's
-    ``JITBENCH_CANARY_SLOWDOWN``, which the counting process sizes by counts."""
+def counted(row: Row) -> Row:
+    """What to count of an asv row: its subject at its size and depth; the canary (a plugin)
+    gets this process's ``JITBENCH_CANARY_SLOWDOWN``, which the counting process sizes by
+    counts."""
     canary = sys.modules.get("jitbench.strategies.canary")  # imported only where registered
     slowdown = canary.slowdown_from_env() if canary and row.subject == canary.NAME else 0.0
-    return Row(row.subject, row.device, row.size, slowdown=slowdown, depth=row.shape.depth)
+    shape = Shape(depth=row.shape.depth)
+    return Row(row.subject, row.device, row.size, shape, slowdown=slowdown)
 
 
 Table = dict[Row, Counts | NoFigure] | NoFigure
@@ -190,7 +156,7 @@ def count_rows(
         raise NotImplementedError(reason)
     environ = callgrind.environment({**os.environ, **_imports(rows), **(env or {})})
     # The canary's slowdown is the rows' (sized by counts), not a timed calibration's.
-    for name in (OPT_IN_ENV, "JITBENCH_CANARY_SLOWDOWN", DRY_RUN_ENV):
+    for name in (OPT_IN_ENV, CANARY_SLOWDOWN_ENV, DRY_RUN_ENV):
         environ.pop(name, None)
 
     def count(group: list[Row]) -> list[Counts | NoFigure]:
@@ -223,25 +189,23 @@ def call_frames(
 def _imports(rows: Sequence[Row]) -> dict[str, str]:
     """The counting process imports what this one imports for the rows' targets (asv's suite
     folder included, which asv imports through a finder of its own)."""
-    from jitbench.targets import child_environment
-
-    return child_environment(spec for r in rows for spec in (r.subject, r.call, r.inputs))
+    return child_environment(spec for row in rows for spec in row.specs)
 
 
-def _by_subject(rows: Sequence[Row], run: Callable[[list[Row]], list[Any]]) -> list[Any]:
+Found = TypeVar("Found")
+
+
+def _by_subject(rows: Sequence[Row], run: Callable[[list[Row]], list[Found]]) -> list[Found]:
     """``run`` over the rows of each subject, :data:`PROCESSES` at a time; results in order."""
-    import concurrent.futures
-
     groups: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
         groups.setdefault(row.subject, []).append(index)
-    found: list[Any] = [None] * len(rows)
+    found: dict[int, Found] = {}
     with concurrent.futures.ThreadPoolExecutor(PROCESSES) as pool:
         done = pool.map(lambda ids: run([rows[i] for i in ids]), groups.values())
         for ids, results in zip(groups.values(), done, strict=True):
-            for i, result in zip(ids, results, strict=True):
-                found[i] = result
-    return found
+            found.update(zip(ids, results, strict=True))
+    return [found[i] for i in range(len(rows))]
 
 
 @functools.cache
@@ -258,52 +222,27 @@ def _cpus() -> queue.Queue[int]:
 def _run(
     rows: Sequence[Row], folder: Path, wrap: Callable[[list[str]], list[str]],
     env: Mapping[str, str], timeout: float,
-) -> list[Any]:  # fmt: skip
-    """The worker's outcomes for ``rows``: ``python -c DRIVER`` (``wrap``: under callgrind)."""
-    plan = folder / "plan.json"
-    plan.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
-    argv = [sys.executable, "-c", DRIVER, str(plan), str(folder / "out.json")]
-    cpu = _cpus().get()  # a CPU of its own, while it runs
+) -> list[Json]:  # fmt: skip
+    """The worker's outcomes for ``rows``: ``python -c DRIVER`` (``wrap``: under callgrind),
+    on a CPU of its own while it runs."""
+    what = f"counting {rows[0].subject if len(rows) == 1 else f'{len(rows)} rows'}"
+    plan: Json = [row.to_json() for row in rows]
+    cpu = _cpus().get()
     try:
-        with subprocess.Popen(
-            wrap(argv), env={**env, CPU_ENV: str(cpu)}, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
-        ) as process:  # fmt: skip
-            _running.add(process)
-            try:
-                _, stderr = process.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()
-                what = rows[0].subject if len(rows) == 1 else f"{len(rows)} rows"
-                raise JitbenchError(f"counting {what} did not finish in {timeout:g} s") from None
-            finally:
-                _running.discard(process)
+        outcomes = child.work(
+            ["-c", DRIVER], plan, folder, what=what, timeout=timeout,
+            env={**env, CPU_ENV: str(cpu)}, wrap=wrap, explain=callgrind.undecoded,
+        )  # fmt: skip
     finally:
         _cpus().put(cpu)
-    if process.returncode != 0:
-        if process in _stopped:
-            _stopped.discard(process)
-            raise JitbenchError("the counting process was stopped")
-        # The process's own last lines, not Valgrind's summary (lines "==PID== ...").
-        own = [line for line in stderr.splitlines() if not line.startswith("==")]
-        tail = " | ".join(line.strip() for line in own[-3:] if line.strip())
-        exited = f"the counting process exited {process.returncode}: {tail}"
-        raise JitbenchError(callgrind.undecoded(stderr) or exited)
-    return json.loads((folder / "out.json").read_text())
-
-
-# The counting processes running now, and those :func:`stop` ended.
-_running: set[subprocess.Popen[str]] = set()
-_stopped: set[subprocess.Popen[str]] = set()
+    return outcomes  # one per row
 
 
 def stop() -> None:
     """End the counting processes this process started that still run (a caller that no
-    longer needs their counts); each :func:`count_rows` waiting on one raises JitbenchError."""
-    for process in list(_running):
-        _stopped.add(process)
-        process.kill()
+    longer needs their counts: every child process it runs then is one); each
+    :func:`count_rows` waiting on one raises JitbenchError."""
+    child.stop()
 
 
 def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
@@ -334,7 +273,7 @@ def _host_per_call(dumps: list[callgrind.Dump], label: str, used: tuple[int, int
     return (many - few) / (used[1] - used[0])
 
 
-def _counts(index: int, outcome: Any, dumps: list[callgrind.Dump]) -> Counts | NoFigure:
+def _counts(index: int, outcome: Json, dumps: list[callgrind.Dump]) -> Counts | NoFigure:
     """A row's counts per call from its dumps; ``outcome`` is the worker's (calls or why not)."""
     missing = NoFigure.from_json(outcome)
     if missing is not None:

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import inspect
 import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
+from jitbench.child import Json
+from jitbench.compiles import count_compiles
 from jitbench.errors import NoFigure
+from jitbench.measure.case import Prepared, Row, call_code, compiled
 from jitbench.measure.counting import callgrind
 from jitbench.measure.counting.instructions import (
     BUDGET,
@@ -25,9 +28,11 @@ from jitbench.measure.counting.instructions import (
     LONG,
     SHORT,
     WARM_UP,
-    Row,
     _per_call,
 )  # fmt: skip
+from jitbench.strategies import load_plugins
+from jitbench.strategies.codegen import arrays_of, statics_of
+from jitbench.strategies.twins import twin
 
 # Frames on the stack where a counted call is made: the driver's module and the loop.
 CALL_FRAMES = 2
@@ -61,17 +66,12 @@ def tracebacks(enabled: bool) -> bool:
     return previous
 
 
-def _prepare(row: Row) -> Any:
+def _prepare(row: Row) -> Prepared:
     """The row's object, built and called once (compiled), as the timed benchmarks build it;
     a ``twin`` row: the strategy's hand-written twin on the generated instance's arrays."""
-    from jitbench.measure.case import Prepared
-
-    subject = row.case.load()
+    subject = row.load()
     if not row.twin:
         return Prepared(subject)
-    from jitbench.strategies.codegen import arrays_of, statics_of
-    from jitbench.strategies.twins import twin
-
     obj = subject.new()
     (x,), (mul,) = arrays_of(obj), statics_of(obj)
     return Prepared(subject, obj=twin(row.subject)(x, mul))
@@ -88,15 +88,13 @@ _HOOK = "        frames_seen.add(len(stack(0)))\n"
 _UNIT = "n += 1"
 
 
-def _loop(prepared: Any, kind: str, units: int = 0, hook: set[int] | None = None) -> Any:
+def _loop(
+    prepared: Prepared | None, kind: str, units: int = 0, hook: set[int] | None = None
+) -> Callable[[int], None]:
     """``loop(n)``: the row's call made ``n`` times (``units`` of work planted), in a code object
     of its own, unspecialised (``prepared`` None: the planted work alone). ``hook`` (a dry
     run) collects the frames on the stack at each call."""
-    import inspect
-
     import jax
-
-    from jitbench.measure.case import call_code, compiled
 
     call, names = ("pass", {}) if prepared is None else call_code(prepared.subject, prepared.obj)
     source = _LOOP.format(
@@ -112,8 +110,6 @@ def _loop(prepared: Any, kind: str, units: int = 0, hook: set[int] | None = None
 
 def _deeper(loop: Callable[[int], None], frames: int) -> Callable[[int], None]:
     """``loop`` called through ``frames`` functions of its own, each calling the next."""
-    from jitbench.measure.case import compiled
-
     if not frames:
         return loop
     source = "".join(
@@ -141,18 +137,15 @@ class Worker:
             os.sched_setaffinity(0, {int(cpu) if cpu else min(os.sched_getaffinity(0))})
         import jax
 
-        from jitbench.measure.counting.callgrind import Counter
-        from jitbench.strategies import load_plugins
-
         self.plan, self.out = Path(self.plan), Path(self.out)
         load_plugins()  # JITBENCH_PLUGINS' strategies (the canary) are rows too
         jax.config.update("jax_cpu_enable_async_dispatch", False)  # see .instructions
         self.dry = os.environ.get(DRY_RUN_ENV) == "1"
         # A dry run's counter counts nothing.
         dry_counter = SimpleNamespace(start=lambda: None, stop=lambda label: None)
-        self.counter: Any = dry_counter if self.dry else Counter()
+        self.counter = dry_counter if self.dry else callgrind.Counter()
         self.folder = self.plan.parent
-        self.outcomes: list[Any] = []
+        self.outcomes: list[Json] = []
         # A dry run's frames at the calls of the last counted stretch, and of the row's.
         self.seen: set[int] = set()
         self.frames: set[int] = set()
@@ -168,16 +161,15 @@ class Worker:
         by up to 0.7%, which their history would show.)"""
         plan = json.loads(self.plan.read_text())
         together = bool(plan) and all(fields.get("way") is not None for fields in plan)
-        prepared: dict[tuple[Any, ...], Any] = {}
+        prepared: dict[Row, Prepared] = {}
         rows: dict[int, Row] = {}
-        outcomes: dict[int, Any] = {}
+        outcomes: dict[int, Json] = {}
 
         def prepare(index: int) -> None:
             try:
-                row = Row(**plan[index])
-                key = (row.case, row.twin)
-                if key not in prepared:
-                    prepared[key] = _prepare(row)
+                row = Row.from_json(plan[index])
+                if row.built not in prepared:
+                    prepared[row.built] = _prepare(row)
                 rows[index] = row
             except Exception as exc:  # one row's failure is its own, not the whole run's
                 outcomes[index] = NoFigure.of(exc).to_json()
@@ -194,7 +186,7 @@ class Worker:
                 continue
             row = rows[index]
             try:
-                outcomes[index] = yield from self._row(index, row, prepared[(row.case, row.twin)])
+                outcomes[index] = yield from self._row(index, row, prepared[row.built])
             except Exception as exc:
                 outcomes[index] = NoFigure.of(exc).to_json()
         self.outcomes.extend(outcomes[index] for index in range(len(plan)))
@@ -202,14 +194,14 @@ class Worker:
     def finish(self) -> None:
         self.out.write_text(json.dumps(self.outcomes))
 
-    def _row(self, index: int, row: Row, prepared: Any) -> Iterator[Stretch]:
+    def _row(self, index: int, row: Row, prepared: Prepared) -> Iterator[Stretch]:
         """Count the row's stretches of each kind of call; returns their numbers of calls."""
         previous = None if row.tracebacks else tracebacks(False)
         try:
             units = 0
             if row.slowdown or row.calibrated:
                 units = yield from self._calibrate(index, prepared, row.slowdown)
-            found: dict[str, Any] = {}
+            found: dict[str, Json] = {}
             self.frames.clear()
             for kind in KINDS:
                 hook = self.seen if self.dry else None
@@ -232,12 +224,10 @@ class Worker:
         return callgrind.calling_thread(callgrind.read_dumps(self.folder, probe), probe)
 
     def _pair(
-        self, label: str, loop: Callable[[int], None], after: Callable[[], Any]
+        self, label: str, loop: Callable[[int], None], after: Callable[[], object]
     ) -> Iterator[Stretch]:
         """Warm ``loop`` up, then count its two stretches under ``label``, sized by a counted
         probe call (:func:`calls_for`); returns their calls."""
-        from jitbench.compiles import count_compiles
-
         loop(1)  # the first call of this kind may still do one-time work
         with count_compiles() as compiled:
             loop(1)
@@ -265,9 +255,10 @@ class Worker:
         dumps = [d for n in used for d in callgrind.read_dumps(self.folder, f"{label}:{n}")]
         return _per_call(dumps, label, used)
 
-    def _calibrate(self, index: int, prepared: Any, slowdown: float) -> Iterator[Stretch]:
+    def _calibrate(self, index: int, prepared: Prepared, slowdown: float) -> Iterator[Stretch]:
         """The units of planted work that add ``slowdown`` of the row's call count: the call,
         an empty loop and ``UNIT_BATCH`` units counted, then the canary's own arithmetic."""
+        # Imported here alone: importing the canary registers it (a plugin's strategy).
         from jitbench.strategies.canary import UNIT_BATCH, units_for
 
         loops = {
