@@ -11,12 +11,17 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from jitbench.auditing.scenario import SCENARIO, STEPS
 from jitbench.hazards import HAZARDS
 from jitbench.measure.sampling import CONFIDENCE, PRECISION, Spread
 from jitbench.targets.fields import named
+from jitbench.vocabulary import SCENARIO, Outcome
 
-CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
+# Each outcome's mark in a cell, as the tables' legends quote it.
+MARKS = {outcome: f"'{outcome.mark.strip()}'" for outcome in Outcome}
+CELLS = (
+    f"each step: traces/compiles; {MARKS[Outcome.STALE]} marks a stale (wrong) result, "
+    f"{MARKS[Outcome.ERROR]} an error"
+)
 STEP_COLUMNS = ("subject", "device", "size", "step", "field", "how", "traces", "compiles")
 
 
@@ -77,7 +82,7 @@ def _explained(steps: Sequence[Any], fields: bool) -> None:
     for step in steps:
         if step.traces or step.explanations:
             where = f" {step.field}" if step.field and fields else ""
-            print(f"  {step.name}{where} ({step.cell}): {STEPS[step.name]}")
+            print(f"  {step.name}{where} ({step.cell}): {step.name.does}")
             print(textwrap.indent(explanation(step), "    "))
 
 
@@ -113,14 +118,14 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     left = f", {len(result.skipped)} left out (why: under the table)" if result.skipped else ""
     print(f"fields played: {played}{left}")
     print(
-        f"{CELLS} (under jit only), 'n/a' a call that raises without jit too, '?' a change "
-        "that leaves the result without jit as it was (jit reused a program: seen or not, it "
-        "returns the same)\n"
+        f"{CELLS} (under jit only), {MARKS[Outcome.NOT_APPLICABLE]} a call that raises without "
+        f"jit too, {MARKS[Outcome.UNJUDGED]} a change that leaves the result without jit as it "
+        "was (jit reused a program: seen or not, it returns the same)\n"
     )
     step_table(result.steps)
     leaked = result.leaked_instances
     objects = "objects not checked (no weak references)" if leaked is None else f"{leaked} objects"
-    if result.steps[0].outcome == "error":
+    if result.steps[0].outcome is Outcome.ERROR:
         print("\nleaked: not checked (the first call raised: no scenario was played)")
     else:
         print(f"\nleaked: {objects}, {result.leaked_arrays} arrays")
@@ -197,7 +202,7 @@ def timings(result: Any, form: str, repeat: int) -> None:
     if result.cold_filled is None:
         print("cache filled: -: JAX's persistent compilation cache did not serve the call here")
     for a in result.after_change:
-        if a.outcome != "correct":
+        if a.outcome != Outcome.CORRECT:
             why = a.error or _WHY.get(a.outcome, "its result differs from the call's without jit")
             print(f"after {a.step} {a.field or ''}: {_mark(a.outcome)}: {why}".replace("  ", " "))
 
@@ -211,15 +216,15 @@ def _cells(figure: Any) -> tuple[Any, ...]:
 
 # Why a timed step is not judged correct, where no error says it: stale has its own line.
 _WHY = {
-    "unjudged": "the change leaves the result without jit as it was, so whether jit sees it "
+    Outcome.UNJUDGED: "the change leaves the result without jit as it was, so whether jit sees it "
     "is not known (jit reused a program: seen or not, it returns the same)",
 }
 
 
 def _mark(outcome: str) -> str:
-    """The result column of a timed step: blank for a correct one."""
-    marks = {"": "", "correct": "", "stale": "STALE", "error": "raised", "n/a": "n/a"}
-    return marks.get(outcome, "not judged")
+    """The result column of a timed step (:attr:`Outcome.shown`): blank for a correct one and
+    for none (a figure that is no step's)."""
+    return Outcome(outcome).shown if outcome else ""
 
 
 ADVICE_COLUMNS = ("way", "hazards", "compiles", "cold first call", "cache filled", "dispatch",
