@@ -13,7 +13,9 @@ from jitbench.auditing.scenario import RETURNED
 from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
+from jitbench.strategies.instances import make_instance
 from jitbench.targets.fields import EQX_STATIC, REBUILT, named
+from jitbench.targets.kinds import object_kind
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
 # The steps whose (compiled?, outcome) a signature compares.
@@ -85,9 +87,6 @@ def judged(result: AuditResult) -> bool:
 @functools.cache
 def strategy_kind(name: str) -> str:
     """The kind of object a strategy's generated class is (see kinds.object_kind)."""
-    from jitbench.strategies.instances import make_instance
-    from jitbench.targets.kinds import object_kind
-
     obj, _ = make_instance(get_strategy(name), 4, resolve("cpu"))
     return object_kind(obj)
 
