@@ -170,9 +170,11 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
         yield f"not applicable: {name.does}{where}: the call raises without jit too: {error}"
 
 
-# The order of a verdict's lines: its most severe finding first (stale, error, recompile,
-# leak), then what was found besides, then the changes that could not be judged.
-SEVERITY = (Hazard.STALE, Hazard.ERROR, Hazard.RECOMPILE, Hazard.LEAK, "info", "unjudged")
+# The hazards, the most severe first.
+BY_SEVERITY = (Hazard.STALE, Hazard.ERROR, Hazard.RECOMPILE, Hazard.LEAK)
+# The order of a verdict's lines: its hazards, then what was found besides, then the changes
+# that could not be judged.
+SEVERITY = (*BY_SEVERITY, "info", Outcome.UNJUDGED)
 
 
 def hazards(result: AuditResult) -> list[str]:
@@ -198,7 +200,7 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
         if said:
             found[step.hazard].append(said.format(subject=subject, error=step.error))
     found[Hazard.RECOMPILE] += _loop(result)
-    found["unjudged"] = _unnoticed(unknown)
+    found[Outcome.UNJUDGED] = _unnoticed(unknown)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
     hashed = [f"`{s.field}`" for s in result.steps
@@ -231,7 +233,7 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
         )  # fmt: skip
         info.append(f"{_count(result.first_held, 'object')} inside the first instance {stay} "
                     f"alive, held by the key of its compiled program: {why}")  # fmt: skip
-    hazard = any(found[kind] for kind in SEVERITY[:4])
+    hazard = any(found[kind] for kind in BY_SEVERITY)
     if result.steps[0].outcome is Outcome.ERROR:
         pass  # the first call's error says why nothing else was judged
     elif not judged(result) and not any(
@@ -290,7 +292,7 @@ def judge(
     found = findings(result)
     lines = [line for part in SEVERITY for line in found[part]]
     # The call's kind after its hazards, before the rest of what was found.
-    first = sum(len(found[part]) for part in SEVERITY[:4])
+    first = sum(len(found[part]) for part in BY_SEVERITY)
     unjitted = ("the call is not jitted: JAX compiles each operation on its own, once per "
                 "shape, and dispatches them one by one at every call")  # fmt: skip
     if op_by_op(result) and "eager" in builtins:
