@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import json
 import re
 from functools import partial
 
@@ -28,13 +29,14 @@ from jax_releases import JAX, Release, for_release, in_range, runnable
 import jitbench
 from jitbench.auditing import scenario
 from jitbench.auditing.audit import audit
-from jitbench.auditing.result import Step
+from jitbench.auditing.result import AuditResult, Step
 from jitbench.compiles import block, clear_caches, count_compiles, read_back
 from jitbench.devices import resolve
 from jitbench.hazards import TOTALS
 from jitbench.options import DEFAULT_SIZE
 from jitbench.strategies import Strategy
 from jitbench.strategies.codegen import PROBES, fields_of
+from jitbench.vocabulary import Hazard, Outcome, StepName
 
 DEVICES = ["cpu", "cpu-sharded"]
 NAMES = list(jitbench.STRATEGIES)
@@ -351,7 +353,7 @@ def test_releases_do_not_overlap_and_cover_this_jax():
 
 def test_scenario_is_the_pinned_order():
     assert scenario.SCENARIO == STEPS
-    assert list(scenario.STEPS) == [*STEPS, *scenario.FED_BACK]
+    assert list(StepName) == [*STEPS, *scenario.FED_BACK]
 
 
 def cells_of(cells: str) -> list[str]:
@@ -435,10 +437,34 @@ def test_totals_add_up():
 
 
 def test_cell_marks():
-    assert Step("s", 1, 2, "correct").cell == "1/2"
-    assert Step("s", 0, 0, "stale").cell == "0/0!"
-    assert Step("s", 0, 0, "error", "TypeError: x").cell == "0/0 E"
-    assert Step("s", 1, 1, "correct").correct and not Step("s", 1, 1, "stale").correct
+    step = StepName.REPEAT_CALL
+    assert Step(step, 1, 2, Outcome.CORRECT).cell == "1/2"
+    assert Step(step, 0, 0, Outcome.STALE).cell == "0/0!"
+    assert Step(step, 0, 0, Outcome.ERROR, "TypeError: x").cell == "0/0 E"
+    assert Step(step, 0, 0, Outcome.NOT_APPLICABLE, "TypeError: x").cell == "0/0 n/a"
+    assert Step(step, 0, 0, Outcome.UNJUDGED).cell == "0/0 ?"
+    assert Step(step, 1, 1, Outcome.CORRECT).correct
+    assert not Step(step, 1, 1, Outcome.STALE).correct
+
+
+def test_a_step_shows_one_hazard_counted_once():
+    # A stale result is its hazard; a compile where nothing new was seen a recompile, unless
+    # the call raises without jit too; counted by hazard, never by an outcome's word.
+    steps = (
+        Step(StepName.FIRST_CALL, 1, 1, Outcome.CORRECT),
+        Step(StepName.REPEAT_CALL, 1, 1, Outcome.STALE),
+        Step(StepName.SEEN_STATIC, 1, 1, Outcome.CORRECT),
+        Step(StepName.EQUAL_INSTANCE, 1, 1, Outcome.NOT_APPLICABLE, "TypeError: x"),
+        Step(StepName.NEW_STATIC, 1, 1, Outcome.ERROR, "TypeError: y"),
+    )
+    assert [s.hazard for s in steps] == [
+        None, Hazard.STALE, Hazard.RECOMPILE, None, Hazard.ERROR,
+    ]  # fmt: skip
+    result = AuditResult("x", "cpu", 4, steps, leaked_instances=0, leaked_arrays=2)
+    assert result.hazards() == {Hazard.STALE: 1, Hazard.ERROR: 1, Hazard.LEAK: 2,
+                                Hazard.RECOMPILE: 1}  # fmt: skip
+    assert (result.stale_results, result.errors, result.not_applicable) == (1, 1, 1)
+    assert json.loads(json.dumps(result.to_dict()))["steps"][1]["outcome"] == "stale"
 
 
 def test_program_size_does_not_change_the_audit():

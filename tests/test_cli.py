@@ -16,8 +16,8 @@ from jax_releases import below_minimum, for_release
 from test_audit import STEPS, cells_of, expected_rows, observed, recompiles_of, traces_of
 
 import jitbench
-from jitbench.auditing.scenario import STEPS as DESCRIPTIONS
 from jitbench.cli import main
+from jitbench.vocabulary import StepName
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -221,7 +221,7 @@ def test_audit_explain_gives_a_reason_for_every_trace(capsys):
         entries = re.findall(r"^  (\w+) \((.+?)\): (.+)$", "\n".join(body), flags=re.M)
         assert [step for step, _, _ in entries] == traced, name
         for step, cell, description in entries:
-            assert cell == cells[step] and description == DESCRIPTIONS[step]
+            assert cell == cells[step] and description == StepName(step).does
             reason = section.split(f"  {step} (", 1)[1].splitlines()[1]
             if name == "eager" or (name, step) in ghosts:
                 assert reason.startswith("    JAX gave no explanation: it explains misses"), reason
@@ -338,6 +338,8 @@ class HidePandas:
 
 sys.meta_path.insert(0, HidePandas())
 from jitbench.cli import main
+from jitbench.vocabulary import StepName
+from jitbench.vocabulary import StepName
 sys.exit(main(sys.argv[1:]))
 """
 

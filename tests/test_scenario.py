@@ -7,17 +7,19 @@ import pytest
 from jax_releases import runnable
 
 import jitbench
+from jitbench import vocabulary
 from jitbench.auditing import scenario
 from jitbench.auditing.subject import Generated
 from jitbench.devices import resolve
 from jitbench.strategies.codegen import Shape, arrays_of, fields_of, statics_of
 from jitbench.targets.fields import IN_PLACE
+from jitbench.vocabulary import Outcome, StepName
 
 NAMES = list(jitbench.STRATEGIES)
 
 
 def test_the_tables():
-    assert list(scenario.CHANGES) == [
+    assert list(vocabulary.CHANGES) == [
         "new_static",
         "seen_static",
         "same_shape_array",
@@ -25,9 +27,18 @@ def test_the_tables():
         "equal_instance",
         "other_instance",
     ]
-    assert scenario.SCENARIO == ("first_call", "repeat_call", *scenario.CHANGES)
-    assert list(scenario.STEPS) == [*scenario.SCENARIO, *scenario.FED_BACK]
-    assert scenario.TIMED_CHANGES == tuple(scenario.CHANGES)[:-1]
+    assert vocabulary.SCENARIO == ("first_call", "repeat_call", *vocabulary.CHANGES)
+    assert vocabulary.CALLS == vocabulary.SCENARIO[:2]
+    assert list(StepName) == [*vocabulary.SCENARIO, *vocabulary.FED_BACK]
+    # other_instance is a cold call: every change but it is timed after.
+    assert vocabulary.TIMED_CHANGES == tuple(vocabulary.CHANGES)[:-1]
+    assert scenario.SCENARIO is vocabulary.SCENARIO
+    # asv names a parameter by its repr: a change reads as its plain string there.
+    assert repr(vocabulary.TIMED_CHANGES[0]) == "'new_static'"
+    # A seen step compiles only where jit misses what it saw; the changes to new values are
+    # not seen ones.
+    assert StepName.NEW_STATIC not in vocabulary.SEEN
+    assert StepName.REPEAT_CALL in vocabulary.SEEN
 
 
 def _played(subject: Generated) -> list[tuple[str, str, dict]]:
@@ -37,7 +48,7 @@ def _played(subject: Generated) -> list[tuple[str, str, dict]]:
 
     def visit(name):
         seen.append((name, play.changed[-1][0], fields_of(play.obj), play.obj))
-        return "correct"
+        return Outcome.CORRECT
 
     scenario.replay(play, visit)
     return seen
@@ -66,7 +77,7 @@ def test_changes_in_scenario_order(name, device):
     # Frozen styles build a new object for a change, the others change it in place; the
     # new-instance steps always build one.
     frozen = any(f.how not in IN_PLACE for f in subject.fields(obj)[0])
-    for i, name in enumerate(scenario.CHANGES, start=2):
+    for i, name in enumerate(vocabulary.CHANGES, start=2):
         new_object = frozen or name.endswith("_instance")
         assert (objects[i] is not objects[i - 1]) == new_object, name
         assert type(objects[i]) is type(objects[0])

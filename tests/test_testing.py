@@ -223,7 +223,7 @@ def test_collecting_a_project_that_does_not_use_the_plugin_imports_no_jax(tmp_pa
     assert not [m for m in added if m.split(".")[0] in HEAVY or m.startswith(HEAVY)], added
     assert {m for m in added if m.startswith("jitbench")} == {
         "jitbench", "jitbench.errors", "jitbench.hazards", "jitbench.options", "jitbench.testing",
-        "jitbench.testing.counts", "jitbench.testing.plugin",
+        "jitbench.testing.counts", "jitbench.testing.plugin", "jitbench.vocabulary",
     }  # fmt: skip
 
 

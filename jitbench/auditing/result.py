@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from jitbench.auditing.subject import Outcome
-from jitbench.hazards import FOUND, TOTALS
+from jitbench.hazards import TOTALS
 from jitbench.targets.fields import ROLES
-
-MARKS = {"correct": "", "stale": "!", "error": " E", "n/a": " n/a", "unjudged": " ?"}
-# The steps where jit has seen all that the call needs, or a loop should: a compile there is
-# a recompile.
-SEEN_STEPS = (
-    "repeat_call", "seen_static", "equal_instance", "same_shape_array", "fed_back",
-    "fed_back_again",
-)  # fmt: skip
+from jitbench.vocabulary import SEEN, Hazard, Outcome, StepName
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,7 +15,7 @@ class Step:
     outcome, JAX's words for each tracing-cache miss (``explanations``) and, in probed
     audits, how often the method's body ran (``body_runs``)."""
 
-    name: str
+    name: StepName
     traces: int
     compiles: int
     outcome: Outcome
@@ -37,29 +28,31 @@ class Step:
 
     @property
     def correct(self) -> bool:
-        return self.outcome == "correct"
+        return self.outcome is Outcome.CORRECT
 
     @property
     def hashed_number(self) -> bool:
         """A number the call hashes, given a new value: its compile is expected (as a new
         flag's), and a recompile only where its value back compiles again."""
-        return self.name == "same_shape_array" and self.role == ROLES["hashed"]
+        return self.name == StepName.SAME_SHAPE_ARRAY and self.role == ROLES["hashed"]
 
     @property
-    def hazard(self) -> str:
-        """The step's hazard, by its name in :data:`jitbench.hazards.FOUND` ("" for none): a
-        stale result, an error under jit, or a compile where nothing new was seen
-        (:data:`SEEN_STEPS`) by a call that does not raise without jit."""
-        if self.outcome in ("stale", "error"):
-            return self.outcome
-        seen = self.name in SEEN_STEPS and not self.hashed_number
-        return "recompile" if self.compiles and seen and self.outcome != "n/a" else ""
+    def hazard(self) -> Hazard | None:
+        """The step's hazard (None for none): a stale result, an error under jit, or a compile
+        where nothing new was seen (:data:`jitbench.vocabulary.SEEN`) by a call that does not
+        raise without jit."""
+        if self.outcome.hazard:
+            return self.outcome.hazard
+        seen = self.name in SEEN and not self.hashed_number
+        if self.compiles and seen and self.outcome is not Outcome.NOT_APPLICABLE:
+            return Hazard.RECOMPILE
+        return None
 
     @property
     def cell(self) -> str:
         """``traces/compiles``, with ``!`` for a stale result, ``E`` for an error, ``n/a`` for a
         step whose call raises without jit too, ``?`` for a change it does not notice either."""
-        return f"{self.traces}/{self.compiles}{MARKS[self.outcome]}"
+        return f"{self.traces}/{self.compiles}{self.outcome.mark}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,25 +89,26 @@ class AuditResult:
 
     @property
     def stale_results(self) -> int:
-        return self.count("stale")
+        return self.count(Hazard.STALE)
 
     @property
     def errors(self) -> int:
-        return self.count("error")
+        return self.count(Hazard.ERROR)
 
     @property
     def not_applicable(self) -> int:
-        return self.count("n/a")
+        """The steps whose call raises without jit too."""
+        return sum(step.outcome is Outcome.NOT_APPLICABLE for step in self.steps)
 
     @property
     def recompiles(self) -> int:
         """The steps that compiled where nothing new was seen (:attr:`Step.hazard`)."""
-        return self.count("recompile")
+        return self.count(Hazard.RECOMPILE)
 
     @property
     def repeat_call_compiles(self) -> int:
         """Compiles caused by calling an unchanged object again (>0: recompiles every call)."""
-        return self.step("repeat_call").compiles
+        return self.step(StepName.REPEAT_CALL).compiles
 
     @property
     def leaks(self) -> int | None:
@@ -126,35 +120,35 @@ class AuditResult:
             return self.leaked_instances
         return self.leaked_arrays or self.leaked_instances
 
-    def count(self, name: str) -> int:
-        """The steps whose :attr:`Step.hazard` or outcome is ``name``; for ``leak``,
-        :attr:`leaks`."""
-        if name == "leak":
+    def count(self, hazard: Hazard) -> int:
+        """How often ``hazard`` occurs: the steps that show it (:attr:`Step.hazard`); for a
+        leak, :attr:`leaks`."""
+        if hazard is Hazard.LEAK:
             return self.leaks or 0
-        return sum(name in (step.hazard, step.outcome) for step in self.steps)
+        return sum(step.hazard is hazard for step in self.steps)
 
-    def hazards(self) -> dict[str, int]:
-        """How often each hazard of :data:`jitbench.hazards.FOUND` occurs, the absent left out."""
-        return {name: n for name in FOUND if (n := self.count(name))}
+    def hazards(self) -> dict[Hazard, int]:
+        """How often each hazard occurs, the absent left out."""
+        return {hazard: n for hazard in Hazard if (n := self.count(hazard))}
 
-    def per_instance(self) -> tuple[str, ...]:
+    def per_instance(self) -> tuple[Hazard, ...]:
         """The hazards found at a new instance equal to one already called and at no other
         step (a compile each new instance pays once; a loop over one instance never does)."""
         return tuple(
-            name for name in self.hazards() if name != "leak" and {
-                step.name for step in self.steps if name in (step.hazard, step.outcome)
-            } == {"equal_instance"}
+            hazard for hazard in self.hazards() if hazard is not Hazard.LEAK and {
+                step.name for step in self.steps if step.hazard is hazard
+            } == {StepName.EQUAL_INSTANCE}
         )  # fmt: skip
 
-    def step(self, name: str) -> Step:
+    def step(self, name: StepName) -> Step:
         return next(step for step in self.steps if step.name == name)
 
     def totals(self) -> dict[str, int | None]:
         return {total: getattr(self, total) for total in TOTALS}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The audit as JSON: a built-in's under ``strategy``, a target's under ``target``."""
-        data = {
+        data: dict[str, object] = {
             "strategy" if self.builtin else "target": self.subject,
             "device": self.device,
             "size": self.size,

@@ -1,4 +1,5 @@
-"""The scenario: what a user does to an object over its life, step by step (:data:`STEPS`),
+"""The scenario: what a user does to an object over its life, step by step
+(:class:`jitbench.vocabulary.StepName`),
 played on any subject (:class:`Play`, :func:`replay`), and the call right after a change
 (:func:`call_after`); see docs/design.md.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,42 +18,20 @@ from jitbench.compiles import block, clear_caches, count_compiles, quiet_callbac
 from jitbench.devices import default_platform
 from jitbench.errors import JitbenchError, error_text, origin
 from jitbench.targets import kinds, values
+from jitbench.vocabulary import FED_BACK, TIMED_CHANGES, Outcome, StepName
+from jitbench.vocabulary import SCENARIO as SCENARIO  # the steps every subject plays
 
 if TYPE_CHECKING:
-    from jitbench.auditing.subject import Outcome, Subject
+    from jitbench.auditing.subject import Subject
     from jitbench.targets.fields import Field
 
-# Every step in order, with what it does: the one list the audit, its tables and the
-# after-change benchmark read.
-STEPS = {
-    "first_call": "the first call of a new instance",
-    "repeat_call": "the same call again, nothing changed",
-    "new_static": "a flag set to a value not seen before",
-    "seen_static": "the flag (or number) set back to a value seen before",
-    "same_shape_array": "an array or number field given new values (of its shape)",
-    "new_shape_array": "an array field replaced by one of a new shape",
-    "equal_instance": "a new instance built from the same field values",
-    "other_instance": "a new instance with other values",
-    "fed_back": "the object the call returned, called as a loop does (state = step(state, x))",
-    "fed_back_again": "the object that call returned, called in turn: the loop's next step",
-}
-# Played after the others where the call returns an object of the object's type: a loop
-# that feeds it back compiles again where its types (a weak type, a dtype, a shape) drift.
-FED_BACK = ("fed_back", "fed_back_again")
 # How a fed-back step changes the object, before what drifted (drift).
 RETURNED = "the object the call returned"
-# The steps every subject plays.
-SCENARIO = tuple(s for s in STEPS if s not in FED_BACK)
-CHANGES = SCENARIO[2:]
 # Past this many played fields, on the CPU, the programs a static field's pair of steps
 # compiled are released after it: memory stays bounded (docs/design.md).
 RELEASE_ABOVE = 24
-# The changes the after-change benchmark times (other_instance is a cold call).
-TIMED_CHANGES = CHANGES[:-1]
 # How a first call's error reads where it raises with jit and without, differently: both said.
 WITHOUT_JIT_TOO = "; without jit too: "
-# The outcomes of a change the call cannot take (it raises, with jit or without).
-REJECTED = ("n/a", "error")
 # How an array field played before is set back, by whether its new values were rejected.
 _BACK = {False: "back to its shape", True: "back to its values: the call cannot take new ones"}
 
@@ -70,14 +49,16 @@ class Play:
         self.changed: list[tuple[str, str]] = []
         self.rng = np.random.default_rng(1)
         # What the oracle needs of the object as it was before the last call (Subject.before).
-        self.before: Any = None
+        self.before: object = None
         self.judging = Judging()
-        self.step, self.outcome = "", ""  # the step being played, the last one's outcome
-        self.passed: list[Any] = []  # the arrays the first call was passed
-        self.returned: Any = None  # what a loop calls next of the last result (see fed)
+        # The step being played, the last one's outcome.
+        self.step: StepName | None = None
+        self.outcome: Outcome | None = None
+        self.passed: list[object] = []  # the arrays the first call was passed
+        self.returned: object = None  # what a loop calls next of the last result (see fed)
         self.raised_in = ""  # where the last call raised, outside JAX (errors.origin)
 
-    def call(self) -> Any:
+    def call(self) -> object:
         """The subject's call on the object as it is now."""
         return self.subject.call(self.obj)()
 
@@ -85,7 +66,7 @@ class Play:
         """Keep what the oracle needs of the object before a call (outside any count: the
         copy is built in Python)."""
         self.before = self.subject.before(self.obj)
-        if self.step == "first_call":  # what it passes, to tell a call that donates it
+        if self.step is StepName.FIRST_CALL:  # what it passes, to tell a call that donates it
             import jax
 
             target = self.subject.target
@@ -93,17 +74,18 @@ class Play:
             self.passed = [leaf for leaf in leaves if kinds.is_array(leaf)]
 
     def judge(
-        self, result: Any, error: str, traced: bool, compiled: bool | None = None
+        self, result: object, error: str, traced: bool, compiled: bool | None = None
     ) -> tuple[Outcome, str]:
         """The outcome of this step's call, which jit ``traced`` or not and ``compiled`` (a
         new program: it saw every value) or not (default: as traced) (see
         :meth:`Subject.judge`)."""
-        if self.step == "first_call" and not error:  # one that raised may leave the object
+        if self.step is StepName.FIRST_CALL and not error:  # one that raised may leave the object
             self._refuse_donation()  # half updated (nnx under an outer jit): its error says
             self._refuse_leaked_tracers()
         reused = bool(self.changed[-1][0]) and not traced
-        if self.step == "seen_static":  # the program of its old value: seen where the new was
-            reused = reused and self.outcome == "unjudged"
+        # A flag's old value: its program was seen where the new value's was.
+        if self.step is StepName.SEEN_STATIC:
+            reused = reused and self.outcome is Outcome.UNJUDGED
         # A trace that compiled nothing may still reuse an old program (a value hash's
         # equal key): only a compile shows that jit saw the new values.
         self.judging.reused = reused
@@ -113,10 +95,11 @@ class Play:
         # from (the object's own flatten or unflatten); n/a only where the call without jit
         # raises too (under disable_jit, or as written where disable_jit skips a check).
         self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
-        if self.step == "first_call" and raised and self.outcome == "n/a" and error != raised:
+        rejected = self.outcome is Outcome.NOT_APPLICABLE
+        if self.step is StepName.FIRST_CALL and raised and rejected and error != raised:
             # The audit stops on it: the jitted call's own error first, then the oracle's.
             error = raised + WITHOUT_JIT_TOO + error
-        if self.outcome == "error" and self.raised_in:
+        if self.outcome is Outcome.ERROR and self.raised_in:
             error += f" (raised at {self.raised_in})"
         return self.outcome, error
 
@@ -133,7 +116,7 @@ class Play:
         """JitbenchError where the first call left tracers of jit's trace in the object."""
         import jax
 
-        def traced(value: Any) -> bool:
+        def traced(value: object) -> bool:
             return any(isinstance(v, jax.core.Tracer) for v in jax.tree_util.tree_leaves(value))
 
         held = [f.path for f in self.played if traced(self.subject.get(self.obj, f))]
@@ -148,7 +131,7 @@ class Play:
                 "the object cannot be a static argument of that jit"
             )
 
-    def fed(self, result: Any) -> Any:
+    def fed(self, result: object) -> object:
         """What a loop calls next of ``result``: ``result`` itself, or its first item, of the
         object's type (``state, loss = step(state, x)``); None where neither is. A built-in
         container must also have the object's structure (optax's ``(updates, state)`` is not
@@ -164,19 +147,19 @@ class Play:
             return found
         return None
 
-    def _set(self, field: Field, value: Any, how: str | None = None) -> None:
+    def _set(self, field: Field, value: object, how: str | None = None) -> None:
         """Set ``field`` to ``value``; with ``how``, recorded as the next step's change."""
         self.obj = self.subject.set(self.obj, field, value)
         if how is not None:
             self.changed.append((field.path, how))
 
-    def plan(self) -> Generator[str, Outcome, None]:
+    def plan(self) -> Generator[StepName, Outcome, None]:
         """Make each step's change, yield its name, and be sent its call's outcome."""
         get = self.subject.get
         self.changed.append(("", ""))
-        yield "first_call"
+        yield StepName.FIRST_CALL
         self.changed.append(("", ""))
-        yield "repeat_call"
+        yield StepName.REPEAT_CALL
         release = len(self.played) > RELEASE_ABOVE and default_platform() == "cpu"
         rejected: set[str] = set()  # the fields whose new value the call cannot take
         # Every flag, then every number: a new value (a number's of its 0-d shape, as for an
@@ -187,16 +170,17 @@ class Play:
             before, static = get(self.obj, field), field.kind == "static"
             new = values.new_value(before, field.choices) if static else values.new_number(before)
             self._set(field, new, field.how)
-            if (yield "new_static" if static else "same_shape_array") in REJECTED:
+            step = StepName.NEW_STATIC if static else StepName.SAME_SHAPE_ARRAY
+            if (yield step).rejected:
                 rejected.add(field.path)
             self._set(field, before, field.how)
-            yield "seen_static"
+            yield StepName.SEEN_STATIC
             if release and static:  # the field's programs go; the object's own is compiled again
                 clear_caches()
                 block(self.call())
         # The array field played before, set back as the next step begins: to its shape, or to
         # its own values where the call cannot take new ones (rejected: with jit or without).
-        restore: tuple[Field, Any, bool] | None = None
+        restore: tuple[Field, object, bool] | None = None
         last = None
         for field in (f for f in self.played if f.kind == "array"):
             how = field.how
@@ -206,27 +190,27 @@ class Play:
             before = get(self.obj, field)
             same = values.new_array(before, self.rng)
             self._set(field, same, how)
-            if (yield "same_shape_array") in REJECTED:
+            if (yield StepName.SAME_SHAPE_ARRAY).rejected:
                 rejected.add(field.path)
             restore = (field, before, True) if field.path in rejected else None
             if field.fixed_shape:  # its class refuses a new shape (edit.refused)
                 continue
             self._set(field, values.new_array(same, self.rng, values.new_shape(same)), field.how)
-            last = yield "new_shape_array"
+            last = yield StepName.NEW_SHAPE_ARRAY
             restore = restore or (field, same, False)
         how = self.subject.equal_how
-        if restore is not None and (restore[2] or last in REJECTED):
+        if restore is not None and (restore[2] or (last is not None and last.rejected)):
             self._set(*restore[:2])
             back = _BACK[True] if restore[2] else "back to its shape: the call cannot take it"
             how += f" ({restore[0].path} {back})"
         self.obj = self.subject.equal(self.obj)
         self.changed.append(("", how))
-        yield "equal_instance"
+        yield StepName.EQUAL_INSTANCE
         # Other values in the fields the call took: a value it rejected was its field's outcome.
         taken = [f for f in self.played if f.path not in rejected] or self.played
         self.obj, how = self.subject.other(self.obj, taken, self.rng)
         self.changed.append(("", how))
-        yield "other_instance"
+        yield StepName.OTHER_INSTANCE
         for name in FED_BACK:  # a loop: state = step(state, x)
             if self.returned is None:
                 return
@@ -235,13 +219,13 @@ class Play:
             yield name
 
 
-def drift(passed: Any, returned: Any) -> str:
+def drift(passed: object, returned: object) -> str:
     """How the types jit keys on differ from ``passed`` to ``returned`` (" (`t`: float32[]
     weak-typed → float32[])", at most two leaves), or "" where they do not. JAX's own words
     name the closest key it holds, which may be another step's."""
     import jax
 
-    def types(obj: Any) -> tuple[Any, dict[str, str]]:
+    def types(obj: object) -> tuple[object, dict[str, str]]:
         leaves, tree = jax.tree_util.tree_flatten_with_path(obj)
         numeric = {jax.tree_util.keystr(p): v for p, v in leaves if kinds.is_array(v) or
                    kinds.is_number(v)}  # fmt: skip
@@ -259,7 +243,7 @@ def drift(passed: Any, returned: Any) -> str:
     return f" ({'; '.join(moved[:2])})" if moved else ""
 
 
-def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
+def replay(play: Play, visit: Callable[[StepName], Outcome | None]) -> None:
     """Play every step: ``visit(name)`` makes the step's call and returns its outcome,
     or None to stop there."""
     plan = play.plan()
@@ -269,7 +253,7 @@ def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
             play.step = plan.send(outcome)
 
 
-def attempt(play: Play) -> tuple[Any, str, float]:
+def attempt(play: Play) -> tuple[object, str, float]:
     """The step's call made and waited for: its result (None where it raised), the error in
     one line ("" where it did not), and its seconds."""
     with quiet_callback_errors():
@@ -285,7 +269,7 @@ def attempt(play: Play) -> tuple[Any, str, float]:
     return result, error, seconds
 
 
-def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], Any]:
+def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], object]:
     """The call right after the first ``change`` of the scenario, played from cold caches;
     NotImplementedError (asv: n/a) where the subject plays none, raises on it by design, or
     its audit finds that the call cannot take the change (n/a or error, with the reason)."""
@@ -297,8 +281,8 @@ def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[
     if key not in _judged:  # once per process: asv calls setup before every sample
         _judged[key] = _played_to(subject, change, played, judged=True)[1]
     outcome, error = _judged[key]
-    if outcome in REJECTED:
-        cause = "the call raises under jit alone" if outcome == "error" else "not applicable"
+    if outcome.rejected:
+        cause = "the call raises under jit alone" if outcome is Outcome.ERROR else "not applicable"
         raise NotImplementedError(f"{subject.name} at {change}: {cause}: {error}")
     play, _ = _played_to(subject, change, played, judged=False)
     import jax
@@ -309,23 +293,23 @@ def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[
 
 # (subject, change, played fields) -> the outcome and error of that change's call, as the
 # audit judges it (call_after).
-_judged: dict[tuple[str, str, tuple[str, ...]], tuple[str, str]] = {}
+_judged: dict[tuple[str, str, tuple[str, ...]], tuple[Outcome, str]] = {}
 
 
 def _played_to(
     subject: Subject, change: str, played: list[Field], judged: bool
-) -> tuple[Play, tuple[str, str]]:
+) -> tuple[Play, tuple[Outcome, str]]:
     """The scenario played from cold caches up to the first ``change``: the play, and with
-    ``judged`` that change's call made and judged (its outcome and error)."""
+    ``judged`` that change's call made and judged (its outcome and error; else unjudged)."""
     clear_caches()
     play = Play(subject, played)
-    reached: tuple[str, str] | None = None
+    reached: tuple[Outcome, str] | None = None
 
-    def visit(name: str) -> Outcome | None:
+    def visit(name: StepName) -> Outcome | None:
         nonlocal reached
         play.keep()
         if name == change:
-            reached = ("", "")
+            reached = (Outcome.UNJUDGED, "")
             if judged:  # judged as the audit judges it
                 with count_compiles() as stats:
                     result, error, _ = attempt(play)

@@ -11,7 +11,7 @@ import inspect
 import sys
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from jitbench.options import DEFAULT_SIZE
 from jitbench.targets import Target, check_call, edit, kinds, values
 from jitbench.targets import fields as fieldlib
 from jitbench.targets.snapshot import snapshot
+from jitbench.vocabulary import Outcome
 
 if TYPE_CHECKING:
     from jitbench.devices import Placement
@@ -31,10 +32,6 @@ if TYPE_CHECKING:
 RTOL = ATOL = 1e-4
 
 
-# A step's outcome: its result matches the oracle's, does not (stale), its call raised under
-# jit (error), the oracle itself raised (n/a: a user's own call that cannot take a change), or
-# its change left the oracle's result as it was (unjudged: seen or not, jit returns the same).
-Outcome = Literal["correct", "stale", "error", "n/a", "unjudged"]
 # The fields the scenario may change, and those it leaves out (why).
 Fields = tuple[list[fieldlib.Field], list[fieldlib.Skipped]]
 
@@ -186,12 +183,12 @@ class Generated(Subject):
         from jitbench.strategies.computation import reference_calc
 
         if error:
-            return "error", error
+            return Outcome.ERROR, error
         (y,) = self.target.inputs
         expected = reference_calc(arrays_of(obj), statics_of(obj), y, self.shape.n_ops)
         got = np.asarray(result)
         same = got.shape == expected.shape and np.allclose(got, expected, rtol=RTOL, atol=ATOL)
-        return ("correct" if same else "stale"), ""
+        return (Outcome.CORRECT if same else Outcome.STALE), ""
 
 
 def filters(target: Target) -> bool:
@@ -324,16 +321,16 @@ class Walked(Subject):
             with jax.disable_jit():
                 expected = block(self.unjitted(*before))
         except Exception as exc:
-            return "n/a", error_text(exc)
+            return Outcome.NOT_APPLICABLE, error_text(exc)
         if error:
             plain = self.raises_unjitted(before)
-            return ("n/a", plain) if plain else ("error", error)
+            return (Outcome.NOT_APPLICABLE, plain) if plain else (Outcome.ERROR, error)
         off = leaves_off(result, expected)
         last, judging.last = judging.last, expected
         previous, judging.previous = judging.previous, result
         if judging.noise is None:  # the first call, where nothing can be stale yet
             if isinstance(off, str):
-                return "stale", off
+                return Outcome.STALE, off
             everywhere = len(off) == len(jax.tree_util.tree_leaves(expected))
             judging.noise = off
             if off and everywhere:  # in words: the first three
@@ -344,22 +341,23 @@ class Walked(Subject):
                     "that samples, or computes another result under jit; compiles, reuse and "
                     "leaks are judged"
                 )
-            return "correct", ""
+            return Outcome.CORRECT, ""
         if judging.unjudgeable:
-            return "unjudged", judging.unjudgeable
+            return Outcome.UNJUDGED, judging.unjudgeable
         beyond = off if isinstance(off, str) else off.keys() - judging.noise.keys()
+        # Compiled afresh: what differs is rounding, not an old value.
         if beyond and judging.compiled:
-            return "correct", ""  # compiled afresh: what differs is rounding, not an old value
+            return Outcome.CORRECT, ""
         if beyond:
             if _matches(result, previous, judging.noise) or _matches(result, last, judging.noise):
-                return "stale", off if isinstance(off, str) else ""
-            return "unjudged", (
+                return Outcome.STALE, off if isinstance(off, str) else ""
+            return Outcome.UNJUDGED, (
                 "jit reused a program and its result differs from the call without jit, yet "
                 "is not the result from before the change either (a call that samples, or "
                 "rounds apart): not judged"
             )
         unchanged = judging.reused and last is not None and leaves_off(expected, last) == {}
-        return ("unjudged" if unchanged else "correct"), ""
+        return (Outcome.UNJUDGED if unchanged else Outcome.CORRECT), ""
 
 
 def _matches(result: Any, before: Any, noise: dict[str, float]) -> bool:

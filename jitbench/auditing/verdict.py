@@ -9,18 +9,18 @@ import re
 from collections.abc import Iterator
 
 from jitbench.auditing.result import AuditResult, Step
-from jitbench.auditing.scenario import CHANGES, FED_BACK, RETURNED, STEPS
+from jitbench.auditing.scenario import RETURNED
 from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
+from jitbench.strategies.instances import make_instance
 from jitbench.targets.fields import EQX_STATIC, REBUILT, named
+from jitbench.targets.kinds import object_kind
+from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
-# The outcomes that tell nothing of jit: the call raises without jit too, or a change does
-# not alter its result without jit either.
-UNKNOWN = ("n/a", "unjudged")
 # The steps whose (compiled?, outcome) a signature compares.
-SIGNED = ("repeat_call", *CHANGES)
-_WORST = {"stale": 3, "error": 2, "correct": 1}
+SIGNED = (StepName.REPEAT_CALL, *CHANGES)
+_WORST = {Outcome.STALE: 3, Outcome.ERROR: 2, Outcome.CORRECT: 1}
 # How a change was made (jitbench.targets.edit), in the verdict's words.
 HOW = {
     "setattr": "in place",
@@ -31,29 +31,32 @@ HOW = {
     EQX_STATIC: "in a new module (eqx.tree_at cannot reach a static field)",
 }
 WHAT = {
-    "new_static": "set to a new value",
-    "seen_static": "set back to a value seen before",
-    "same_shape_array": "given new values of the same shape",
-    "new_shape_array": "given an array of a new shape",
+    StepName.NEW_STATIC: "set to a new value",
+    StepName.SEEN_STATIC: "set back to a value seen before",
+    StepName.SAME_SHAPE_ARRAY: "given new values of the same shape",
+    StepName.NEW_SHAPE_ARRAY: "given an array of a new shape",
 }
 Signature = dict[str, tuple[bool, str] | bool | None]
 # The hazard of a state fed back (scenario.FED_BACK), which no built-in's call returns.
 LOOP = "recompiles in a loop"
-# A step's hazard in words, by (Step.hazard, step), else (Step.hazard, ""): {subject} is the
-# change (_subject), {error} the jitted call's.
-SAID = {
-    ("stale", "repeat_call"): "the same call again returns the first call's result, the call "
-    "without jit another: the call changes the object, and jit does not see it",
-    **{("stale", n): "{subject}: jit returns a result computed for other values"
-       for n in ("equal_instance", "other_instance", *FED_BACK)},
-    ("stale", ""): "{subject} is not seen: jit keeps returning results for the old values",
-    ("error", "first_call"): "the first call raises under jit, the call without jit does not: "
-    "{error}; no later step could be played",
-    ("error", ""): "{subject} makes the jitted call raise, the call without jit does not: {error}",
-    ("recompile", "repeat_call"): "the same call again, nothing changed, compiles again: at "
-    "every call",
-    **{("recompile", n): "{subject} compiles again: nothing compiled before is reused for it"
-       for n in ("seen_static", "equal_instance")},
+# The steps said by what they are (StepName.does), not by the field they changed.
+INSTANCES = (StepName.EQUAL_INSTANCE, StepName.OTHER_INSTANCE, *FED_BACK)
+# A step's hazard in words, by (Step.hazard, step), else (Step.hazard, None): {subject} is
+# the change (_subject), {error} the jitted call's.
+SAID: dict[tuple[Hazard, StepName | None], str] = {
+    (Hazard.STALE, StepName.REPEAT_CALL): "the same call again returns the first call's "
+    "result, the call without jit another: the call changes the object, and jit does not see it",
+    **{(Hazard.STALE, n): "{subject}: jit returns a result computed for other values"
+       for n in INSTANCES},
+    (Hazard.STALE, None): "{subject} is not seen: jit keeps returning results for the old values",
+    (Hazard.ERROR, StepName.FIRST_CALL): "the first call raises under jit, the call without "
+    "jit does not: {error}; no later step could be played",
+    (Hazard.ERROR, None): "{subject} makes the jitted call raise, the call without jit does "
+    "not: {error}",
+    (Hazard.RECOMPILE, StepName.REPEAT_CALL): "the same call again, nothing changed, compiles "
+    "again: at every call",
+    **{(Hazard.RECOMPILE, n): "{subject} compiles again: nothing compiled before is reused "
+       "for it" for n in (StepName.SEEN_STATIC, StepName.EQUAL_INSTANCE)},
 }  # fmt: skip
 
 
@@ -65,28 +68,25 @@ def signature(result: AuditResult) -> Signature:
     recompile."""
     found: Signature = {}
     for kind in SIGNED:
-        steps = [s for s in result.steps if s.name == kind and s.outcome not in UNKNOWN]
+        steps = [s for s in result.steps if s.name == kind and s.outcome.tells]
         worst = max(steps, key=lambda s: (_WORST[s.outcome], s.compiles > 0), default=None)
         found[kind] = None if worst is None else (worst.compiles > 0, worst.outcome)
-    found["leak"] = None if result.leaks is None else result.leaks > 0
+    found[Hazard.LEAK] = None if result.leaks is None else result.leaks > 0
     apart = ("leaked_instances", "recompiles")
     tracked = {w: bool(getattr(result, t)) for t, w in WORDS.items() if t not in apart}
     # No built-in loops: a user's object that does differs from every one.
-    tracked[LOOP] = any(s.hazard == "recompile" for s in result.steps if s.name in FED_BACK)
+    tracked[LOOP] = any(s.hazard is Hazard.RECOMPILE for s in result.steps if s.name in FED_BACK)
     return found | dict(sorted(tracked.items()))
 
 
 def judged(result: AuditResult) -> bool:
-    """Whether any change had an outcome that tells something of jit (see UNKNOWN)."""
-    return any(s.outcome not in UNKNOWN for s in result.steps if s.name in CHANGES)
+    """Whether any change had an outcome that tells something of jit (Outcome.tells)."""
+    return any(s.outcome.tells for s in result.steps if s.name in CHANGES)
 
 
 @functools.cache
 def strategy_kind(name: str) -> str:
     """The kind of object a strategy's generated class is (see kinds.object_kind)."""
-    from jitbench.strategies.instances import make_instance
-    from jitbench.targets.kinds import object_kind
-
     obj, _ = make_instance(get_strategy(name), 4, resolve("cpu"))
     return object_kind(obj)
 
@@ -127,10 +127,10 @@ def closest(
 
 
 def _subject(step: Step) -> str:
-    if step.name in ("equal_instance", "other_instance", *FED_BACK):
-        return STEPS[step.name]
+    if step.name in INSTANCES:
+        return step.name.does
     # A number's new value (its value back is a seen_static step, said as a flag's)
-    number = step.role == "traced number" and step.name == "same_shape_array"
+    number = step.role == "traced number" and step.name == StepName.SAME_SHAPE_ARRAY
     what = "given a new value" if number else WHAT[step.name]
     how = step.how.split(" (")[0]  # what was set back before it is the table's to say
     return f"`{step.field}` {what} {HOW.get(how, f'({how})')}"
@@ -138,7 +138,7 @@ def _subject(step: Step) -> str:
 
 def _loop(result: AuditResult) -> list[str]:
     """A line where the object the call returns compiles again when fed back, and why."""
-    steps = [s for s in result.steps if s.name in FED_BACK and s.hazard == "recompile"]
+    steps = [s for s in result.steps if s.name in FED_BACK and s.hazard is Hazard.RECOMPILE]
     if not steps:
         return []
     every = len(steps) == len(FED_BACK)
@@ -159,7 +159,7 @@ def _loop(result: AuditResult) -> list[str]:
 
 def _not_applicable(steps: list[Step]) -> Iterator[str]:
     """One line per change and error the call cannot take even without jit, its fields listed."""
-    groups: dict[tuple[str, str], list[Step]] = {}
+    groups: dict[tuple[StepName, str], list[Step]] = {}
     for step in steps:
         groups.setdefault((step.name, step.error.split(":")[0]), []).append(step)
     for (name, _), group in groups.items():
@@ -167,12 +167,14 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
         where = f" ({named(fields, 3)})" if fields else ""
         error = group[0].error
         error = error if len(error) <= 160 else error[:157] + "..."
-        yield f"not applicable: {STEPS[name]}{where}: the call raises without jit too: {error}"
+        yield f"not applicable: {name.does}{where}: the call raises without jit too: {error}"
 
 
-# The order of a verdict's lines: its most severe finding first (stale, error, recompile,
-# leak), then what was found besides, then the changes that could not be judged.
-SEVERITY = ("stale", "error", "recompile", "leak", "info", "unjudged")
+# The hazards, the most severe first.
+BY_SEVERITY = (Hazard.STALE, Hazard.ERROR, Hazard.RECOMPILE, Hazard.LEAK)
+# The order of a verdict's lines: its hazards, then what was found besides, then the changes
+# that could not be judged.
+SEVERITY = (*BY_SEVERITY, "info", Outcome.UNJUDGED)
 
 
 def hazards(result: AuditResult) -> list[str]:
@@ -189,37 +191,41 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
     unknown: list[Step] = []  # changes the result without jit did not notice
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
-        if step.outcome == "unjudged" and step.error:  # why its result was not compared
+        unjudged = step.outcome is Outcome.UNJUDGED
+        if unjudged and step.error:  # why its result was not compared
             found["info"] += [] if step.error in found["info"] else [step.error]
-        elif step.outcome == "unjudged" and step.name in ("new_static", "same_shape_array"):
+        elif unjudged and step.name in (StepName.NEW_STATIC, StepName.SAME_SHAPE_ARRAY):
             unknown.append(step)
-        said = SAID.get((step.hazard, step.name), SAID.get((step.hazard, "")))
+        said = SAID.get((step.hazard, step.name), SAID.get((step.hazard, None)))
         if said:
             found[step.hazard].append(said.format(subject=subject, error=step.error))
-    found["recompile"] += _loop(result)
-    found["unjudged"] = _unnoticed(unknown)
+    found[Hazard.RECOMPILE] += _loop(result)
+    found[Outcome.UNJUDGED] = _unnoticed(unknown)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
     hashed = [f"`{s.field}`" for s in result.steps
-              if s.name == "same_shape_array" and s.hazard == "recompile"]  # fmt: skip
+              if s.name == StepName.SAME_SHAPE_ARRAY and s.hazard is Hazard.RECOMPILE]  # fmt: skip
     if hashed and not result.repeat_call_compiles:
-        found["recompile"].append(f"{named(hashed, 4)} given new values compile again: the call "
-                                  "hashes them, a new program for every new value")  # fmt: skip
+        found[Hazard.RECOMPILE].append(f"{named(hashed, 4)} given new values compile again: "
+                                       "the call hashes them, a new program for every new "
+                                       "value")  # fmt: skip
     leaked, arrays = result.leaked_instances, result.leaked_arrays
     if result.leaks:  # arrays alone where no object stays alive, or none can be referenced
         counts = [(n, what) for n, what in ((leaked, "object"), (arrays, "array")) if n]
         held = " and ".join(_count(n, what) for n, what in counts)
         one = [n for n, _ in counts] == [1]
         stay, them = ("stays", "it") if one else ("stay", "them")
-        found["leak"].append(f"{held} the scenario built {stay} alive after it dropped {them}: "
-                             f"jit's cache (or a library) holds {them}, and memory grows with "
-                             "every instance or static value it keys on")  # fmt: skip
+        found[Hazard.LEAK].append(f"{held} the scenario built {stay} alive after it dropped "
+                                  f"{them}: jit's cache (or a library) holds {them}, and "
+                                  "memory grows with every instance or static value it keys "
+                                  "on")  # fmt: skip
     info = found["info"]
     if result.first_held:
         stay = "stays" if result.first_held == 1 else "stay"
         # Where an equal instance compiles again, its key is its own: the first's is no set
         # that equal instances share, and the line must not say it does not grow.
-        apart = any(s.name == "equal_instance" and s.hazard == "recompile" for s in result.steps)
+        apart = any(s.name == StepName.EQUAL_INSTANCE and s.hazard is Hazard.RECOMPILE
+                    for s in result.steps)  # fmt: skip
         why = (
             "an equal instance compiles again under a key of its own, so each new instance "
             "keeps its own alive too" if apart
@@ -227,10 +233,12 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
         )  # fmt: skip
         info.append(f"{_count(result.first_held, 'object')} inside the first instance {stay} "
                     f"alive, held by the key of its compiled program: {why}")  # fmt: skip
-    hazard = any(found[kind] for kind in SEVERITY[:4])
-    if result.steps[0].outcome == "error":
+    hazard = any(found[kind] for kind in BY_SEVERITY)
+    if result.steps[0].outcome is Outcome.ERROR:
         pass  # the first call's error says why nothing else was judged
-    elif not judged(result) and not any(s.outcome == "unjudged" and s.error for s in result.steps):
+    elif not judged(result) and not any(
+        s.outcome is Outcome.UNJUDGED and s.error for s in result.steps
+    ):
         info.append("no change could be judged: each raises without jit too, or leaves the "
                     "result without jit as it was, so no built-in is matched")  # fmt: skip
     elif not judged(result):
@@ -241,16 +249,16 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
                     + (", nothing leaked" if leaked == 0 else ""))  # fmt: skip
     numbers = [
         f"`{s.field}`" for s in result.steps
-        if s.hashed_number and s.compiles and s.outcome in ("correct", "unjudged")
+        if s.hashed_number and s.compiles and s.outcome in (Outcome.CORRECT, Outcome.UNJUDGED)
     ]  # fmt: skip
     if numbers and not result.repeat_call_compiles:
         info.append(f"{named(numbers, 4)}: a number the call hashes: each new value compiles "
                     "once, and a value seen before reuses its program (one changed at every "
                     "call, a counter or a schedule, would compile at every call)")  # fmt: skip
-    if leaked is None and result.steps[0].outcome != "error":
+    if leaked is None and result.steps[0].outcome is not Outcome.ERROR:
         info.append("leaks checked through the arrays only: the objects cannot be weakly "
                     "referenced")  # fmt: skip
-    info += _not_applicable([s for s in result.steps if s.outcome == "n/a"])
+    info += _not_applicable([s for s in result.steps if s.outcome is Outcome.NOT_APPLICABLE])
     return found
 
 
@@ -259,7 +267,7 @@ def _unnoticed(steps: list[Step]) -> list[str]:
     more counted with the first two named."""
     if not steps:
         return []
-    untraced = [s for s in steps if s.name == "new_static" and not s.traces]
+    untraced = [s for s in steps if s.name == StepName.NEW_STATIC and not s.traces]
     stale = "a value that changes the result would be stale"
     if len(steps) == 1:
         (step,) = steps
@@ -284,7 +292,7 @@ def judge(
     found = findings(result)
     lines = [line for part in SEVERITY for line in found[part]]
     # The call's kind after its hazards, before the rest of what was found.
-    first = sum(len(found[part]) for part in SEVERITY[:4])
+    first = sum(len(found[part]) for part in BY_SEVERITY)
     unjitted = ("the call is not jitted: JAX compiles each operation on its own, once per "
                 "shape, and dispatches them one by one at every call")  # fmt: skip
     if op_by_op(result) and "eager" in builtins:

@@ -8,15 +8,28 @@ import json
 import re
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jitbench.auditing.scenario import SCENARIO, STEPS
 from jitbench.hazards import HAZARDS
-from jitbench.measure.sampling import CONFIDENCE, PRECISION, Spread
+from jitbench.measure.sampling import CONFIDENCE, HIDDEN_BY, PRECISION, Spread
 from jitbench.targets.fields import named
+from jitbench.vocabulary import SCENARIO, Outcome
 
-CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
+if TYPE_CHECKING:
+    from jitbench.advise import Advice
+    from jitbench.auditing.result import AuditResult, Step
+    from jitbench.measure.advising import WayRow
+    from jitbench.measure.timing import Timings
+    from jitbench.testing import CompileCount
+
+# Each outcome's mark in a cell, as the tables' legends quote it.
+MARKS = {outcome: f"'{outcome.mark.strip()}'" for outcome in Outcome}
+CELLS = (
+    f"each step: traces/compiles; {MARKS[Outcome.STALE]} marks a stale (wrong) result, "
+    f"{MARKS[Outcome.ERROR]} an error"
+)
 STEP_COLUMNS = ("subject", "device", "size", "step", "field", "how", "traces", "compiles")
 
 
@@ -30,7 +43,7 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-def as_json(data: Any) -> None:
+def as_json(data: object) -> None:
     json.dump(data, sys.stdout, indent=2)
     print()
 
@@ -41,7 +54,7 @@ def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
     writer.writerows(rows)  # csv writes None as an empty cell
 
 
-def audit_csv(results: Sequence[Any]) -> None:
+def audit_csv(results: Sequence[AuditResult]) -> None:
     """Every step of every audit, one row each (the same columns for any subject)."""
     _csv(
         [*STEP_COLUMNS, "outcome", "error", "explanation"],
@@ -54,17 +67,20 @@ def audit_csv(results: Sequence[Any]) -> None:
 _SAME_MISS = re.compile(r" id=\d+|\n *but seen another function defined on the same line;.*", re.S)
 
 
-def explanation(step: Any) -> str:
+def explanation(step: Step | CompileCount) -> str:
     """JAX's words for the step's tracing-cache misses, the same miss of a function defined
     at one place told once with a count (a diffrax solve traces its inner lambdas anew in
     every call: 250 misses of 30), or why there are none."""
     if step.explanations:
-        groups: dict[str, list[Any]] = {}
+        first: dict[str, str] = {}  # a miss's first words, by what tells misses apart
+        counts: Counter[str] = Counter()
         for text in step.explanations:
-            groups.setdefault(_SAME_MISS.sub("", text), [text, 0])[1] += 1
+            first.setdefault(key := _SAME_MISS.sub("", text), text)
+            counts[key] += 1
         return "\n".join(
-            text + (f"\n  ({n - 1} more {'miss' if n == 2 else 'misses'} like it)" if n > 1 else "")
-            for text, n in groups.values()
+            first[key]
+            + (f"\n  ({n - 1} more {'miss' if n == 2 else 'misses'} like it)" if n > 1 else "")
+            for key, n in counts.items()
         )
     return (
         "JAX gave no explanation: it explains misses of functions defined outside JAX only "
@@ -73,15 +89,15 @@ def explanation(step: Any) -> str:
     )
 
 
-def _explained(steps: Sequence[Any], fields: bool) -> None:
+def _explained(steps: Sequence[Step], fields: bool) -> None:
     for step in steps:
         if step.traces or step.explanations:
             where = f" {step.field}" if step.field and fields else ""
-            print(f"  {step.name}{where} ({step.cell}): {STEPS[step.name]}")
+            print(f"  {step.name}{where} ({step.cell}): {step.name.does}")
             print(textwrap.indent(explanation(step), "    "))
 
 
-def strategy_audits(results: Sequence[Any], device: str, size: int, explain: bool) -> None:
+def strategy_audits(results: Sequence[AuditResult], device: str, size: int, explain: bool) -> None:
     """The built-in strategies' audits: one row per strategy, a cell per step, the totals."""
     print(f"cache audit on {device}, size {size}")
     print(CELLS + "\n")
@@ -97,13 +113,13 @@ def strategy_audits(results: Sequence[Any], device: str, size: int, explain: boo
         _explained(r.steps, fields=False)
 
 
-def step_table(steps: Sequence[Any]) -> None:
+def step_table(steps: Sequence[Step]) -> None:
     """A user's object's steps, a row each: the field, how jit sees it, how it was changed."""
     rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in steps]
     table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
 
 
-def object_audit(result: Any, title: str, explain: bool) -> None:
+def object_audit(result: AuditResult, title: str, explain: bool) -> None:
     """A user's object's audit: one row per step (the field, how jit sees it, how it was
     changed), then what was left out (a line per kind of reason) and the verdict."""
     print(f"cache audit of {title}")
@@ -113,14 +129,14 @@ def object_audit(result: Any, title: str, explain: bool) -> None:
     left = f", {len(result.skipped)} left out (why: under the table)" if result.skipped else ""
     print(f"fields played: {played}{left}")
     print(
-        f"{CELLS} (under jit only), 'n/a' a call that raises without jit too, '?' a change "
-        "that leaves the result without jit as it was (jit reused a program: seen or not, it "
-        "returns the same)\n"
+        f"{CELLS} (under jit only), {MARKS[Outcome.NOT_APPLICABLE]} a call that raises without "
+        f"jit too, {MARKS[Outcome.UNJUDGED]} a change that leaves the result without jit as it "
+        "was (jit reused a program: seen or not, it returns the same)\n"
     )
     step_table(result.steps)
     leaked = result.leaked_instances
     objects = "objects not checked (no weak references)" if leaked is None else f"{leaked} objects"
-    if result.steps[0].outcome == "error":
+    if result.steps[0].outcome is Outcome.ERROR:
         print("\nleaked: not checked (the first call raised: no scenario was played)")
     else:
         print(f"\nleaked: {objects}, {result.leaked_arrays} arrays")
@@ -165,7 +181,7 @@ def _sampled(repeat: int) -> str:
     )
 
 
-def timings(result: Any, form: str, repeat: int) -> None:
+def timings(result: Timings, form: str, repeat: int) -> None:
     """``jitbench time``'s figures: cold (without and with the persistent cache), dispatch,
     cached call, loop per call, and after each change."""
     if form == "json":
@@ -197,7 +213,7 @@ def timings(result: Any, form: str, repeat: int) -> None:
     if result.cold_filled is None:
         print("cache filled: -: JAX's persistent compilation cache did not serve the call here")
     for a in result.after_change:
-        if a.outcome != "correct":
+        if a.outcome != Outcome.CORRECT:
             why = a.error or _WHY.get(a.outcome, "its result differs from the call's without jit")
             print(f"after {a.step} {a.field or ''}: {_mark(a.outcome)}: {why}".replace("  ", " "))
 
@@ -211,15 +227,15 @@ def _cells(figure: Any) -> tuple[Any, ...]:
 
 # Why a timed step is not judged correct, where no error says it: stale has its own line.
 _WHY = {
-    "unjudged": "the change leaves the result without jit as it was, so whether jit sees it "
+    Outcome.UNJUDGED: "the change leaves the result without jit as it was, so whether jit sees it "
     "is not known (jit reused a program: seen or not, it returns the same)",
 }
 
 
 def _mark(outcome: str) -> str:
-    """The result column of a timed step: blank for a correct one."""
-    marks = {"": "", "correct": "", "stale": "STALE", "error": "raised", "n/a": "n/a"}
-    return marks.get(outcome, "not judged")
+    """The result column of a timed step (:attr:`Outcome.shown`): blank for a correct one and
+    for none (a figure that is no step's)."""
+    return Outcome(outcome).shown if outcome else ""
 
 
 ADVICE_COLUMNS = ("way", "hazards", "compiles", "cold first call", "cache filled", "dispatch",
@@ -248,7 +264,7 @@ def _median(figure: Any) -> str:
     return f"{figure.median * scale:.1f} {unit}"
 
 
-def advice(result: Any, form: str) -> None:
+def advice(result: Advice, form: str) -> None:
     """``jitbench advise``'s rows (one per way), the recommended way and its code."""
     if form == "json":
         as_json(result.to_dict())
@@ -319,19 +335,17 @@ def _sampled_all() -> str:
     )
 
 
-def bound(result: Any) -> str:
+def bound(result: Advice) -> str:
     """On an accelerator: whether a loop of the call as written is host-bound or device-bound
     (its loop per call against the device's own time, or, where that is not known, against
     its dispatch as the device rows judge it), and the way that would change it."""
-    from jitbench.measure.sampling import HIDDEN_BY
-
     timed = [r for r in result.rows if r.built and r.device_bound is not None]
     written = result.rows[0]  # the call as written comes first
     device = result.device
     if written not in timed:
         return f"host-bound or device-bound on the {device}: not measured"
 
-    def figures(row: Any) -> str:
+    def figures(row: WayRow) -> str:
         if row.device_time is not None:
             own = _seconds(row.device_time)
             return f"{_median(row.loop)} a call against the {device}'s own {own}"

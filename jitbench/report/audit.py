@@ -10,7 +10,10 @@ from typing import Any
 import pandas as pd
 
 from jitbench.errors import JitbenchError
+from jitbench.vocabulary import Outcome, StepName
 
+# One audit result as ``jitbench audit --format json`` writes it (AuditResult.to_dict).
+AuditJSON = dict[str, Any]
 # Longest explanation shown; the audit's own output has every word.
 MAX_CHARS = 400
 # The type of each field the report reads, and how an error message names it.
@@ -25,7 +28,7 @@ _STEP_TYPES = {
 _RESULT_TYPES = {"device": ("str", "a string"), "size": ("int", "an integer")}
 
 
-def load(path: str | Path) -> list[dict[str, Any]]:
+def load(path: str | Path) -> list[AuditJSON]:
     """The audit results in ``path``, checked; bad input raises a one-line JitbenchError."""
     where = f"audit JSON {str(path)!r}"
     try:
@@ -59,12 +62,12 @@ def load(path: str | Path) -> list[dict[str, Any]]:
     return data
 
 
-def _subject(result: dict[str, Any]) -> Any:
+def _subject(result: AuditJSON) -> object:
     """What was audited: a built-in strategy, or a target (shown under strategy, as its rows)."""
     return result.get("strategy", result.get("target"))
 
 
-def _is(value: Any, kind: str) -> bool:
+def _is(value: object, kind: str) -> bool:
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "strs":
@@ -72,13 +75,13 @@ def _is(value: Any, kind: str) -> bool:
     return isinstance(value, str)
 
 
-def explanations(audit: list[dict[str, Any]]) -> pd.DataFrame:
+def explanations(audit: list[AuditJSON]) -> pd.DataFrame:
     """One row per notable step: device, strategy, step, traces/compiles, outcome, explanation."""
     rows = []
     for result in audit:
         for step in result["steps"]:
-            recompiled = step["compiles"] > 0 and step["name"] != "first_call"
-            if not (recompiled or step["outcome"] == "error"):
+            recompiled = step["compiles"] > 0 and step["name"] != StepName.FIRST_CALL
+            if not (recompiled or step["outcome"] == Outcome.ERROR):
                 continue
             rows.append(
                 {

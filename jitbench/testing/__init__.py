@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from jitbench.errors import JitbenchError
 from jitbench.hazards import FOUND as HAZARDS
 from jitbench.testing.counts import CountsCheck, check_counts
+from jitbench.vocabulary import Hazard, Outcome
 
 if TYPE_CHECKING:
     from jitbench.auditing.result import AuditResult
@@ -35,14 +36,15 @@ __all__ = [
 ]
 
 
-def _check_allow(allow: str | Iterable[str]) -> frozenset[str]:
+def _check_allow(allow: str | Iterable[str]) -> frozenset[Hazard]:
+    """The hazards ``allow=`` names (a name of :data:`HAZARDS`, or several), checked."""
     chosen = [allow] if isinstance(allow, str) else list(allow)
     for name in chosen:
         if name not in HAZARDS:
             raise JitbenchError(
                 f"allow= names an unknown hazard {name!r}; the hazards: {', '.join(HAZARDS)}"
             )
-    return frozenset(chosen)
+    return frozenset(Hazard(name) for name in chosen)
 
 
 # The steps a failure shows (the rest: explain=True, or jitbench audit TARGET --explain).
@@ -62,8 +64,9 @@ def _failure_text(result: AuditResult, title: str, explain: bool) -> str:
             print("verdict:", *(f"  - {line}" for line in result.verdict), sep="\n")
             hazardous = [s for s in result.steps if s.hazard]
             if hazardous:
-                print("\nthe steps with a hazard (cell: traces/compiles, '!' a stale result, "
-                      "'E' an error under jit):")  # fmt: skip
+                marks = render.MARKS
+                print(f"\nthe steps with a hazard (cell: traces/compiles, {marks[Outcome.STALE]} "
+                      f"a stale result, {marks[Outcome.ERROR]} an error under jit):")  # fmt: skip
                 render.step_table(hazardous[:SHOWN_STEPS])
             if len(hazardous) > SHOWN_STEPS:
                 print(f"... and {len(hazardous) - SHOWN_STEPS} more")
