@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from jitbench.devices import Placement
+from jitbench.devices import Placement, resolve
 from jitbench.errors import JitbenchError
 from jitbench.strategies import Strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, layer_class
 from jitbench.strategies.computation import LAYER_FIELDS
+from jitbench.targets.kinds import object_kind
 
 DTYPES = ("float32", "float64", "bfloat16", "float16")
 DEFAULT_STATIC = 1
@@ -76,3 +77,15 @@ def make_instance(
             layer(**{weight: draw(), bias: draw(), act: True}) for _ in range(shape.depth)
         ]
     return cls(**fields), draw()
+
+
+def class_kind(strategy: Strategy) -> str:
+    """The kind of object the strategy's class is (``kinds.object_kind``'s words): its
+    catalog entry's ``kind``, else (a plugin's) that of an instance made on the CPU."""
+    return strategy.kind or _made_kind(strategy)
+
+
+@functools.cache
+def _made_kind(strategy: Strategy) -> str:
+    obj, _ = make_instance(strategy, 4, resolve("cpu"))
+    return object_kind(obj)
