@@ -5,9 +5,11 @@ user's own object and method: each an entry of :mod:`jitbench.strategies.catalog
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import itertools
+import textwrap
 from collections.abc import Callable
 
 from jitbench.auditing.subject import Walked, call_args
@@ -46,9 +48,6 @@ def helper_body(raw: Raw, attributes: tuple[str, ...]) -> str | None:
     ``self.<attribute>`` read as ``<attribute>``, indented once; None where it cannot be
     rewritten so (no source, ``self`` used otherwise, an attribute whose name the body
     already uses)."""
-    import ast
-    import textwrap
-
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(raw)))
     except (OSError, TypeError, SyntaxError):
