@@ -95,9 +95,9 @@ def closest(
     object's own family (a pytree, a plain object) where one is."""
     mine, order = signature(result), list(STRATEGIES)
 
-    # Each built-in's kind and libraries read from its catalog entry.
-    kinds = {n: class_kind(get_strategy(n)) for n in builtins}
+    # Each built-in's libraries and kind read from its catalog entry.
     shared = [n for n in builtins if get_strategy(n).libraries <= uses]
+    kinds = {n: class_kind(get_strategy(n)) for n in shared}
 
     def apart(name: str) -> list[str]:
         theirs = signature(builtins[name])
