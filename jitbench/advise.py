@@ -203,11 +203,11 @@ def advise_object(
     rows, subjects = [], {}
     for way in ways:
         try:
-            subjects[way.name] = WaySubject(target, way)
+            subjects[way.label] = WaySubject(target, way)
         except JitbenchError as exc:
-            rows.append(WayRow(way.name, way.caveat, way.code(names), reason=str(exc)))
+            rows.append(WayRow(way.label, way.caveat, way.code(names), reason=str(exc)))
             continue
-        rows.append(WayRow(way.name, way.caveat, way.code(names) if way.snippet else ""))
+        rows.append(WayRow(way.label, way.caveat, way.code(names) if way.snippet else ""))
     progress = measure.Progress(target.name, len(subjects))
     counting = measure.Counting()
     try:

@@ -13,11 +13,11 @@ import pytest
 import jitbench
 from jitbench.advise import BY_COUNTS, BY_TIME, Advice, advise_object
 from jitbench.cli import main, render
+from jitbench.strategies.catalog import BOUND_METHOD_JIT
 from jitbench.targets import load_target
 from jitbench.ways.builders import unjitted
 from jitbench.ways.catalog import (
     AS_WRITTEN,
-    HOISTED,
     WaySubject,
     kind_of,
     names_of,
@@ -395,7 +395,7 @@ def test_every_snippet_is_python_naming_the_user_s_call(spec, call, inputs):
     for way in ways_for(kind_of(target.obj))[1:]:
         code = way.code(names)
         ast.parse(code.replace("...", "pass"))
-        assert names.fn in code, way.name
+        assert names.fn in code, way.label
     if call is not None:  # a function's jitted twin has a name of its own: no recursion
         assert names.name == "forward_jit"
     # nnx.Linear.__call__, and a method jitted in __init__, have no decorator to remove.
@@ -410,7 +410,8 @@ def test_the_value_hash_code_keys_on_what_no_leaf_holds():
     import numpy as np
     import user_models
 
-    from jitbench.ways.catalog import VALUE_HASH, names_of
+    from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
+    from jitbench.ways.catalog import names_of
 
     class Holds:
         def __init__(self) -> None:
@@ -434,7 +435,8 @@ def test_the_value_hash_code_hashes_a_typed_key_by_its_key_data():
     import numpy as np
     import user_models
 
-    from jitbench.ways.catalog import VALUE_HASH, names_of
+    from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
+    from jitbench.ways.catalog import names_of
 
     target = load_target("user_models:noisy", call="user_models:sample", inputs=VECTOR)
     code = VALUE_HASH.code(names_of(target, unjitted(target)))
@@ -456,7 +458,8 @@ def test_the_value_hash_code_reads_a_slotted_class():
     import numpy as np
     import user_models
 
-    from jitbench.ways.catalog import VALUE_HASH, names_of
+    from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
+    from jitbench.ways.catalog import names_of
 
     target = load_target("user_models:slotted", inputs=VECTOR)
     obj, y = user_models.slotted(), user_models.vector()
@@ -476,7 +479,8 @@ def test_the_value_hash_code_runs_on_a_linen_module():
     import numpy as np
     import user_models
 
-    from jitbench.ways.catalog import VALUE_HASH, names_of
+    from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
+    from jitbench.ways.catalog import names_of
 
     target = load_target("user_models:linen_mlp")
     code = VALUE_HASH.code(names_of(target, unjitted(target)))
@@ -506,7 +510,7 @@ def test_a_jitted_function_the_object_calls_stays_on_the_rebuilt_object():
     expected = target.obj.calc(*target.inputs)
     for way in ways_for("plain class")[1:]:
         subject = WaySubject(target, way)
-        np.testing.assert_allclose(subject.call(subject.new())(), expected, err_msg=way.name)
+        np.testing.assert_allclose(subject.call(subject.new())(), expected, err_msg=way.label)
     bound = load_target("user_models:bound_jit_target")
     assert names_of(bound, unjitted(bound)).aux == ("mul",)
 
@@ -664,7 +668,7 @@ def test_a_partition_whose_static_part_holds_a_list_names_it_in_one_sentence():
     key = jax.random.key(0)
     model = Stacked([eqx.nn.Linear(2, 2, key=key)], {"scale": 2.0})
     target = jitbench.Target(model, (jax.numpy.ones(2),))
-    way = next(w for w in ways_for(kind_of(model)) if w.name == "jax.jit over eqx.partition")
+    way = next(w for w in ways_for(kind_of(model)) if w.label == "jax.jit over eqx.partition")
     with pytest.raises(jitbench.JitbenchError) as raised:
         WaySubject(target, way)
     assert str(raised.value) == (
@@ -697,7 +701,7 @@ def test_a_jit_made_at_every_call_is_measured_hoisted_and_its_misses_named():
     # A call that reuses its program gets no such row.
     assert all(r.way != hoisted.way for r in _advice(SEED).rows)
     # The counting process asks for each way by name: the hoisted one too.
-    assert way_subject(target, hoisted.way).way is HOISTED
+    assert way_subject(target, hoisted.way).way is BOUND_METHOD_JIT
     with pytest.raises(jitbench.JitbenchError, match="unknown way 'jit made once"):
         way_subject(load_target(SEED), hoisted.way)
 
@@ -829,7 +833,7 @@ def test_an_nnx_module_that_is_a_pytree_gets_plain_jax_jit_as_a_way():
 
     from jitbench.auditing.audit import audit_subject
 
-    assert "jax.jit, object as argument" in [w.name for w in ways_for("nnx.Module")]
+    assert "jax.jit, object as argument" in [w.label for w in ways_for("nnx.Module")]
     target = jitbench.Target(pm.NnxScaler(pm.arrays(), 2), (pm.inputs(),))
     assert jax.tree_util.tree_leaves(target.obj) != [target.obj]  # a pytree jax.jit takes
     audit = audit_subject(way_subject(target, "jax.jit, object as argument"))

@@ -52,13 +52,13 @@ def _ways(kind: str) -> list[str]:
     target, _ = _target(kind)
     names = []
     for way in ways_of(target):
-        if way.name == AS_WRITTEN:
+        if way.label == AS_WRITTEN:
             continue
         try:
             WaySubject(target, way)
         except jitbench.JitbenchError:
             continue  # not built for this object: advise prints no code to run
-        names.append(way.name)
+        names.append(way.label)
     return names
 
 
@@ -118,7 +118,7 @@ def _oracle(target: jitbench.Target, obj) -> np.ndarray:
 @pytest.mark.parametrize(("kind", "way_name"), CASES, ids=[f"{k}: {w}" for k, w in CASES])
 def test_the_printed_code_run_as_printed_matches_its_measured_row(kind, way_name):
     target, cls = _target(kind)
-    way = next(w for w in ways_of(target) if w.name == way_name)
+    way = next(w for w in ways_of(target) if w.label == way_name)
     names = names_of(target, unjitted(target))
     printed = Printed(way.code(names))
     try:

@@ -17,8 +17,11 @@ from jitbench.auditing.subject import Generated
 from jitbench.devices import resolve
 from jitbench.strategies import Strategy, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, fields_of
-from jitbench.strategies.instances import DEFAULT_STATIC, random_array
+from jitbench.strategies.instances import DEFAULT_STATIC, make_instance, random_array
+from jitbench.targets import load_target
 from jitbench.targets.fields import EQX_STATIC
+from jitbench.targets.kinds import object_kind
+from jitbench.ways.catalog import kind_of, ways_for, ways_of
 
 NAMES = [
     "eager",
@@ -343,3 +346,39 @@ def test_plugin_raising_while_imported_names_module_and_error(monkeypatch, tmp_p
         with pytest.raises(jitbench.JitbenchError) as raised:
             strategies.load_plugins()
         assert str(raised.value) == f"cannot import JITBENCH_PLUGINS module {name!r}: {error}"
+
+
+def test_a_builtin_and_the_same_way_chosen_by_advise_are_one_catalog_entry():
+    """advise's ways for a user's object are the suite's strategies where they are the same
+    way: one record, so its name, recipe, code and hazards cannot drift apart."""
+    target = load_target("user_models:custom_class_target")
+    chosen = {way.label: way for way in ways_of(target)}
+    assert chosen["pytree registration"] is get_strategy("pytree_class")
+    assert chosen["helper function"] is get_strategy("helper_function")
+    assert chosen["static self, value hash"] is get_strategy("static_self_value_hash")
+    assert kind_of(target.obj) == "plain class"
+    by_kind = {
+        "eqx.Module": {"eqx.filter_jit": "equinox_filter_jit"},
+        "nnx.Module": {
+            "nnx.jit": "flax_nnx_jit",
+            "nnx.jit(graph=False)": "nnx_tree_mode",
+            "nnx.jit_partial": "nnx_jit_partial",
+            "nnx.cached_partial": "nnx_cached_partial",
+            "jax.jit over nnx.split": "nnx_split_merge",
+        },
+    }
+    for kind, shared in by_kind.items():
+        ways = {way.label: way for way in ways_for(kind)}
+        for label, name in shared.items():
+            assert ways[label] is get_strategy(name), label
+            assert ways[label].render is not None and ways[label].snippet
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_catalog_entry_declares_the_kind_its_class_is(name):
+    """The kind the verdict compares a user's object with is the generated class's own."""
+    strategy = get_strategy(name)
+    if not strategy.available:
+        pytest.skip(strategy.unavailable_reason)
+    obj, _ = make_instance(strategy, 4, resolve("cpu"))
+    assert strategy.kind == object_kind(obj)

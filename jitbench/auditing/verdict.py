@@ -4,18 +4,14 @@ behaves like, so that the README's tables for that strategy apply to it (see doc
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterator
 
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import RETURNED
-from jitbench.devices import resolve
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
-from jitbench.strategies.instances import make_instance
+from jitbench.strategies.instances import class_kind
 from jitbench.targets.fields import EQX_STATIC, REBUILT, named
-from jitbench.targets.kinds import object_kind
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
 # The steps whose (compiled?, outcome) a signature compares.
@@ -84,13 +80,6 @@ def judged(result: AuditResult) -> bool:
     return any(s.outcome.tells for s in result.steps if s.name in CHANGES)
 
 
-@functools.cache
-def strategy_kind(name: str) -> str:
-    """The kind of object a strategy's generated class is (see kinds.object_kind)."""
-    obj, _ = make_instance(get_strategy(name), 4, resolve("cpu"))
-    return object_kind(obj)
-
-
 # The kinds of object jit takes as a pytree (kinds.object_kind's words); the others' family
 # is the plain objects'.
 PYTREES = ("pytree", "pytree dataclass", "flax.struct dataclass", "eqx.Module", "nnx.Module")
@@ -107,20 +96,19 @@ def closest(
     object's own family (a pytree, a plain object) where one is."""
     mine, order = signature(result), list(STRATEGIES)
 
-    def library(name: str) -> set[str]:
-        return {re.split(r"[<>=!~ ]", r)[0] for r in get_strategy(name).requires}
-
-    shared = [n for n in builtins if library(n) <= uses]
+    # Each built-in's libraries and kind read from its catalog entry.
+    shared = [n for n in builtins if get_strategy(n).libraries <= uses]
+    kinds = {n: class_kind(get_strategy(n)) for n in shared}
 
     def apart(name: str) -> list[str]:
         theirs = signature(builtins[name])
         return [k for k, v in mine.items() if v is not None and theirs.get(k) not in (None, v)]
 
     def nearest(names: list[str]) -> str:
-        return min(names, key=lambda n: (len(apart(n)), strategy_kind(n) != kind, order.index(n)))
+        return min(names, key=lambda n: (len(apart(n)), kinds[n] != kind, order.index(n)))
 
     name = nearest(shared)
-    family = [n for n in shared if (strategy_kind(n) in PYTREES) == (kind in PYTREES)]
+    family = [n for n in shared if (kinds[n] in PYTREES) == (kind in PYTREES)]
     if apart(name) and family:
         name = nearest(family)
     return name, apart(name)

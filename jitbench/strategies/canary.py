@@ -12,13 +12,25 @@ import os
 import statistics
 import timeit
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from jitbench.errors import JitbenchError
 from jitbench.strategies import CANARY_SLOWDOWN_ENV as SLOWDOWN_ENV
 from jitbench.strategies import Strategy, register_strategy
 from jitbench.strategies.codegen import arrays_of, shape_of, statics_of
 from jitbench.strategies.recipes import HELPER_FUNCTION
+
+if TYPE_CHECKING:
+    import jax
+
+
+class Slowed(Protocol):
+    """A canary instance: its call, and the units of work it adds to it."""
+
+    units: int
+
+    def calc(self, y: jax.Array) -> jax.Array: ...
+
 
 NAME = "canary"
 # The unit's cost: spin(UNIT_BATCH) calls (enough units that the call's own cost is
@@ -74,7 +86,7 @@ def slowdown_from_env() -> float:
 
 
 def _seconds(
-    func: Callable[[], Any],
+    func: Callable[[], object],
     repeats: int,
     budget: float,
     pick: Callable[[list[float]], float] = statistics.median,
@@ -95,12 +107,12 @@ def spin_costs(repeats: int = UNIT_REPEATS, budget: float = UNIT_BUDGET_S) -> tu
     return empty, max(batch - empty, batch / 2) / UNIT_BATCH
 
 
-def calibrate(obj: Any, y: Any, slowdown: float) -> int:
+def calibrate(obj: Slowed, y: jax.Array, slowdown: float) -> int:
     """The units that slow ``obj.calc(y)`` by ``slowdown``, timed on ``obj`` without work as
     the cached-call benchmark times it; ``obj.units`` is 0 afterwards."""
     from jax import block_until_ready
 
-    def call() -> Any:
+    def call() -> object:
         return block_until_ready(obj.calc(y))
 
     obj.units = 0
@@ -110,7 +122,7 @@ def calibrate(obj: Any, y: Any, slowdown: float) -> int:
     return units_for(slowdown, seconds, unit_seconds, spin_seconds)
 
 
-_units: dict[tuple[Any, ...], int] = {}
+_units: dict[tuple[object, ...], int] = {}
 
 
 def reset_calibration() -> None:
@@ -118,7 +130,7 @@ def reset_calibration() -> None:
     _units.clear()
 
 
-def planned_units(obj: Any) -> int:
+def planned_units(obj: object) -> int:
     """The units of work ``obj.calc`` adds: calibrated once per process, slowdown and field
     layout (shapes, dtypes, placement, statics, program size), with the first array as
     ``y``; a slowdown of 0 times nothing."""

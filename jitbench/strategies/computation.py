@@ -6,10 +6,14 @@ Why the body looks as it does (every input shows in the result): docs/design.md.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any
+import types
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike  # a NumPy or JAX array, or a number
 
 # A nested shape's layer: two arrays and a flag (see jitbench.strategies.codegen.Shape.depth).
 LAYER_FIELDS = ("weight", "bias", "act")
@@ -36,7 +40,9 @@ def layer_step(weight: str, bias: str, act: str, *, xp: str = "jnp") -> list[str
     return [f"y = {weight} * y + {bias}", f"y = {xp}.tanh(y) if {act} else y"]
 
 
-def reference_layers(layers: Sequence[tuple[Any, Any, bool]], y: Any) -> np.ndarray:
+def reference_layers(
+    layers: Sequence[tuple[ArrayLike, ArrayLike, bool]], y: ArrayLike
+) -> np.ndarray:
     """The expected result of a nested shape's call: the layers' (weight, bias, act) in
     order, computed with NumPy in float64 from host copies."""
     step = _layer_function()
@@ -47,16 +53,18 @@ def reference_layers(layers: Sequence[tuple[Any, Any, bool]], y: Any) -> np.ndar
     return out
 
 
-def _function(name: str, params: list[str], lines: list[str], filename: str) -> Any:
+def _function(
+    name: str, params: list[str], lines: list[str], filename: str
+) -> Callable[..., ArrayLike]:
     """The function ``name(*params)`` whose body is ``lines``, compiled under ``filename``."""
     source = f"def {name}({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in lines)
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Callable[..., ArrayLike]] = {}
     exec(compile(source, filename, "exec"), namespace)
     return namespace[name]
 
 
 @functools.cache
-def _layer_function() -> Any:
+def _layer_function() -> Callable[..., ArrayLike]:
     """:func:`layer_step` as a function of ``(xp, weight, bias, act, y)``."""
     lines = [*layer_step("weight", "bias", "act", xp="xp"), "return y"]
     params = ["xp", "weight", "bias", "act", "y"]
@@ -64,7 +72,7 @@ def _layer_function() -> Any:
 
 
 @functools.cache
-def _compiled(n_arrays: int, n_static: int, n_ops: int) -> Any:
+def _compiled(n_arrays: int, n_static: int, n_ops: int) -> Callable[..., ArrayLike]:
     arrays = [f"a{i}" for i in range(n_arrays)]
     statics = [f"s{i}" for i in range(n_static)]
     body = render_body(arrays, statics, n_ops, xp="xp")
@@ -72,14 +80,21 @@ def _compiled(n_arrays: int, n_static: int, n_ops: int) -> Any:
     return _function("compute", ["xp", *arrays, *statics, "y"], body, filename)
 
 
-def compute(xp: Any, arrays: Sequence[Any], statics: Sequence[int], y: Any, n_ops: int) -> Any:
+def compute(
+    xp: types.ModuleType,
+    arrays: Sequence[ArrayLike],
+    statics: Sequence[int],
+    y: ArrayLike,
+    n_ops: int,
+) -> ArrayLike:
     """Evaluate the rendered body with the array module ``xp`` (``jax.numpy`` or NumPy)."""
     return _compiled(len(arrays), len(statics), n_ops)(xp, *arrays, *statics, y)
 
 
 def reference_calc(
-    arrays: Sequence[Any], statics: Sequence[int], y: Any, n_ops: int = 1
+    arrays: Sequence[ArrayLike], statics: Sequence[int], y: ArrayLike, n_ops: int = 1
 ) -> np.ndarray:
     """The expected result, computed with NumPy in float64 from host copies."""
     host = [np.asarray(a, dtype=np.float64) for a in arrays]
-    return compute(np, host, [int(s) for s in statics], np.asarray(y, dtype=np.float64), n_ops)
+    y = np.asarray(y, dtype=np.float64)
+    return np.asarray(compute(np, host, [int(s) for s in statics], y, n_ops))

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from jitbench.devices import Placement
+from jitbench.devices import Placement, resolve
 from jitbench.errors import JitbenchError
 from jitbench.strategies import Strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, layer_class
 from jitbench.strategies.computation import LAYER_FIELDS
+from jitbench.targets.kinds import object_kind
+
+if TYPE_CHECKING:
+    import jax
 
 DTYPES = ("float32", "float64", "bfloat16", "float16")
 DEFAULT_STATIC = 1
@@ -19,7 +23,7 @@ DEFAULT_STATIC = 1
 DRAWN = 1 << 20
 
 
-def check_size(size: Any) -> int:
+def check_size(size: object) -> int:
     """``size`` as an int, or JitbenchError when it is not a positive integer."""
     if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
         raise JitbenchError(f"size must be a positive integer, got {size!r}")
@@ -28,7 +32,7 @@ def check_size(size: Any) -> int:
 
 def random_array(
     placement: Placement, shape: tuple[int, ...], rng: np.random.Generator, dtype: str = "float32"
-) -> Any:
+) -> jax.Array:
     """An array of standard-normal values placed for ``placement``."""
     if dtype not in DTYPES:
         raise JitbenchError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
@@ -54,7 +58,7 @@ def make_instance(
     seed: int = 0,
     statics: int = DEFAULT_STATIC,
     probe: bool = False,
-) -> tuple[Any, Any]:
+) -> tuple[object, jax.Array]:
     """An instance with ``shape.n_arrays`` arrays of ``size`` elements, and its ``y``.
 
     Sharded placements round ``size`` up to a multiple of the device count;
@@ -67,7 +71,7 @@ def make_instance(
     cls = strategy.make_class(shape, probe=probe)
     length = placement.round_size(size)
     draw = functools.partial(random_array, placement, (length,), np.random.default_rng(seed), dtype)
-    fields: dict[str, Any] = {name: draw() for name in shape.array_fields}
+    fields: dict[str, object] = {name: draw() for name in shape.array_fields}
     fields.update(dict.fromkeys(shape.static_fields, statics))
     if shape.depth:
         layer = layer_class(cls)
@@ -76,3 +80,15 @@ def make_instance(
             layer(**{weight: draw(), bias: draw(), act: True}) for _ in range(shape.depth)
         ]
     return cls(**fields), draw()
+
+
+def class_kind(strategy: Strategy) -> str:
+    """The kind of object the strategy's class is (``kinds.object_kind``'s words): its
+    catalog entry's ``kind``, else (a plugin's) that of an instance made on the CPU."""
+    return strategy.kind or _made_kind(strategy)
+
+
+@functools.cache
+def _made_kind(strategy: Strategy) -> str:
+    obj, _ = make_instance(strategy, 4, resolve("cpu"))
+    return object_kind(obj)

@@ -1,4 +1,4 @@
-"""How each way of :mod:`jitbench.ways.catalog` is built from the user's object: a way's
+"""How each way of :mod:`jitbench.strategies.catalog` is built from the user's object: a way's
 ``build(obj, raw)`` returns ``bind``, and ``bind(obj)`` a :data:`Bound`; ``*_applies`` say
 why a way cannot be built for an object (None where it can).
 """
@@ -14,15 +14,24 @@ import operator
 import types
 import weakref
 from collections.abc import Callable
-from typing import Any
 
 from jitbench.compiles import block, count_compiles
 from jitbench.errors import JitbenchError
 from jitbench.targets import Target, edit, kinds
 from jitbench.targets import fields as fieldlib
+from jitbench.targets.snapshot import snapshot
 
+# A user's call without jit, taking the object first (a method, or a function of the object).
+Raw = Callable[..., object]
 # A built way: the function to call and the arguments it takes before the call's inputs.
-Bound = tuple[Callable[..., Any], tuple[Any, ...]]
+Bound = tuple[Callable[..., object], tuple[object, ...]]
+# A way's bind: each instance's Bound; its build: the bind, from the object and its raw call.
+Bind = Callable[[object], Bound]
+Build = Callable[[object, Raw], Bind]
+# Why a way cannot be built for an object (None: it can).
+Applies = Callable[[object], str | None]
+# A way's convert: from the object, what makes each new instance the object the way calls.
+Convert = Callable[[object], Callable[[object], object]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,12 +44,12 @@ class HeldCall:
     name: str
     unjitted: bool = False
 
-    def __call__(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, obj: object, *args: object, **kwargs: object) -> object:
         function = getattr(obj, self.name)
         return (_unwrapped(function) if self.unjitted else function)(*args, **kwargs)
 
 
-def written(target: Target) -> Callable[..., Any]:
+def written(target: Target) -> Raw:
     """The target's call as written, taking the object first: the method as its class holds
     it (its jit wrapper included), a function the object holds in a field (:class:`HeldCall`),
     or the function called as ``call(obj, *inputs)``."""
@@ -67,7 +76,7 @@ def held(target: Target) -> bool:
         return False
 
 
-def held_method(target: Target, raw: Callable[..., Any]) -> bool:
+def held_method(target: Target, raw: Raw) -> bool:
     """Whether ``raw`` (:func:`unjitted`) is the object's own method under a jit the object
     holds in a field of another name (``self.jitted = jax.jit(self.calc)``)."""
     try:
@@ -76,7 +85,7 @@ def held_method(target: Target, raw: Callable[..., Any]) -> bool:
         return False
 
 
-def unjitted(target: Target) -> Callable[..., Any]:
+def unjitted(target: Target) -> Raw:
     """The raw function under the target's call: :func:`written` with its jit wrappers, which
     keep it as ``__wrapped__``, removed; a plain function's ``__wrapped__`` is the user's own
     decorator (numpyro's ``@validate_sample``), part of what the call computes: kept."""
@@ -89,19 +98,19 @@ def unjitted(target: Target) -> Callable[..., Any]:
     return dataclasses.replace(call, unjitted=True)  # what the object holds, read at every call
 
 
-def _unwrapped(call: Any) -> Any:
+def _unwrapped(call: Raw) -> Raw:
     while hasattr(call, "__wrapped__") and not _plain(call):
         call = call.__wrapped__
     return call
 
 
-def _plain(call: Any) -> bool:
+def _plain(call: Raw) -> bool:
     """Whether ``call`` is a Python function (or a method of one), not a jit's wrapper."""
     function = call.__func__ if isinstance(call, types.MethodType) else call
     return isinstance(function, types.FunctionType)
 
 
-def as_written(target: Target, bind: Callable[[Any], Bound]) -> bool:
+def as_written(target: Target, bind: Bind) -> bool:
     """Whether a way calls the object through the very jit the call is written with: the same
     wrapper type (``jax.jit``, ``nnx.jit``, ``eqx.filter_jit``) with equal options around the
     same function. A wrapper whose options do not compare equal is never taken for it."""
@@ -110,7 +119,7 @@ def as_written(target: Target, bind: Callable[[Any], Bound]) -> bool:
     if function is None or type(function) is not type(mine):
         return False
 
-    def options(wrapper: Any) -> dict[str, Any]:
+    def options(wrapper: object) -> dict[str, object]:
         found = getattr(wrapper, "__dict__", {})
         # A named tuple by its fields: jax.jit's options compare by identity otherwise.
         return {
@@ -127,7 +136,7 @@ def as_written(target: Target, bind: Callable[[Any], Bound]) -> bool:
 # --- A plain object's attributes: arrays as children, the rest as auxiliary data -------------
 
 
-def attributes(obj: Any) -> list[tuple[str, Any]] | None:
+def attributes(obj: object) -> list[tuple[str, object]] | None:
     """The object's own attributes (``__dict__`` or slots), or None for no class instance."""
     found = fieldlib.children(obj)
     if found is None or not all(key[0] == "attr" for key, _, _ in found):
@@ -135,13 +144,13 @@ def attributes(obj: Any) -> list[tuple[str, Any]] | None:
     return [(key[1], value) for key, _, value in found]
 
 
-def _holds_array(value: Any) -> bool:
+def _holds_array(value: object) -> bool:
     import jax
 
     return any(kinds.is_array(leaf) for leaf in jax.tree_util.tree_leaves(value))
 
 
-def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def split_attributes(obj: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The attributes holding arrays (traced: a pytree's children) and the rest (static), a
     jit of the object's own method left out (the way replaces it: docs/design.md)."""
     found = [(n, v) for n, v in attributes(obj) or [] if not _own_jit(obj, v)]
@@ -149,12 +158,12 @@ def split_attributes(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return children, tuple(n for n, _ in found if n not in children)
 
 
-def _own_jit(obj: Any, value: Any) -> bool:
+def _own_jit(obj: object, value: object) -> bool:
     wrapped = getattr(value, "__wrapped__", None)
     return kinds.is_jitted(value) and getattr(wrapped, "__self__", None) is obj
 
 
-def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
     """A function reading these attributes as a tuple (what a method writes: self.x)."""
     if not names:
         return lambda obj: ()
@@ -171,10 +180,10 @@ class PerObject:
     """A way's bind whose :data:`Bound` is built once per object (``make(obj)``), forgotten
     when the object goes."""
 
-    def __init__(self, make: Callable[[Any], Bound]) -> None:
-        self.make, self.built = make, {}
+    def __init__(self, make: Bind) -> None:
+        self.make, self.built = make, dict[int, Bound]()
 
-    def __call__(self, obj: Any) -> Bound:
+    def __call__(self, obj: object) -> Bound:
         key = id(obj)
         if key not in self.built:
             self.built[key] = self.make(obj)
@@ -187,18 +196,18 @@ class PerObject:
 @dataclasses.dataclass(frozen=True, eq=False, slots=True)
 class _ValueKey:
     """The object as a static argument hashed and compared by its values, as the value hash's
-    code (``ways.VALUE_HASH``) hashes it; ``fields``: the walk's, for an object without
-    attributes of its own."""
+    code (``catalog.STATIC_SELF_VALUE_HASH``) hashes it; ``fields``: the walk's, for an object
+    without attributes of its own."""
 
-    obj: Any
+    obj: object
     fields: list[fieldlib.Field]
 
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[object, ...]:
         """The object's own attributes (:func:`attributes`) flattened, the structure written out
         and arrays by their shape, dtype and bytes; without attributes, its fields' values."""
         import jax
 
-        def value(leaf: Any) -> Any:
+        def value(leaf: object) -> object:
             if kinds.is_array(leaf):
                 return leaf.shape, str(leaf.dtype), kinds.on_host(leaf).tobytes()
             return leaf
@@ -220,26 +229,24 @@ class _ValueKey:
 class _TakingObject:
     """The bind of a way that calls its jitted function with the object as its argument."""
 
-    jitted: Callable[..., Any]
+    jitted: Callable[..., object]
 
-    def __call__(self, obj: Any) -> Bound:
+    def __call__(self, obj: object) -> Bound:
         return self.jitted, (obj,)
 
 
-def taking_object(
-    wrapper: str, **options: Any
-) -> Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]]:
+def taking_object(wrapper: str, **options: object) -> Build:
     """The build of a way that calls ``wrapper(raw, **options)`` with the object as its
     argument; ``wrapper`` is ``module:function`` (``jax:jit``), imported when it is built."""
     module, _, name = wrapper.partition(":")
 
-    def build(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+    def build(obj: object, raw: Raw) -> Bind:
         return _TakingObject(getattr(importlib.import_module(module), name)(raw, **options))
 
     return build
 
 
-def jit_held_call(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+def jit_held_call(obj: object, raw: Raw) -> Bind:
     """``jax.jit`` of the function the object holds, made once per function (haiku's
     ``apply = jax.jit(forward.apply)``): the object is no argument, only what it holds is
     called; a new function (a new instance's) is a new jit."""
@@ -257,10 +264,12 @@ def jit_held_call(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
             "could not be let go with it"
         ) from None
 
-    def jit(function: Any) -> Bound:  # through a weak reference: the jit lets the function go
+    def jit(
+        function: Callable[..., object],
+    ) -> Bound:  # through a weak reference: the jit lets the function go
         ref = weakref.ref(function)
 
-        def call(*args: Any, **kwargs: Any) -> Any:
+        def call(*args: object, **kwargs: object) -> object:
             return ref()(*args, **kwargs)
 
         call.__name__ = getattr(function, "__name__", "call")
@@ -272,7 +281,7 @@ def jit_held_call(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     return lambda o: jits(getattr(o, raw.name))
 
 
-def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+def value_hash(obj: object, raw: Raw) -> Bind:
     import jax
 
     jitted = jax.jit(lambda key, *args, **kwargs: raw(key.obj, *args, **kwargs), static_argnums=0)
@@ -280,7 +289,7 @@ def value_hash(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
     return lambda o: (jitted, (_ValueKey(o, walked),))
 
 
-def value_hash_applies(obj: Any) -> str | None:
+def value_hash_applies(obj: object) -> str | None:
     import jax
 
     own = attributes(obj)
@@ -299,7 +308,7 @@ def value_hash_applies(obj: Any) -> str | None:
     return None
 
 
-def leaves_traceable(obj: Any) -> str | None:
+def leaves_traceable(obj: object) -> str | None:
     """Why ``jax.jit`` cannot take the object as an argument: a leaf it cannot trace."""
     import jax
 
@@ -316,7 +325,7 @@ def leaves_traceable(obj: Any) -> str | None:
     )
 
 
-def nnx_pytree_applies(obj: Any) -> str | None:
+def nnx_pytree_applies(obj: object) -> str | None:
     """Why ``jax.jit`` cannot take an nnx.Module as an argument: no pytree before flax 0.12,
     or a leaf it cannot trace."""
     import jax
@@ -332,15 +341,13 @@ def nnx_pytree_applies(obj: Any) -> str | None:
     return leaves_traceable(obj)
 
 
-def writes(target: Target, raw: Callable[..., Any]) -> str:
+def writes(target: Target, raw: Raw) -> str:
     """What the raw call writes into the object, called without jit on a copy: the pytree
     leaves and attributes it replaces, named (``count``, ``bn.mean`` and 3 more), or ""
     (it writes nothing, or the copy or the call fails: the audit says why)."""
     import jax
 
-    from jitbench.targets.snapshot import snapshot
-
-    def state(obj: Any) -> dict[str, Any]:
+    def state(obj: object) -> dict[str, object]:
         found = {
             jax.tree_util.keystr(path).lstrip(".").removesuffix(".value"): leaf
             for path, leaf in jax.tree_util.tree_flatten_with_path(obj)[0] if leaf is not obj
@@ -363,7 +370,7 @@ def writes(target: Target, raw: Callable[..., Any]) -> str:
     return fieldlib.named(changed, 2)
 
 
-def plain_applies(obj: Any) -> str | None:
+def plain_applies(obj: object) -> str | None:
     if attributes(obj) is None:
         return f"a {type(obj).__name__} has no attributes of its own to split"
     children, aux = split_attributes(obj)
@@ -378,7 +385,7 @@ def plain_applies(obj: Any) -> str | None:
     return None
 
 
-def plain_pytree(obj: Any) -> Callable[[Any], Any]:
+def plain_pytree(obj: object) -> Callable[[object], object]:
     """A new instance as one of a subclass registered as a pytree (its class stays as it is)."""
     import jax
 
@@ -394,20 +401,24 @@ def plain_pytree(obj: Any) -> Callable[[Any], Any]:
     return lambda o: edit.without_init(sub, names, tuple(getattr(o, n) for n in names))
 
 
-def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+def helper_function(obj: object, raw: Raw) -> Bind:
     import jax
 
     children, aux = split_attributes(obj)
     cls, names = type(obj), (*children, *aux)
 
     @functools.partial(jax.jit, static_argnums=0)
-    def helper(statics: tuple[Any, ...], arrays: tuple[Any, ...], *args: Any, **kwargs: Any) -> Any:
+    def helper(
+        statics: tuple[object, ...], arrays: tuple[object, ...], *args: object, **kwargs: object
+    ) -> object:
         return raw(edit.without_init(cls, names, (*arrays, *statics)), *args, **kwargs)
 
     get_children, get_aux = _getter(children), _getter(aux)
 
-    def bind(o: Any) -> Bound:
-        def method(*args: Any, **kwargs: Any) -> Any:  # the method's body: self.x, self.mul
+    def bind(o: object) -> Bound:
+        def method(
+            *args: object, **kwargs: object
+        ) -> object:  # the method's body: self.x, self.mul
             return helper(get_aux(o), get_children(o), *args, **kwargs)
 
         return method, ()
@@ -415,13 +426,13 @@ def helper_function(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]
     return bind
 
 
-def hoisted(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+def hoisted(obj: object, raw: Raw) -> Bind:
     """``jax.jit(partial(raw, obj))`` made once per object, as a user's loop makes it, the
     object read through a weak reference so that jitbench's store keeps none alive (one with
     no weak reference is held, as the user's closure holds it)."""
     import jax
 
-    def make(o: Any) -> Bound:
+    def make(o: object) -> Bound:
         try:
             ref = weakref.ref(o)
         except TypeError:
@@ -444,18 +455,18 @@ def jits_at_every_call(target: Target) -> bool:
     return again.compiles > 0
 
 
-def partition_once(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+def partition_once(obj: object, raw: Raw) -> Bind:
     import equinox as eqx
     import jax
 
     @functools.partial(jax.jit, static_argnums=1)
-    def step(params: Any, static: Any, *args: Any, **kwargs: Any) -> Any:
+    def step(params: object, static: object, *args: object, **kwargs: object) -> object:
         return raw(eqx.combine(params, static), *args, **kwargs)
 
     return PerObject(lambda o: (step, eqx.partition(o, eqx.is_array)))
 
 
-def partition_applies(obj: Any) -> str | None:
+def partition_applies(obj: object) -> str | None:
     """Why ``jax.jit`` cannot hash the module's static part: a list, dict or set in it (a
     container eqx.partition keeps as it is, its arrays replaced by None)."""
     import equinox as eqx
@@ -482,7 +493,7 @@ def partition_applies(obj: Any) -> str | None:
     )
 
 
-def tree_mode_applies(obj: Any) -> str | None:
+def tree_mode_applies(obj: object) -> str | None:
     from flax import nnx
 
     if "graph" in inspect.signature(nnx.jit).parameters:
@@ -492,34 +503,34 @@ def tree_mode_applies(obj: Any) -> str | None:
     return f"flax {flax.__version__}'s nnx.jit has no graph=False (tree mode): a newer flax has"
 
 
-def jit_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+def jit_partial(obj: object, raw: Raw) -> Bind:
     from flax import nnx
 
     return PerObject(lambda o: (nnx.jit_partial(raw, o, graph=False), ()))
 
 
-def cached_partial(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+def cached_partial(obj: object, raw: Raw) -> Bind:
     from flax import nnx
 
     jitted = nnx.jit(raw)
     return PerObject(lambda o: (nnx.cached_partial(jitted, o), ()))
 
 
-def split_merge(obj: Any, raw: Callable[..., Any]) -> Callable[[Any], Bound]:
+def split_merge(obj: object, raw: Raw) -> Bind:
     import jax
     from flax import nnx
 
     @jax.jit
-    def step(graphdef: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+    def step(graphdef: object, state: object, *args: object, **kwargs: object) -> object:
         model = nnx.merge(graphdef, state)
         out = raw(model, *args, **kwargs)
         return out, nnx.state(model)
 
-    def split(o: Any) -> Bound:
+    def split(o: object) -> Bound:
         graphdef, first = nnx.split(o)
         held = [first]
 
-        def call(*args: Any, **kwargs: Any) -> Any:  # the user's loop: the state fed back
+        def call(*args: object, **kwargs: object) -> object:  # the user's loop: the state fed back
             out, held[0] = step(graphdef, held[0], *args, **kwargs)
             return out
 

@@ -1,38 +1,53 @@
 """Ways of jitting a user's call (``jitbench advise``), by kind of object, each built from the
-user's own object and method: a :class:`Way` and its :class:`WaySubject` (see docs/advise.md).
+user's own object and method: each an entry of :mod:`jitbench.strategies.catalog` (a
+:class:`~jitbench.strategies.catalog.Way`), and its :class:`WaySubject` (see docs/advise.md).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import itertools
+import textwrap
 from collections.abc import Callable
-from typing import Any
 
 from jitbench.auditing.subject import Walked, call_args
 from jitbench.errors import JitbenchError
-from jitbench.strategies.codegen import tuple_source
+from jitbench.strategies.catalog import AS_WRITTEN as AS_WRITTEN  # advise's first row
+from jitbench.strategies.catalog import (
+    BOUND_METHOD_JIT,
+    EQUINOX_FILTER_JIT,
+    EQX_PARTITION,
+    FLAX_NNX_JIT,
+    HELPER_FUNCTION,
+    JIT_HELD_CALL,
+    JIT_TAKING_OBJECT,
+    NNX_CACHED_PARTIAL,
+    NNX_JIT_PARTIAL,
+    NNX_SPLIT_MERGE,
+    NNX_TAKING_OBJECT,
+    NNX_TREE_MODE,
+    NO_BODY,
+    PYTREE_CLASS,
+    STATIC_SELF_VALUE_HASH,
+    WRITTEN,
+    Names,
+    Way,
+)
 from jitbench.targets import Target, kinds
 from jitbench.ways import builders as build
-from jitbench.ways.builders import Bound
+from jitbench.ways.builders import Raw
 
-AS_WRITTEN = "as written"
 # The kinds of object that have ways (kinds.object_kind's words, and "plain class").
 NNX, EQX, PYTREE, PLAIN = "nnx.Module", "eqx.Module", "registered pytree", "plain class"
 
 
-_NO_BODY = "    ...  # the body of {fn}, with these names for self.<name>"
-
-
-def helper_body(raw: Callable[..., Any], attributes: tuple[str, ...]) -> str | None:
+def helper_body(raw: Raw, attributes: tuple[str, ...]) -> str | None:
     """The body of ``raw`` (a method, or a function of the object) with every
     ``self.<attribute>`` read as ``<attribute>``, indented once; None where it cannot be
     rewritten so (no source, ``self`` used otherwise, an attribute whose name the body
     already uses)."""
-    import ast
-    import textwrap
-
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(raw)))
     except (OSError, TypeError, SyntaxError):
@@ -65,26 +80,7 @@ def helper_body(raw: Callable[..., Any], attributes: tuple[str, ...]) -> str | N
     return textwrap.indent("\n".join(ast.unparse(statement) for statement in body), "    ")
 
 
-@dataclasses.dataclass(frozen=True)
-class Names:
-    """What a way's code snippet reads: the class, the call and its arguments."""
-
-    cls: str
-    fn: str  # the raw function as the user names it: Scaler.calc, forward
-    name: str  # the jitted call's name: calc (a method's), forward_jit (a function's)
-    args: str  # the call's arguments after the object: y / x, key
-    var: str  # the object's name in the snippet: model, obj
-    children: tuple[str, ...] = ()
-    aux: tuple[str, ...] = ()
-    state: str = "vars(obj)"  # the object's attributes as a dict (slots named one by one)
-    data: str = "leaf"  # what an array's hashed bytes are read from (a typed key: its data)
-    prelude: str = ""  # a helper the snippet needs first
-    unjitted: str = ""  # the comment on where the raw function comes from
-    body: str = _NO_BODY  # the raw function's body, self.<name> read as <name> (indented)
-    held: str = ""  # the field holding the function called (build.HeldCall), if it is one
-
-
-def names_of(target: Target, raw: Callable[..., Any]) -> Names:
+def names_of(target: Target, raw: Raw) -> Names:
     """The names the snippets use, from the object's class and the raw call's signature."""
     import jax
 
@@ -126,13 +122,13 @@ def names_of(target: Target, raw: Callable[..., Any]) -> Names:
         unjitted = f"{var}.{raw.name} as written"
     body = helper_body(raw, (*children, *aux)) if attributes is not None and not held else None
     names = Names(cls, fn, name, ", ".join(args), var, children, aux, state, unjitted=unjitted,
-                  body=body or _NO_BODY, held=raw.name if held else "")  # fmt: skip
+                  body=body or NO_BODY, held=raw.name if held else "")  # fmt: skip
     if any(kinds.is_key(leaf) for leaf in jax.tree_util.tree_leaves(attributes or [])):
         return dataclasses.replace(names, data="_data(leaf)", prelude=_KEY_DATA)
     return names
 
 
-def _positional(function: Callable[..., Any]) -> list[str]:
+def _positional(function: Callable[..., object]) -> list[str]:
     """The names of ``function``'s parameters up to its ``*args`` (a signature's names)."""
     params = inspect.signature(function).parameters.values()
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -148,255 +144,21 @@ def _data(leaf):   # a typed PRNG key (jax.random.key): its key data
 """
 
 
-# --- The ways --------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Way:
-    """One way of jitting the call: its name, what it costs its user (``caveat``), the code to
-    write (``snippet``, formatted with :class:`Names`), how it is built (``build(obj, raw)``
-    returns ``bind``: ``bind(obj)`` is a :data:`~jitbench.ways.builders.Bound`), why it cannot be
-    (``applies``), ``convert`` (a new instance into the object the way calls) and whether
-    its call hashes non-array leaves (``filters``)."""
-
-    name: str
-    caveat: str
-    snippet: str
-    build: Callable[[Any, Callable[..., Any]], Callable[[Any], Bound]] | None = None
-    applies: Callable[[Any], str | None] = lambda obj: None
-    convert: Callable[[Any], Callable[[Any], Any]] | None = None
-    filters: bool = False  # the call hashes non-array leaves (eqx.filter_jit)
-    body: bool = False  # its code carries the call's body (:func:`helper_body`)
-    # Its jit takes a copy of the object (a pytree flattened and rebuilt): what the call writes
-    # into the object is not written back, so it is not built for a call that writes.
-    copies: bool = False
-
-    def code(self, names: Names) -> str:
-        """The snippet for this object's class and call."""
-        fields = dataclasses.asdict(names)
-        fields["comma_args"] = f", {names.args}" if names.args else ""
-        fields["body"] = names.body.replace("{fn}", names.fn)
-        for part in ("children", "aux"):
-            attributes = getattr(names, part)
-            fields[f"{part}_of"] = tuple_source([f"o.{n}" for n in attributes])
-            fields[f"self_{part}"] = tuple_source([f"self.{n}" for n in attributes])
-            fields[f"set_{part}"] = tuple_source([f"obj.{n}" for n in attributes])
-            fields[f"bare_{part}"] = tuple_source(attributes)
-        return self.snippet.format(**fields).strip("\n")
-
-
-WRITTEN = Way(AS_WRITTEN, "", "")
-
-VALUE_HASH = Way(
-    "static self, value hash",
-    "the object is hashed at every call (any array it holds copied to the host), and every "
-    "object jit compiled for stays alive in its cache: memory grows with every new value",
-    """{prelude}
-def _key(obj):   # every field: arrays by shape, dtype and bytes, static data written out
-    leaves, structure = jax.tree_util.tree_flatten({state})
-    return str(structure), tuple(   # str: a PyTreeDef's hash omits static data
-        (leaf.shape, str(leaf.dtype), {data}.tobytes()) if hasattr({data}, "tobytes") else leaf
-        for leaf in leaves
-    )
-
-{cls}.__hash__ = lambda self: hash(_key(self))
-{cls}.__eq__ = lambda self, other: type(other) is type(self) and _key(self) == _key(other)
-{name} = partial(jax.jit, static_argnums=0)({fn})   # {unjitted}
-{name}({var}{comma_args})
-""",
-    build.value_hash,
-    build.value_hash_applies,
-    filters=True,  # every leaf is hashed, numbers too
-)
-
-JIT_TAKING_OBJECT = Way(
-    "jax.jit, object as argument",
-    "every non-array field must be static (auxiliary data); a number leaf is traced",
-    """
-{name} = jax.jit({fn})   # {unjitted}
-{name}({var}{comma_args})
-""",
-    build.taking_object("jax:jit"),
-    build.leaves_traceable,
-    copies=True,
-)
-
-PLAIN_WAYS = (
-    Way(
-        "pytree registration",
-        "the class must be rebuilt from its attributes without __init__; every non-array "
-        "attribute is static (hashed, compared): a new value compiles once",
-        """
-def _unflatten(aux, children):
-    obj = object.__new__({cls})
-    {set_children} = children
-    {set_aux} = aux
-    return obj
-
-jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _unflatten)
-{name} = jax.jit({fn})   # {unjitted}
-{name}({var}{comma_args})
-""",
-        build.taking_object("jax:jit"),
-        build.plain_applies,
-        build.plain_pytree,
-        copies=True,
-    ),
-    Way(
-        "helper function",
-        "the method's body moves to a module-level function; every attribute it reads is "
-        "passed in (flags static), so a new attribute is a new argument to add",
-        """
-@partial(jax.jit, static_argnums=0)
-def _{name}(statics, arrays{comma_args}):
-    {bare_aux}, {bare_children} = statics, arrays
-{body}
-
-def {name}(self{comma_args}):   # {fn}'s new body: write it in its place
-    return _{name}({self_aux}, {self_children}{comma_args})
-
-{name}({var}{comma_args})
-""",
-        build.helper_function,
-        build.plain_applies,
-        body=True,
-        copies=True,
-    ),
-    VALUE_HASH,
-)
-
-# Offered only where the call as written makes a new jit at every call (ways_of).
-HOISTED = Way(
-    "jit made once, outside the loop",
-    "the jit closes over the object as it is when made: a change made to it in place after is "
-    "not seen (make the jit again after the change, or pass the changed value as an "
-    "argument); a new object needs a jit of its own",
-    """
-{name} = jax.jit(partial({fn}, {var}))   # once, outside the loop
-{name}({args})
-""",
-    build.hoisted,
-)
-
-PYTREE_WAYS = (JIT_TAKING_OBJECT, VALUE_HASH)
-
-# Offered where the call is a function the object holds (build.HeldCall), whatever its kind.
-JIT_HELD_CALL = Way(
-    "jax.jit of the call",
-    "the function the object holds is jitted alone, once per function: a new instance holding "
-    "new functions (hk.transform called again) compiles again; the object is no argument",
-    """
-{name} = jax.jit({var}.{held})   # once, outside the loop
-{name}({args})
-""",
-    build.jit_held_call,
-)
-
-EQX_WAYS = (
-    Way(
-        "eqx.filter_jit",
-        "every call flattens the module and hashes its non-array leaves (a Python number "
-        "too: a new value compiles)",
-        """
-{name} = eqx.filter_jit({fn})
-{name}({var}{comma_args})
-""",
-        build.taking_object("equinox:filter_jit"),
-        filters=True,
-    ),
-    JIT_TAKING_OBJECT,
-    Way(
-        "jax.jit over eqx.partition",
-        "the partition is made once per model, outside the loop: a changed model must be "
-        "partitioned again, and the static part is hashed at every call",
-        """
-params, static = eqx.partition({var}, eqx.is_array)   # once, outside the loop
-
-@partial(jax.jit, static_argnums=1)
-def {name}(params, static{comma_args}):
-    return {fn}(eqx.combine(params, static){comma_args})
-
-{name}(params, static{comma_args})
-""",
-        build.partition_once,
-        build.partition_applies,
-        filters=True,  # a number is no array: eqx.partition puts it in the hashed part
-    ),
-    VALUE_HASH,
-)
-
+# The ways of each kind of object, after the call as written.
+PLAIN_WAYS = (PYTREE_CLASS, HELPER_FUNCTION, STATIC_SELF_VALUE_HASH)
+PYTREE_WAYS = (JIT_TAKING_OBJECT, STATIC_SELF_VALUE_HASH)
+EQX_WAYS = (EQUINOX_FILTER_JIT, JIT_TAKING_OBJECT, EQX_PARTITION, STATIC_SELF_VALUE_HASH)
 NNX_WAYS = (
-    # flax 0.12's nnx.Module is a pytree: plain jax.jit takes it, as flax's docs show.
-    dataclasses.replace(
-        JIT_TAKING_OBJECT,
-        caveat="the module is a pytree (flax 0.12 and later): every call flattens it, its "
-        "Variables traced and its other attributes hashed; what the call writes into it (a "
-        "BatchNorm's statistics, a counter) is not written back, so a call that writes needs "
-        "nnx.jit",
-        applies=build.nnx_pytree_applies,
-    ),
-    Way(
-        "nnx.jit",
-        "every call walks the module's graph in Python (the cost grows with its size)",
-        """
-{name} = nnx.jit({fn})
-{name}({var}{comma_args})
-""",
-        build.taking_object("flax.nnx:jit"),
-    ),
-    Way(
-        "nnx.jit(graph=False)",
-        "tree mode: the module must be a tree: a Variable or sub-module reachable from two "
-        "attributes (shared weights) makes the call raise",
-        """
-{name} = nnx.jit({fn}, graph=False)
-{name}({var}{comma_args})
-""",
-        build.taking_object("flax.nnx:jit", graph=False),
-        build.tree_mode_applies,
-    ),
-    Way(
-        "nnx.jit_partial",
-        "the model is flattened once, when the partial is made: a change to it made after "
-        "(a new attribute value, a swapped sub-module) needs a new partial",
-        """
-{name} = nnx.jit_partial({fn}, {var}, graph=False)   # once, outside the loop
-{name}({args})
-""",
-        build.jit_partial,
-        build.tree_mode_applies,
-    ),
-    Way(
-        "nnx.cached_partial",
-        "the model's graph is cached when the partial is made: a structural change to it "
-        "made after needs a new partial",
-        """
-{name} = nnx.cached_partial(nnx.jit({fn}), {var})   # once, outside the loop
-{name}({args})
-""",
-        build.cached_partial,
-    ),
-    Way(
-        "jax.jit over nnx.split",
-        "the model is split once and its state fed back: a change made to the model after "
-        "the split is not seen (split again, or nnx.update the model from the state)",
-        """
-graphdef, state = nnx.split({var})   # once, outside the loop
-
-@jax.jit
-def {name}(graphdef, state{comma_args}):
-    {var} = nnx.merge(graphdef, state)
-    out = {fn}({var}{comma_args})
-    return out, nnx.state({var})
-
-out, state = {name}(graphdef, state{comma_args})   # nnx.update({var}, state) when done
-""",
-        build.split_merge,
-    ),
+    NNX_TAKING_OBJECT,
+    FLAX_NNX_JIT,
+    NNX_TREE_MODE,
+    NNX_JIT_PARTIAL,
+    NNX_CACHED_PARTIAL,
+    NNX_SPLIT_MERGE,
 )
 
 
-def kind_of(obj: Any) -> str:
+def kind_of(obj: object) -> str:
     """The kind of object whose ways apply, or ``kinds.object_kind``'s words for one with
     none (an array, a number, a container: jit's own arguments already)."""
     if kinds.is_nnx_module(obj):
@@ -428,7 +190,7 @@ def ways_of(target: Target) -> tuple[Way, ...]:
     once where the call as written makes one at every call."""
     ways = ways_for(kind_of(target.obj), build.held(target))
     if len(ways) > 1 and build.jits_at_every_call(target):
-        return (ways[0], HOISTED, *ways[1:])
+        return (ways[0], BOUND_METHOD_JIT, *ways[1:])
     return ways
 
 
@@ -448,23 +210,23 @@ class WaySubject(Walked):
         self._convert = way.convert(target.obj) if way.convert else None
         self._bind = way.build(target.obj, self.raw) if way.build else None
         if self._bind is not None and build.as_written(target, self._bind):
-            raise JitbenchError(f"the call as written already jits with {way.name}")
+            raise JitbenchError(f"the call as written already jits with {way.label}")
         if way.copies and (written := build.writes(target, self.raw)):
             raise JitbenchError(
-                f"the call writes into the object without jit ({written}): {way.name} calls "
+                f"the call writes into the object without jit ({written}): {way.label} calls "
                 "a copy of it (flattened and rebuilt), so what the call writes is lost"
             )
         super().__init__(target)
-        self.name = f"{target.name} ({way.name})"
+        self.name = f"{target.name} ({way.label})"
         # Each way sees the fields as its own call does (docs/design.md, advise's ways).
         if way is not WRITTEN:
             self.filtered = way.filters
 
-    def new(self, seed: int = 0) -> Any:
+    def new(self, seed: int = 0) -> object:
         made = super().new(seed)
         return made if self._convert is None else self._convert(made)
 
-    def call(self, obj: Any) -> Callable[[], Any]:
+    def call(self, obj: object) -> Callable[[], object]:
         if self._bind is None:
             return super().call(obj)
         function, lead = self._bind(obj)
@@ -472,7 +234,7 @@ class WaySubject(Walked):
         # The call holds the object, as the user's code does (a hoisted jit reads it weakly).
         return lambda _held=obj: function(*lead, *inputs, **kwargs)
 
-    def code(self, obj: Any) -> tuple[str, dict[str, Any]]:
+    def code(self, obj: object) -> tuple[str, dict[str, object]]:
         if self._bind is None:
             return super().code(obj)
         function, lead = self._bind(obj)
@@ -481,7 +243,9 @@ class WaySubject(Walked):
         args = [f"a{i}" for i in range(len(lead))] + call_args(self.target)
         return f"function({', '.join(args)})", names
 
-    def unjitted(self, obj: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def unjitted(
+        self, obj: object, inputs: tuple[object, ...], kwargs: dict[str, object]
+    ) -> object:
         """The raw method's result (the oracle's call)."""
         return self.raw(obj, *inputs, **kwargs)
 
@@ -491,10 +255,10 @@ def way_subject(target: Target, name: str) -> WaySubject:
     does not apply to the object's kind)."""
     # The hoisted jit is a way only of a call that jits at every call (running it twice
     # tells): asked for by name only, as advise's counting process asks for its row.
-    hoisted = name == HOISTED.name
+    hoisted = name == BOUND_METHOD_JIT.label
     valid = ways_of(target) if hoisted else ways_for(kind_of(target.obj), build.held(target))
-    way = next((w for w in valid if w.name == name), None)
+    way = next((w for w in valid if w.label == name), None)
     if way is None:
-        choices = ", ".join(w.name for w in valid)
+        choices = ", ".join(w.label for w in valid)
         raise JitbenchError(f"unknown way {name!r} for {target.name!r}; valid: {choices}")
     return WaySubject(target, way)

@@ -1,0 +1,533 @@
+"""The catalog of ways to jit a method: one :class:`Way` per way, read by the suite and by
+``jitbench advise`` alike. A way the suite builds has a ``render`` (the class a user would
+write, :mod:`jitbench.strategies.codegen`); a way advise builds from a user's own object has a
+``build`` (:mod:`jitbench.ways.builders`) and a ``snippet`` (the code printed); a built-in
+strategy that advise offers too is one entry with both (``pytree_class`` is advise's "pytree
+registration"). Never imports JAX; design notes in docs/design.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import importlib.util
+from collections.abc import Callable
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from jitbench.errors import JitbenchError, StrategyUnavailable
+from jitbench.strategies import library_recipes, recipes
+from jitbench.strategies.codegen import (
+    DEFAULT_SHAPE,
+    Shape,
+    Template,
+    make_class,
+    source,
+    tuple_source,
+)
+from jitbench.ways import builders as build
+from jitbench.ways.builders import Applies, Build, Convert
+
+NO_BODY = "    ...  # the body of {fn}, with these names for self.<name>"
+
+
+@dataclasses.dataclass(frozen=True)
+class Names:
+    """What a way's code snippet reads: the class, the call and its arguments."""
+
+    cls: str
+    fn: str  # the raw function as the user names it: Scaler.calc, forward
+    name: str  # the jitted call's name: calc (a method's), forward_jit (a function's)
+    args: str  # the call's arguments after the object: y / x, key
+    var: str  # the object's name in the snippet: model, obj
+    children: tuple[str, ...] = ()
+    aux: tuple[str, ...] = ()
+    state: str = "vars(obj)"  # the object's attributes as a dict (slots named one by one)
+    data: str = "leaf"  # what an array's hashed bytes are read from (a typed key: its data)
+    prelude: str = ""  # a helper the snippet needs first
+    unjitted: str = ""  # the comment on where the raw function comes from
+    body: str = NO_BODY  # the raw function's body, self.<name> read as <name> (indented)
+    held: str = ""  # the field holding the function called (build.HeldCall), if it is one
+
+
+def _always(obj: object) -> str | None:
+    """Every object can be called this way."""
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Way:
+    """One way of putting ``jax.jit`` on a method: one entry of the catalog.
+
+    The suite's part (a built-in strategy, in :data:`jitbench.strategies.STRATEGIES`):
+    ``render`` turns a :class:`~jitbench.strategies.codegen.Template` into the source of a
+    module defining a class named after the way (``helper_function`` -> ``HelperFunction``)
+    with one constructor parameter per field and a ``calc(y)`` method; ``summary`` and
+    ``mechanism`` say what it is and what it costs. ``requires`` lists the importable
+    packages it needs, as requirement specifiers (``"flax>=0.12.1"``: that release or a newer
+    one), ``extra`` the pip extra that installs them, and ``holder`` the attribute holding the
+    fields when the class keeps them on another object (an nnx module) rather than on itself.
+    Its fields are changed as a user's object is, found by walking it (``jitbench.targets``).
+    ``function`` names a module-level jitted function the user calls on the fields
+    (``_calc(s0, a0, y)``), no method, no object: the floor the strategies are held to.
+    ``raises_on`` names the scenario steps (``jitbench.auditing.scenario``) where a call
+    raises by design, such as an AOT executable called with a new shape: the after-change
+    benchmark records those as n/a, and the tests check the audit sees exactly these errors.
+    ``kind`` is the kind of object its class is (``kinds.object_kind``'s words), what the
+    verdict compares a user's object with; "" where undeclared (a plugin's: its class says).
+
+    Advise's part (``jitbench advise``, built from a user's own object): ``label`` is its
+    name there (the way's own name where empty), ``caveat`` what it costs its user,
+    ``snippet`` the code to write (formatted with :class:`Names`), ``build(obj, raw)``
+    returns ``bind`` (``bind(obj)`` is a :data:`~jitbench.ways.builders.Bound`), ``applies``
+    says why it cannot be built for an object (None: it can), ``convert`` makes a new
+    instance into the object the way calls, ``filters``: its call hashes non-array leaves,
+    ``body``: its code carries the call's body, ``copies``: its jit takes a copy of the object
+    (a pytree flattened and rebuilt), so what the call writes into the object is not written
+    back, and it is not built for a call that writes.
+    """
+
+    name: str
+    summary: str = ""
+    mechanism: str = ""
+    render: Callable[[Template], str] | None = None
+    requires: tuple[str, ...] = ()
+    extra: str | None = None
+    holder: str = ""
+    raises_on: tuple[str, ...] = ()
+    function: str = ""
+    kind: str = ""
+    label: str = ""
+    caveat: str = ""
+    snippet: str = ""
+    build: Build | None = None
+    applies: Applies = _always
+    convert: Convert | None = None
+    filters: bool = False
+    body: bool = False
+    copies: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse what :attr:`unavailable_reason` could not parse later."""
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+        form = "a tuple of requirement specifiers such as ('flax>=0.12.1',)"
+        if not isinstance(self.requires, tuple):
+            raise JitbenchError(
+                f"strategy {self.name!r}: requires must be {form}, got {self.requires!r}"
+            )
+        for text in self.requires:
+            try:
+                Requirement(text if isinstance(text, str) else "")
+            except InvalidRequirement:
+                raise JitbenchError(
+                    f"strategy {self.name!r} requires {text!r}, which is not a requirement "
+                    f"specifier; expected {form}"
+                ) from None
+
+    @property
+    def libraries(self) -> frozenset[str]:
+        """The packages it needs, by name (``flax`` for ``flax>=0.12.1``)."""
+        return frozenset(Requirement(text).name for text in self.requires)
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        """Why the strategy cannot run here, or None when it can."""
+        hint = f" (pip install 'jitbench[{self.extra}]')" if self.extra else ""
+        for text in self.requires:
+            requirement = Requirement(text)
+            package = requirement.name
+            if importlib.util.find_spec(package) is None:
+                return f"strategy {self.name!r} needs package {package!r}{hint}"
+            installed = importlib.metadata.version(package)
+            if not requirement.specifier.contains(installed, prereleases=True):
+                return f"strategy {self.name!r} needs {text}, found {package} {installed}"
+        return None
+
+    @property
+    def available(self) -> bool:
+        return self.unavailable_reason is None
+
+    def check_available(self) -> None:
+        """Raise :class:`StrategyUnavailable` (asv shows n/a) when a package is missing."""
+        reason = self.unavailable_reason
+        if reason is not None:
+            raise StrategyUnavailable(reason)
+
+    def make_class(self, shape: Shape = DEFAULT_SHAPE, *, probe: bool = False) -> type:
+        """The generated class for ``shape`` (one class per shape, cached)."""
+        return make_class(self, shape, probe)
+
+    def source(self, shape: Shape = DEFAULT_SHAPE) -> str:
+        """The generated module source for ``shape``."""
+        return source(self, shape)
+
+    def code(self, names: Names) -> str:
+        """Advise's snippet for this object's class and call."""
+        fields = dataclasses.asdict(names)
+        fields["comma_args"] = f", {names.args}" if names.args else ""
+        fields["body"] = names.body.replace("{fn}", names.fn)
+        for part in ("children", "aux"):
+            attributes = getattr(names, part)
+            fields[f"{part}_of"] = tuple_source([f"o.{n}" for n in attributes])
+            fields[f"self_{part}"] = tuple_source([f"self.{n}" for n in attributes])
+            fields[f"set_{part}"] = tuple_source([f"obj.{n}" for n in attributes])
+            fields[f"bare_{part}"] = tuple_source(attributes)
+        return self.snippet.format(**fields).strip("\n")
+
+
+# --- The catalog: the built-in strategies in the suite's order, then advise's ways alone ----
+
+OBJECT = "plain object"  # kinds.object_kind's word for an instance of an ordinary class
+EAGER = Way(
+    "eager",
+    "plain Python method, no jit: the baseline",
+    "op-by-op dispatch of jax.numpy, nothing cached",
+    recipes.eager,
+    kind=OBJECT,
+)
+
+# Offered by advise only where the call as written makes a new jit at every call (ways_of).
+BOUND_METHOD_JIT = Way(
+    "bound_method_jit",
+    "jax.jit(obj.calc) wrapped once per instance and reused",
+    "attributes are closed over at trace time; the key ignores them (stale after a change)",
+    recipes.bound_method_jit,
+    kind=OBJECT,
+    label="jit made once, outside the loop",
+    caveat="the jit closes over the object as it is when made: a change made to it in place "
+    "after is not seen (make the jit again after the change, or pass the changed value as an "
+    "argument); a new object needs a jit of its own",
+    snippet="""
+{name} = jax.jit(partial({fn}, {var}))   # once, outside the loop
+{name}({args})
+""",
+    build=build.hoisted,
+)
+
+HELPER_FUNCTION = Way(
+    "helper_function",
+    "method calls a module-level jitted function, flags static (JAX docs, strategy 1)",
+    "flags as static_argnums, arrays as dynamic arguments",
+    recipes.helper_function,
+    kind=OBJECT,
+    label="helper function",
+    caveat="the method's body moves to a module-level function; every attribute it reads is "
+    "passed in (flags static), so a new attribute is a new argument to add",
+    snippet="""
+@partial(jax.jit, static_argnums=0)
+def _{name}(statics, arrays{comma_args}):
+    {bare_aux}, {bare_children} = statics, arrays
+{body}
+
+def {name}(self{comma_args}):   # {fn}'s new body: write it in its place
+    return _{name}({self_aux}, {self_children}{comma_args})
+
+{name}({var}{comma_args})
+""",
+    build=build.helper_function,
+    applies=build.plain_applies,
+    body=True,
+    copies=True,
+)
+
+STATIC_SELF_VALUE_HASH = Way(
+    "static_self_value_hash",
+    "static self with __hash__/__eq__ over field values (JAX docs, strategy 2)",
+    "self is static and hashed by value; arrays hashed by content, baked in as constants",
+    recipes.static_self_value_hash,
+    kind=OBJECT,
+    label="static self, value hash",
+    caveat="the object is hashed at every call (any array it holds copied to the host), and "
+    "every object jit compiled for stays alive in its cache: memory grows with every new value",
+    snippet="""{prelude}
+def _key(obj):   # every field: arrays by shape, dtype and bytes, static data written out
+    leaves, structure = jax.tree_util.tree_flatten({state})
+    return str(structure), tuple(   # str: a PyTreeDef's hash omits static data
+        (leaf.shape, str(leaf.dtype), {data}.tobytes()) if hasattr({data}, "tobytes") else leaf
+        for leaf in leaves
+    )
+
+{cls}.__hash__ = lambda self: hash(_key(self))
+{cls}.__eq__ = lambda self, other: type(other) is type(self) and _key(self) == _key(other)
+{name} = partial(jax.jit, static_argnums=0)({fn})   # {unjitted}
+{name}({var}{comma_args})
+""",
+    build=build.value_hash,
+    applies=build.value_hash_applies,
+    filters=True,  # every leaf is hashed, numbers too
+)
+
+PYTREE_CLASS = Way(
+    "pytree_class",
+    "register_pytree_node_class, plain jax.jit on the method (JAX docs, strategy 3)",
+    "arrays are children, flags aux data; Python tree_flatten at every call",
+    recipes.pytree_class,
+    kind="pytree",
+    label="pytree registration",
+    caveat="the class must be rebuilt from its attributes without __init__; every non-array "
+    "attribute is static (hashed, compared): a new value compiles once",
+    snippet="""
+def _unflatten(aux, children):
+    obj = object.__new__({cls})
+    {set_children} = children
+    {set_aux} = aux
+    return obj
+
+jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _unflatten)
+{name} = jax.jit({fn})   # {unjitted}
+{name}({var}{comma_args})
+""",
+    build=build.taking_object("jax:jit"),
+    applies=build.plain_applies,
+    convert=build.plain_pytree,
+    copies=True,
+)
+
+EQUINOX_FILTER_JIT = Way(
+    "equinox_filter_jit",
+    "eqx.Module with eqx.filter_jit on the method",
+    "arrays partitioned from everything else at every call; frozen, dataclasses.replace",
+    library_recipes.equinox_filter_jit,
+    requires=("equinox",),
+    extra="equinox",
+    kind="eqx.Module",
+    label="eqx.filter_jit",
+    caveat="every call flattens the module and hashes its non-array leaves (a Python number "
+    "too: a new value compiles)",
+    snippet="""
+{name} = eqx.filter_jit({fn})
+{name}({var}{comma_args})
+""",
+    build=build.taking_object("equinox:filter_jit"),
+    filters=True,
+)
+
+FLAX_NNX_JIT = Way(
+    "flax_nnx_jit",
+    "nnx.Module with nnx.jit on the method",
+    "graph traversal in Python at every call; mutable, changed in place",
+    library_recipes.flax_nnx_jit,
+    requires=("flax",),
+    extra="flax",
+    kind="nnx.Module",
+    label="nnx.jit",
+    caveat="every call walks the module's graph in Python (the cost grows with its size)",
+    snippet="""
+{name} = nnx.jit({fn})
+{name}({var}{comma_args})
+""",
+    build=build.taking_object("flax.nnx:jit"),
+)
+
+NNX_CACHED_PARTIAL = Way(
+    "nnx_cached_partial",
+    "nnx.jit method called through nnx.cached_partial(Model.calc, model) (flax's guide)",
+    "graph traversal cached once; arrays are shared Variables, flag changes unseen (stale)",
+    library_recipes.nnx_cached_partial,
+    requires=("flax>=0.12.1",),
+    extra="flax",
+    holder="model",
+    kind=OBJECT,
+    label="nnx.cached_partial",
+    caveat="the model's graph is cached when the partial is made: a structural change to it "
+    "made after needs a new partial",
+    snippet="""
+{name} = nnx.cached_partial(nnx.jit({fn}), {var})   # once, outside the loop
+{name}({args})
+""",
+    build=build.cached_partial,
+)
+
+NNX_SPLIT_MERGE = Way(
+    "nnx_split_merge",
+    "nnx.split once, jax.jit over (graphdef, state) with nnx.merge inside (flax's guide)",
+    "a plain jit of two pytrees; the split is not redone, so flag changes are unseen",
+    library_recipes.nnx_split_merge,
+    requires=("flax>=0.12.1",),
+    extra="flax",
+    holder="model",
+    kind=OBJECT,
+    label="jax.jit over nnx.split",
+    caveat="the model is split once and its state fed back: a change made to the model after "
+    "the split is not seen (split again, or nnx.update the model from the state)",
+    snippet="""
+graphdef, state = nnx.split({var})   # once, outside the loop
+
+@jax.jit
+def {name}(graphdef, state{comma_args}):
+    {var} = nnx.merge(graphdef, state)
+    out = {fn}({var}{comma_args})
+    return out, nnx.state({var})
+
+out, state = {name}(graphdef, state{comma_args})   # nnx.update({var}, state) when done
+""",
+    build=build.split_merge,
+)
+
+NNX_TREE_MODE = Way(
+    "nnx_tree_mode",
+    "nnx.Module with nnx.jit(graph=False) on the method: tree mode, no graph traversal",
+    "the module is a plain pytree to jax.jit: Variables are leaves, flags in the treedef",
+    library_recipes.nnx_tree_mode,
+    requires=("flax>=0.12.6",),
+    extra="flax",
+    kind="nnx.Module",
+    label="nnx.jit(graph=False)",
+    caveat="tree mode: the module must be a tree: a Variable or sub-module reachable from two "
+    "attributes (shared weights) makes the call raise",
+    snippet="""
+{name} = nnx.jit({fn}, graph=False)
+{name}({var}{comma_args})
+""",
+    build=build.taking_object("flax.nnx:jit", graph=False),
+    applies=build.tree_mode_applies,
+)
+
+NNX_JIT_PARTIAL = Way(
+    "nnx_jit_partial",
+    "nnx.jit_partial(Model.calc, model, graph=False): the module flattened once (tree mode)",
+    "the Variables are flattened at construction: their values are seen, flags unseen (stale)",
+    library_recipes.nnx_jit_partial,
+    requires=("flax>=0.12.8",),
+    extra="flax",
+    holder="model",
+    kind=OBJECT,
+    label="nnx.jit_partial",
+    caveat="the model is flattened once, when the partial is made: a change to it made after "
+    "(a new attribute value, a swapped sub-module) needs a new partial",
+    snippet="""
+{name} = nnx.jit_partial({fn}, {var}, graph=False)   # once, outside the loop
+{name}({args})
+""",
+    build=build.jit_partial,
+    applies=build.tree_mode_applies,
+)
+
+# The built-in strategies, in the suite's order (jitbench.strategies registers them).
+BUILT_IN = (
+    EAGER,
+    BOUND_METHOD_JIT,
+    HELPER_FUNCTION,
+    Way(
+        "static_self_id_hash",
+        "partial(jax.jit, static_argnums=0) with the default identity hash",
+        "self is static and hashed by id: changes go unseen (stale), instances kept alive",
+        recipes.static_self_id_hash,
+        kind=OBJECT,
+    ),
+    STATIC_SELF_VALUE_HASH,
+    PYTREE_CLASS,
+    Way(
+        "pytree_dataclass",
+        "frozen dataclass registered with jax.tree_util.register_dataclass",
+        "data and meta fields flattened in C++; changed with dataclasses.replace",
+        recipes.pytree_dataclass,
+        kind="pytree dataclass",
+    ),
+    Way(
+        "jit_per_call",
+        "a new jax.jit(self._calc) wrapper made inside every call (anti-pattern)",
+        "a fresh jit object per call; what it reuses depends on JAX's tracing caches",
+        recipes.jit_per_call,
+        kind=OBJECT,
+    ),
+    EQUINOX_FILTER_JIT,
+    Way(
+        "flax_struct_dataclass",
+        "flax.struct.dataclass, flags as pytree_node=False, jax.jit on the method",
+        "a register_dataclass pytree under the hood; frozen, changed with .replace",
+        library_recipes.flax_struct_dataclass,
+        requires=("flax",),
+        extra="flax",
+        kind="flax.struct dataclass",
+    ),
+    FLAX_NNX_JIT,
+    Way(
+        "aot_compiled",
+        "jax.jit(f).lower(...).compile() on the first call, the executable kept and called",
+        "no cache lookup: flags baked in, changes in place unseen (stale), a new shape raises",
+        recipes.aot_compiled,
+        raises_on=("new_shape_array",),
+        kind=OBJECT,
+    ),
+    Way(
+        "equinox_module_jax_jit",
+        "eqx.Module with plain jax.jit on the method",
+        "the module is a pytree; equinox builds a bound-method pytree at every attribute access",
+        library_recipes.equinox_module_jax_jit,
+        requires=("equinox",),
+        extra="equinox",
+        kind="eqx.Module",
+    ),
+    NNX_CACHED_PARTIAL,
+    NNX_SPLIT_MERGE,
+    NNX_TREE_MODE,
+    NNX_JIT_PARTIAL,
+    Way(
+        "jit_function",
+        "the floor: helper_function's jitted _calc called on the arrays, no object",
+        "jax.jit of a free function: the least a call of this computation costs in JAX",
+        recipes.jit_function,
+        function="_calc",
+        kind=OBJECT,
+    ),
+)
+
+# --- Advise's ways that are no built-in strategy ----------------------------------------
+
+AS_WRITTEN = "as written"
+WRITTEN = Way(AS_WRITTEN)
+
+JIT_TAKING_OBJECT = Way(
+    "jax.jit, object as argument",
+    caveat="every non-array field must be static (auxiliary data); a number leaf is traced",
+    snippet="""
+{name} = jax.jit({fn})   # {unjitted}
+{name}({var}{comma_args})
+""",
+    build=build.taking_object("jax:jit"),
+    applies=build.leaves_traceable,
+    copies=True,
+)
+
+# flax 0.12's nnx.Module is a pytree: plain jax.jit takes it, as flax's docs show.
+NNX_TAKING_OBJECT = dataclasses.replace(
+    JIT_TAKING_OBJECT,
+    caveat="the module is a pytree (flax 0.12 and later): every call flattens it, its "
+    "Variables traced and its other attributes hashed; what the call writes into it (a "
+    "BatchNorm's statistics, a counter) is not written back, so a call that writes needs "
+    "nnx.jit",
+    applies=build.nnx_pytree_applies,
+)
+
+# Offered where the call is a function the object holds (build.HeldCall), whatever its kind.
+JIT_HELD_CALL = Way(
+    "jax.jit of the call",
+    caveat="the function the object holds is jitted alone, once per function: a new instance "
+    "holding new functions (hk.transform called again) compiles again; the object is no "
+    "argument",
+    snippet="""
+{name} = jax.jit({var}.{held})   # once, outside the loop
+{name}({args})
+""",
+    build=build.jit_held_call,
+)
+
+EQX_PARTITION = Way(
+    "jax.jit over eqx.partition",
+    caveat="the partition is made once per model, outside the loop: a changed model must be "
+    "partitioned again, and the static part is hashed at every call",
+    snippet="""
+params, static = eqx.partition({var}, eqx.is_array)   # once, outside the loop
+
+@partial(jax.jit, static_argnums=1)
+def {name}(params, static{comma_args}):
+    return {fn}(eqx.combine(params, static){comma_args})
+
+{name}(params, static{comma_args})
+""",
+    build=build.partition_once,
+    applies=build.partition_applies,
+    filters=True,  # a number is no array: eqx.partition puts it in the hashed part
+)
