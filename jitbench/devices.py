@@ -138,6 +138,26 @@ def resolve(spec: str) -> Placement:
     return Placement(spec, tuple(devices), sharded)
 
 
+def default_placement() -> Placement:
+    """JAX's default device (:func:`default_platform`), unsharded: where a device is not
+    chosen, every command and function measures there."""
+    return resolve(default_platform())
+
+
+def use_device(placement: Placement) -> None:
+    """Make ``placement``'s device JAX's default: a target's factory places its arrays there
+    itself (a target is measured unsharded: NotImplementedError for a sharded one)."""
+    import jax
+
+    if placement.sharded:
+        raise NotImplementedError(
+            f"a target is measured unsharded; {placement.spec!r} does not apply"
+        )
+    # The platform's name, not its Device: absl's flags (jax.config.parse_flags_with_absl,
+    # as flax's examples call it) take only strings, and refuse a Device at import.
+    jax.config.update("jax_default_device", placement.devices[0].platform)
+
+
 def host_devices() -> list[str]:
     """The specs this host can serve, decided without starting any JAX backend.
 
