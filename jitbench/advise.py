@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
 from jitbench.devices import Placement, use_device
 from jitbench.errors import JitbenchError
+from jitbench.jsondata import JsonObject
 from jitbench.measure import advising as measure
 from jitbench.measure.advising import WayRow
 from jitbench.measure.sampling import Spread, apart
 from jitbench.options import COUNT_TOLERANCE, DEFAULT_ARRAYS, REPEAT
-from jitbench.targets import Target, as_target
+from jitbench.targets import Call, Target, as_target
 from jitbench.ways.builders import unjitted
 from jitbench.ways.catalog import AS_WRITTEN, WaySubject, kind_of, names_of, ways_of
 
@@ -74,7 +74,7 @@ class Advice:
         return self._cheaper(chosen, lambda r: r.built and set(r.hazards) - set(chosen.hazards))
 
     def _cheaper(
-        self, chosen: WayRow, keep: Callable[[WayRow], Any], clearly: bool = True
+        self, chosen: WayRow, keep: Callable[[WayRow], object], clearly: bool = True
     ) -> list[WayRow]:
         """The rows ``keep`` takes whose ranking figure is below ``chosen``'s (``clearly``:
         by more than the ranking's tolerance, :func:`_clearly_cheaper`)."""
@@ -87,11 +87,11 @@ class Advice:
                  else _figure(r, self.ranked_by) < _figure(chosen, self.ranked_by))
         ]  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Advice:
+    def from_dict(cls, data: JsonObject) -> Advice:
         """The advice :meth:`to_dict` wrote (``jitbench advise --format json``'s output)."""
         rows = []
         for row in data["rows"]:
@@ -165,7 +165,7 @@ def _ranked(
 
 
 def advise_object(
-    target: Any, *, call: Any = None, inputs: Any = None,
+    target: object, *, call: Call | None = None, inputs: object = None,
     fields: str | None = None, repeat: int = REPEAT, arrays: int = DEFAULT_ARRAYS,
     instructions: bool = True, device: Placement | None = None, cold_calls: int = COLD_CALLS,
 ) -> Advice:  # fmt: skip
