@@ -14,6 +14,7 @@ import pandas as pd
 from jitbench.measure.counting.instructions import KINDS, Counts, Row, count_rows
 from jitbench.options import COUNT_TOLERANCE
 from jitbench.results.compare import count_mark
+from jitbench.validate.inprocess import fidelity_strategies
 from jitbench.validate.plan import Progress
 
 SLOWED = 2
@@ -28,8 +29,6 @@ FAMILY_TARGET_S = 600.0
 
 def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Per process, strategy and kind of call its count per call; and the phase's figures."""
-    from jitbench.validate.inprocess import fidelity_strategies
-
     names = fidelity_strategies()
     family = [Row(name, "cpu", size) for name in names]
     plans = {"base": [*family, Row(BASELINE, "cpu", size, calibrated=True)]}
