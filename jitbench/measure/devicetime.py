@@ -17,7 +17,7 @@ from typing import Any
 LINES = ("XLA Modules", "XLA Ops")
 
 
-def device_seconds(loop: Callable[[int], Any], calls: int, platform: str) -> float | None:
+def device_seconds(loop: Callable[[int], object], calls: int, platform: str) -> float | None:
     """Seconds per call the ``platform`` device spends running ``loop(calls)``'s programs
     (the loop warm, its programs compiled), from a profile written to a temporary folder
     (removed after); None where the profile shows no such device (the CPU)."""

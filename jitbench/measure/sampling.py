@@ -109,7 +109,7 @@ class Figure:
         return Spread.of(self.per_call, self.number)
 
 
-def _repeated(call: Callable[[], Any]) -> Callable[[int], float]:
+def _repeated(call: Callable[[], object]) -> Callable[[int], float]:
     clock = time.perf_counter
 
     def run(n: int) -> float:
@@ -121,7 +121,7 @@ def _repeated(call: Callable[[], Any]) -> Callable[[int], float]:
     return run
 
 
-def _looped(loop: Callable[[int], Any]) -> Callable[[int], float]:
+def _looped(loop: Callable[[int], object]) -> Callable[[int], float]:
     clock = time.perf_counter
 
     def run(n: int) -> float:
@@ -132,7 +132,7 @@ def _looped(loop: Callable[[int], Any]) -> Callable[[int], float]:
     return run
 
 
-def calls_per_sample(call: Callable[[], Any]) -> int:
+def calls_per_sample(call: Callable[[], object]) -> int:
     """Calls per sample for ``call`` (compiled, warm): as many as last :data:`SAMPLE_S`, from
     three calls timed, within [:data:`MIN_CALLS`, :data:`MAX_CALLS`]."""
     once = _repeated(call)(3) / 3
