@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -70,14 +70,14 @@ class Play:
         self.changed: list[tuple[str, str]] = []
         self.rng = np.random.default_rng(1)
         # What the oracle needs of the object as it was before the last call (Subject.before).
-        self.before: Any = None
+        self.before: object = None
         self.judging = Judging()
         self.step, self.outcome = "", ""  # the step being played, the last one's outcome
-        self.passed: list[Any] = []  # the arrays the first call was passed
-        self.returned: Any = None  # what a loop calls next of the last result (see fed)
+        self.passed: list[object] = []  # the arrays the first call was passed
+        self.returned: object = None  # what a loop calls next of the last result (see fed)
         self.raised_in = ""  # where the last call raised, outside JAX (errors.origin)
 
-    def call(self) -> Any:
+    def call(self) -> object:
         """The subject's call on the object as it is now."""
         return self.subject.call(self.obj)()
 
@@ -93,7 +93,7 @@ class Play:
             self.passed = [leaf for leaf in leaves if kinds.is_array(leaf)]
 
     def judge(
-        self, result: Any, error: str, traced: bool, compiled: bool | None = None
+        self, result: object, error: str, traced: bool, compiled: bool | None = None
     ) -> tuple[Outcome, str]:
         """The outcome of this step's call, which jit ``traced`` or not and ``compiled`` (a
         new program: it saw every value) or not (default: as traced) (see
@@ -133,7 +133,7 @@ class Play:
         """JitbenchError where the first call left tracers of jit's trace in the object."""
         import jax
 
-        def traced(value: Any) -> bool:
+        def traced(value: object) -> bool:
             return any(isinstance(v, jax.core.Tracer) for v in jax.tree_util.tree_leaves(value))
 
         held = [f.path for f in self.played if traced(self.subject.get(self.obj, f))]
@@ -148,7 +148,7 @@ class Play:
                 "the object cannot be a static argument of that jit"
             )
 
-    def fed(self, result: Any) -> Any:
+    def fed(self, result: object) -> object:
         """What a loop calls next of ``result``: ``result`` itself, or its first item, of the
         object's type (``state, loss = step(state, x)``); None where neither is. A built-in
         container must also have the object's structure (optax's ``(updates, state)`` is not
@@ -164,7 +164,7 @@ class Play:
             return found
         return None
 
-    def _set(self, field: Field, value: Any, how: str | None = None) -> None:
+    def _set(self, field: Field, value: object, how: str | None = None) -> None:
         """Set ``field`` to ``value``; with ``how``, recorded as the next step's change."""
         self.obj = self.subject.set(self.obj, field, value)
         if how is not None:
@@ -196,7 +196,7 @@ class Play:
                 block(self.call())
         # The array field played before, set back as the next step begins: to its shape, or to
         # its own values where the call cannot take new ones (rejected: with jit or without).
-        restore: tuple[Field, Any, bool] | None = None
+        restore: tuple[Field, object, bool] | None = None
         last = None
         for field in (f for f in self.played if f.kind == "array"):
             how = field.how
@@ -235,13 +235,13 @@ class Play:
             yield name
 
 
-def drift(passed: Any, returned: Any) -> str:
+def drift(passed: object, returned: object) -> str:
     """How the types jit keys on differ from ``passed`` to ``returned`` (" (`t`: float32[]
     weak-typed → float32[])", at most two leaves), or "" where they do not. JAX's own words
     name the closest key it holds, which may be another step's."""
     import jax
 
-    def types(obj: Any) -> tuple[Any, dict[str, str]]:
+    def types(obj: object) -> tuple[jax.tree_util.PyTreeDef, dict[str, str]]:
         leaves, tree = jax.tree_util.tree_flatten_with_path(obj)
         numeric = {jax.tree_util.keystr(p): v for p, v in leaves if kinds.is_array(v) or
                    kinds.is_number(v)}  # fmt: skip
@@ -269,7 +269,7 @@ def replay(play: Play, visit: Callable[[str], Outcome | None]) -> None:
             play.step = plan.send(outcome)
 
 
-def attempt(play: Play) -> tuple[Any, str, float]:
+def attempt(play: Play) -> tuple[object, str, float]:
     """The step's call made and waited for: its result (None where it raised), the error in
     one line ("" where it did not), and its seconds."""
     with quiet_callback_errors():
@@ -285,7 +285,7 @@ def attempt(play: Play) -> tuple[Any, str, float]:
     return result, error, seconds
 
 
-def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], Any]:
+def call_after(subject: Subject, change: str, played: list[Field]) -> Callable[[], object]:
     """The call right after the first ``change`` of the scenario, played from cold caches;
     NotImplementedError (asv: n/a) where the subject plays none, raises on it by design, or
     its audit finds that the call cannot take the change (n/a or error, with the reason)."""

@@ -3,18 +3,34 @@ result whichever subject it comes from (README.md)."""
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 import re
 import sys
 import textwrap
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jitbench.auditing.scenario import SCENARIO, STEPS
 from jitbench.hazards import HAZARDS
-from jitbench.measure.sampling import CONFIDENCE, PRECISION, Spread
+from jitbench.measure.sampling import CONFIDENCE, HIDDEN_BY, PRECISION, Spread
 from jitbench.targets.fields import named
+
+if TYPE_CHECKING:
+    from jitbench.advise import Advice
+    from jitbench.auditing.result import AuditResult, Step
+    from jitbench.measure.advising import WayRow
+    from jitbench.measure.timing import Timings
+
+
+class Explained(Protocol):
+    """What JAX explained of a step's or a block's tracing-cache misses (a
+    :class:`~jitbench.auditing.result.Step`, a ``jitbench.testing.CompileCount``)."""
+
+    @property
+    def explanations(self) -> Sequence[str]: ...
+
 
 CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
 STEP_COLUMNS = ("subject", "device", "size", "step", "field", "how", "traces", "compiles")
@@ -30,7 +46,7 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-def as_json(data: Any) -> None:
+def as_json(data: object) -> None:
     json.dump(data, sys.stdout, indent=2)
     print()
 
@@ -41,7 +57,7 @@ def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
     writer.writerows(rows)  # csv writes None as an empty cell
 
 
-def audit_csv(results: Sequence[Any]) -> None:
+def audit_csv(results: Sequence[AuditResult]) -> None:
     """Every step of every audit, one row each (the same columns for any subject)."""
     _csv(
         [*STEP_COLUMNS, "outcome", "error", "explanation"],
@@ -54,17 +70,21 @@ def audit_csv(results: Sequence[Any]) -> None:
 _SAME_MISS = re.compile(r" id=\d+|\n *but seen another function defined on the same line;.*", re.S)
 
 
-def explanation(step: Any) -> str:
+def explanation(step: Explained) -> str:
     """JAX's words for the step's tracing-cache misses, the same miss of a function defined
     at one place told once with a count (a diffrax solve traces its inner lambdas anew in
     every call: 250 misses of 30), or why there are none."""
     if step.explanations:
-        groups: dict[str, list[Any]] = {}
+        first: dict[str, str] = {}
+        seen: collections.Counter[str] = collections.Counter()
         for text in step.explanations:
-            groups.setdefault(_SAME_MISS.sub("", text), [text, 0])[1] += 1
+            key = _SAME_MISS.sub("", text)
+            first.setdefault(key, text)
+            seen[key] += 1
         return "\n".join(
-            text + (f"\n  ({n - 1} more {'miss' if n == 2 else 'misses'} like it)" if n > 1 else "")
-            for text, n in groups.values()
+            first[key]
+            + (f"\n  ({n - 1} more {'miss' if n == 2 else 'misses'} like it)" if n > 1 else "")
+            for key, n in seen.items()
         )
     return (
         "JAX gave no explanation: it explains misses of functions defined outside JAX only "
@@ -73,7 +93,7 @@ def explanation(step: Any) -> str:
     )
 
 
-def _explained(steps: Sequence[Any], fields: bool) -> None:
+def _explained(steps: Sequence[Step], fields: bool) -> None:
     for step in steps:
         if step.traces or step.explanations:
             where = f" {step.field}" if step.field and fields else ""
@@ -81,7 +101,7 @@ def _explained(steps: Sequence[Any], fields: bool) -> None:
             print(textwrap.indent(explanation(step), "    "))
 
 
-def strategy_audits(results: Sequence[Any], device: str, size: int, explain: bool) -> None:
+def strategy_audits(results: Sequence[AuditResult], device: str, size: int, explain: bool) -> None:
     """The built-in strategies' audits: one row per strategy, a cell per step, the totals."""
     print(f"cache audit on {device}, size {size}")
     print(CELLS + "\n")
@@ -97,13 +117,13 @@ def strategy_audits(results: Sequence[Any], device: str, size: int, explain: boo
         _explained(r.steps, fields=False)
 
 
-def step_table(steps: Sequence[Any]) -> None:
+def step_table(steps: Sequence[Step]) -> None:
     """A user's object's steps, a row each: the field, how jit sees it, how it was changed."""
     rows = [[s.name, s.field or "-", s.role or "-", s.how or "-", s.cell] for s in steps]
     table(rows, ["step", "field", "jit sees it as", "change made with", "cell"])
 
 
-def object_audit(result: Any, title: str, explain: bool) -> None:
+def object_audit(result: AuditResult, title: str, explain: bool) -> None:
     """A user's object's audit: one row per step (the field, how jit sees it, how it was
     changed), then what was left out (a line per kind of reason) and the verdict."""
     print(f"cache audit of {title}")
@@ -165,7 +185,7 @@ def _sampled(repeat: int) -> str:
     )
 
 
-def timings(result: Any, form: str, repeat: int) -> None:
+def timings(result: Timings, form: str, repeat: int) -> None:
     """``jitbench time``'s figures: cold (without and with the persistent cache), dispatch,
     cached call, loop per call, and after each change."""
     if form == "json":
@@ -248,7 +268,7 @@ def _median(figure: Any) -> str:
     return f"{figure.median * scale:.1f} {unit}"
 
 
-def advice(result: Any, form: str) -> None:
+def advice(result: Advice, form: str) -> None:
     """``jitbench advise``'s rows (one per way), the recommended way and its code."""
     if form == "json":
         as_json(result.to_dict())
@@ -319,19 +339,17 @@ def _sampled_all() -> str:
     )
 
 
-def bound(result: Any) -> str:
+def bound(result: Advice) -> str:
     """On an accelerator: whether a loop of the call as written is host-bound or device-bound
     (its loop per call against the device's own time, or, where that is not known, against
     its dispatch as the device rows judge it), and the way that would change it."""
-    from jitbench.measure.sampling import HIDDEN_BY
-
     timed = [r for r in result.rows if r.built and r.device_bound is not None]
     written = result.rows[0]  # the call as written comes first
     device = result.device
     if written not in timed:
         return f"host-bound or device-bound on the {device}: not measured"
 
-    def figures(row: Any) -> str:
+    def figures(row: WayRow) -> str:
         if row.device_time is not None:
             own = _seconds(row.device_time)
             return f"{_median(row.loop)} a call against the {device}'s own {own}"

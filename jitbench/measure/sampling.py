@@ -12,7 +12,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Protocol
 
 # The confidence of a median's bounds, and how close they must be to it for the median to be
 # known: within PRECISION of it on either side.
@@ -109,6 +109,17 @@ class Figure:
         return Spread.of(self.per_call, self.number)
 
 
+class Calls(Protocol):
+    """What :func:`call_figures` times (a :class:`~jitbench.measure.case.Prepared`): the call
+    waited for, and loops of ``n`` calls dispatched back to back."""
+
+    def call(self) -> object: ...
+
+    def dispatch_loop(self, n: int) -> float: ...
+
+    def loop(self, n: int) -> object: ...
+
+
 def _repeated(call: Callable[[], object]) -> Callable[[int], float]:
     clock = time.perf_counter
 
@@ -139,7 +150,7 @@ def calls_per_sample(call: Callable[[], object]) -> int:
     return int(min(MAX_CALLS, max(MIN_CALLS, SAMPLE_S // max(once, 1e-9))))
 
 
-def call_figures(prepared: Any, number: int | None = None) -> dict[str, Figure]:
+def call_figures(prepared: Calls, number: int | None = None) -> dict[str, Figure]:
     """The three figures of a :class:`~jitbench.measure.case.Prepared` call, ``number`` calls a
     sample (None: :func:`calls_per_sample`): ``dispatch`` (calls back to back in runs that
     never fill the queue, each run's last wait outside the window: the suite's dispatch row),
