@@ -70,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="jitbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     p = sub.add_parser("strategies", help="list the strategies and whether each can run here")
-    # Options several commands share. audit's and time's --size and --device stay None where
-    # not given: a TARGET refuses a size and keeps JAX's default device.
+    # Options several commands share. --size and --device stay None where not given: a TARGET
+    # refuses a size; without --device every command measures on JAX's default device.
     device = choice("device", DEVICE_SPECS)
     repeat = {"type": positive_int, "default": REPEAT}
     output_format = {"type": choice("format", FORMATS), "default": "table", "help": "output format"}
@@ -91,7 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
     p.add_argument("--size", type=positive_int, help=f"array length (default {DEFAULT_SIZE})")
-    p.add_argument("--device", type=device, help="device spec, or where TARGET's factory builds")
+    p.add_argument(
+        "--device", type=device,
+        help="device spec, or where TARGET's factory builds (default: JAX's default device)",
+    )  # fmt: skip
     p.add_argument("--format", **output_format)
     p.add_argument(
         "--explain", action="store_true", help="under the table, JAX's reason for every trace"
@@ -102,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
     p.add_argument("--size", type=positive_int, help="--strategy's array length")
     p.add_argument(
-        "--device", type=device, help="--strategy's device, or where TARGET's factory builds"
+        "--device",
+        type=device,
+        help="--strategy's device, or where TARGET's factory builds (default: JAX's default)",
     )
     p.add_argument("--repeat", **repeat, help=f"samples per figure (default {REPEAT})")
     p.add_argument("--format", **output_format)
