@@ -1,5 +1,5 @@
 """A module per ``jitbench`` command, each with ``run(args)``: loaded by
-:func:`jitbench.cli.main` only once its command is chosen (the one lazy import of the CLI),
+:func:`jitbench.cli.run` only once its command is chosen (the one lazy import of the CLI),
 after the command's extra is checked, so that each imports what it needs at its top."""
 
 from __future__ import annotations
