@@ -19,9 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from jitbench.errors import JitbenchError
 
 DEFAULT_CALL = "__call__"
-# A target's call: a method's name (``obj.call(*inputs)``), or a function called as
-# ``call(obj, *inputs)``.
-Call = str | Callable[..., object]
+Call = str | Callable[..., object]  # a method's name, or a function: call(obj, *inputs)
 # Where a child process finds the top-level modules its parent imported through a finder
 # of its own (asv's suite folder): JSON {name: folder}, read by :func:`resolve_name`.
 IMPORT_ROOTS_ENV = "JITBENCH_IMPORT_ROOTS"
