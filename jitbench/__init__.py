@@ -7,7 +7,7 @@ needs them (why: docs/design.md).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # Type checkers read the lazy names here (F401 is off for this file: __all__ is built at run
 # time, out of a linter's sight); tests/test_import.py holds these imports to _LAZY.
@@ -53,7 +53,7 @@ _HOME = {name: module for module, names in _LAZY.items() for name in names}
 __all__ = list(_HOME)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """A public name, imported from its module on first use; else a submodule of jitbench."""
     home = _HOME.get(name)
     if home is not None:

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
 from jitbench.compiles import read_back
+from jitbench.devices import Placement, use_device
 from jitbench.errors import JitbenchError
+from jitbench.jsondata import JsonObject
+from jitbench.measure import advising as measure
 from jitbench.measure.advising import WayRow
 from jitbench.measure.sampling import Spread, apart
 from jitbench.options import COUNT_TOLERANCE, DEFAULT_ARRAYS, REPEAT
-from jitbench.targets import Target, as_target
+from jitbench.targets import Call, Target, as_target
+from jitbench.ways.builders import unjitted
+from jitbench.ways.catalog import AS_WRITTEN, WaySubject, kind_of, names_of, ways_of
 
 # The cold first call, in its own fresh state, once per way (and once with the persistent
 # compilation cache filled).
@@ -71,7 +75,7 @@ class Advice:
         return self._cheaper(chosen, lambda r: r.built and set(r.hazards) - set(chosen.hazards))
 
     def _cheaper(
-        self, chosen: WayRow, keep: Callable[[WayRow], Any], clearly: bool = True
+        self, chosen: WayRow, keep: Callable[[WayRow], object], clearly: bool = True
     ) -> list[WayRow]:
         """The rows ``keep`` takes whose ranking figure is below ``chosen``'s (``clearly``:
         by more than the ranking's tolerance, :func:`_clearly_cheaper`)."""
@@ -84,11 +88,11 @@ class Advice:
                  else _figure(r, self.ranked_by) < _figure(chosen, self.ranked_by))
         ]  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Advice:
+    def from_dict(cls, data: JsonObject) -> Advice:
         """The advice :meth:`to_dict` wrote (``jitbench advise --format json``'s output)."""
         rows = []
         for row in data["rows"]:
@@ -138,8 +142,6 @@ def _ranked(
     rows: list[WayRow], counted: bool, device: str = "cpu"
 ) -> tuple[list[WayRow], str, str]:
     """The rows with their ratio to the call as written, the recommended way, and by what."""
-    from jitbench.ways.catalog import AS_WRITTEN
-
     safe = [r for r in rows if r.safe]
     by_counts = counted and bool(safe) and all(r.call_instructions is not None for r in safe)
     ranked_by = ranking_figure(device, by_counts)
@@ -164,9 +166,9 @@ def _ranked(
 
 
 def advise_object(
-    target: Any, *, call: Any = None, inputs: Any = None,
+    target: object, *, call: Call | None = None, inputs: object = None,
     fields: str | None = None, repeat: int = REPEAT, arrays: int = DEFAULT_ARRAYS,
-    instructions: bool = True, device: str | None = None, cold_calls: int = COLD_CALLS,
+    instructions: bool = True, device: Placement | None = None, cold_calls: int = COLD_CALLS,
 ) -> Advice:  # fmt: skip
     """Every way of jitting ``target``'s call, measured alike, and the one to use.
 
@@ -177,18 +179,13 @@ def advise_object(
     audits, which runs beside them. ``fields``/``arrays`` choose the changes as the audit
     does, ``repeat`` the fewest samples per timing (more where a median is not yet known or
     two ways' overlap: :mod:`jitbench.measure.advising`), ``cold_calls`` per cold first call,
-    ``device`` where a spec's target is built (None: JAX's default device). JitbenchError
+    ``device`` made JAX's default before the target is built or called (None: JAX's default
+    device as it is; NotImplementedError where it is sharded). JitbenchError
     where the call as written cannot be audited (its first call raises, or differs from the
     call without jit).
     """
-    from jitbench.measure import advising as measure
-    from jitbench.ways.builders import unjitted
-    from jitbench.ways.catalog import WaySubject, kind_of, names_of, ways_of
-
     spec = target if isinstance(target, str) else None
-    if spec is not None and device is not None:
-        from jitbench.measure.case import use_device
-
+    if device is not None:
         use_device(device)
     target = as_target(target, call=call, inputs=inputs)
     kind = kind_of(target.obj)

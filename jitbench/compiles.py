@@ -11,7 +11,7 @@ import logging
 import tempfile
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TypeVar
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
@@ -59,7 +59,7 @@ def _outer_seconds(duration: float) -> float:
     return duration - inner
 
 
-def _on_event(event: str, duration: float = 0.0, **_: Any) -> None:
+def _on_event(event: str, duration: float = 0.0, **_: object) -> None:
     """Both listeners: the event counted, and its seconds added, in every open block."""
     fields = _FIELDS.get(event)
     if fields is None or not _open:
@@ -161,7 +161,10 @@ def read_back() -> Iterator[str]:
             use_persistent_cache(_read_back[-1] if _read_back else None)
 
 
-def block(value: Any) -> Any:
+T = TypeVar("T")
+
+
+def block(value: T) -> T:
     """Wait for every array in ``value`` (a pytree) to be computed."""
     import jax
 

@@ -12,9 +12,13 @@ import functools
 import importlib.metadata
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jitbench.errors import DeviceUnavailable, JitbenchError
+
+if TYPE_CHECKING:
+    import jax
+    import numpy as np
 
 PLATFORMS = ("cpu", "gpu", "tpu")
 DEVICE_SPECS = ("cpu", "cpu-sharded", "gpu", "gpu-sharded", "tpu", "tpu-sharded")
@@ -55,7 +59,7 @@ def plugin_installed(platform: str) -> bool:
     )
 
 
-def platform_devices(platform: str) -> list[Any]:
+def platform_devices(platform: str) -> list[jax.Device]:
     """All devices of ``platform`` on this host (empty when it has none)."""
     if not plugin_installed(platform):
         return []
@@ -83,7 +87,7 @@ class Placement:
     """Where arrays go for one device spec; ``put`` places a host array there."""
 
     spec: str
-    devices: tuple[Any, ...]
+    devices: tuple[jax.Device, ...]
     sharded: bool
 
     @property
@@ -95,7 +99,7 @@ class Placement:
         n = self.n_devices
         return -(-size // n) * n
 
-    def sharding(self, ndim: int) -> Any:
+    def sharding(self, ndim: int) -> jax.sharding.Sharding:
         import jax
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -108,7 +112,7 @@ class Placement:
         mesh = Mesh(list(self.devices), ("x",))
         return NamedSharding(mesh, PartitionSpec(*([None] * (ndim - 1)), "x"))
 
-    def put(self, array: Any) -> Any:
+    def put(self, array: np.ndarray | jax.Array) -> jax.Array:
         """Place a host array (its last axis must divide among the shards)."""
         import jax
 
@@ -136,6 +140,26 @@ def resolve(spec: str) -> Placement:
             f"device {spec!r} needs 2 or more {platform} devices, found 1{hint}"
         )
     return Placement(spec, tuple(devices), sharded)
+
+
+def default_placement() -> Placement:
+    """JAX's default device (:func:`default_platform`), unsharded: where a device is not
+    chosen, every command and function measures there."""
+    return resolve(default_platform())
+
+
+def use_device(placement: Placement) -> None:
+    """Make ``placement``'s device JAX's default: a target's factory places its arrays there
+    itself (a target is measured unsharded: NotImplementedError for a sharded one)."""
+    import jax
+
+    if placement.sharded:
+        raise NotImplementedError(
+            f"a target is measured unsharded; {placement.spec!r} does not apply"
+        )
+    # The platform's name, not its Device: absl's flags (jax.config.parse_flags_with_absl,
+    # as flax's examples call it) take only strings, and refuse a Device at import.
+    jax.config.update("jax_default_device", placement.devices[0].platform)
 
 
 def host_devices() -> list[str]:

@@ -8,7 +8,7 @@ import os
 import sys
 import sysconfig
 import traceback
-from typing import Any, NoReturn
+from typing import NoReturn
 
 
 def error_text(exc: BaseException) -> str:
@@ -112,7 +112,7 @@ class NoFigure:
         return {"failed" if self.failed else "not_applicable": self.reason}
 
     @classmethod
-    def from_json(cls, data: Any) -> NoFigure | None:
+    def from_json(cls, data: object) -> NoFigure | None:
         """The NoFigure that :meth:`to_json` wrote, or None for anything else."""
         if isinstance(data, dict) and len(data) == 1:
             ((key, reason),) = data.items()

@@ -862,3 +862,11 @@ def test_a_compile_only_a_new_instance_pays_does_not_keep_the_call_as_written():
     )
     lasting = dataclasses.replace(fast, hazards=("recompile",))
     assert _ranked([slow, lasting], counted=False)[1] == AS_WRITTEN
+
+
+def test_advise_honours_device_for_an_object_handed_over():
+    # device is made JAX's default for every form of target, not only a spec: a sharded
+    # placement is refused before anything is measured.
+    obj = load_target(SEED).obj
+    with pytest.raises(NotImplementedError, match="a target is measured unsharded"):
+        advise_object(obj, device=jitbench.resolve("cpu-sharded"))

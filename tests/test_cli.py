@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
+import importlib
 import io
 import json
 import os
@@ -16,7 +18,7 @@ from jax_releases import below_minimum, for_release
 from test_audit import STEPS, cells_of, expected_rows, observed, recompiles_of, traces_of
 
 import jitbench
-from jitbench.cli import main
+from jitbench.cli import build_parser, main
 from jitbench.vocabulary import StepName
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -337,7 +339,7 @@ class HidePandas:
         return None
 
 sys.meta_path.insert(0, HidePandas())
-from jitbench.cli import main
+from jitbench.cli import build_parser, main
 from jitbench.vocabulary import StepName
 from jitbench.vocabulary import StepName
 sys.exit(main(sys.argv[1:]))
@@ -432,3 +434,12 @@ def test_a_closed_pipe_ends_a_command_quietly():
         proc.stdout.close()
         stderr = proc.stderr.read().decode()
         assert proc.wait() == 141 and stderr == ""
+
+
+def test_every_command_is_a_module_the_loader_finds():
+    # cli.run imports jitbench.cli.commands.<command> (- as _) once the command is chosen.
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name in commands.choices:
+        module = importlib.import_module(f"jitbench.cli.commands.{name.replace('-', '_')}")
+        assert callable(module.run), name

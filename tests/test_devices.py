@@ -19,12 +19,14 @@ import jitbench
 from jitbench.devices import (
     DEVICE_SPECS,
     Placement,
+    default_placement,
     default_platform,
     ensure_host_devices,
     host_devices,
     parse_spec,
     platform_devices,
     resolve,
+    use_device,
 )
 from jitbench.strategies import get_strategy
 from jitbench.strategies.codegen import Shape
@@ -177,3 +179,26 @@ def test_default_platform_follows_jax_default_device():
     for chosen in ("cpu", cpu, None):
         with jax.default_device(chosen):
             assert default_platform() == "cpu"
+
+
+def test_default_placement_is_jax_default_device_unsharded():
+    # Every command's and function's device where none is chosen.
+    found = default_placement()
+    assert (found.spec, found.sharded, found.devices) == (
+        default_platform(),
+        False,
+        tuple(platform_devices(default_platform())),
+    )
+
+
+def test_use_device_sets_jax_default_and_refuses_a_sharded_placement():
+    sharded = resolve("cpu-sharded")
+    with pytest.raises(NotImplementedError, match="a target is measured unsharded; 'cpu-sharded'"):
+        use_device(sharded)
+    old = jax.config.jax_default_device
+    try:
+        use_device(resolve("cpu"))
+        assert jax.config.jax_default_device == "cpu"
+        assert jax.numpy.ones(1).devices() == {jax.devices("cpu")[0]}
+    finally:
+        jax.config.update("jax_default_device", old)

@@ -249,8 +249,8 @@ def test_a_default_device_leaves_absl_flag_parsing_working():
 
     code = (
         "import sys, jax\n"
-        "from jitbench.measure.case import use_device\n"
-        "use_device('cpu')\n"
+        "from jitbench.devices import resolve, use_device\n"
+        "use_device(resolve('cpu'))\n"
         "sys.argv = ['x']\n"
         "jax.config.parse_flags_with_absl()\n"
         "print(jax.numpy.ones(1).devices())\n"

@@ -15,26 +15,24 @@ import sys
 import time
 import types
 import weakref
-from typing import TYPE_CHECKING, Any
 
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import FED_BACK, WITHOUT_JIT_TOO, Play, attempt, replay
 from jitbench.auditing.subject import Generated, Outcome, Subject, device_and_size, subject_of
+from jitbench.auditing.verdict import judge
 from jitbench.compiles import clear_caches, count_compiles, explain_misses
-from jitbench.devices import DEVICE_SPECS, resolve
+from jitbench.devices import DEVICE_SPECS, Placement, resolve
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
-from jitbench.targets import as_target, kinds
+from jitbench.strategies import STRATEGIES, Strategy
+from jitbench.strategies.codegen import PROBES, Probe, Shape
+from jitbench.targets import Call, as_target, kinds
 from jitbench.targets import fields as fieldlib
 
 # At most this many nodes of one object are followed for the leak check (a deep model's
 # every layer, not every array of a huge one), and progress shows after this many seconds.
 TRACKED_NODES = 20_000
 PROGRESS_AFTER_S = 10.0
-
-if TYPE_CHECKING:
-    from jitbench.devices import Placement
-    from jitbench.strategies import Strategy
 
 
 class _Alive:
@@ -44,19 +42,19 @@ class _Alive:
         # Held, not only their ids: a freed object's id is soon another object's.
         self.kept = gc.get_objects()
         self.before = {id(o) for o in self.kept}
-        self.roots: dict[int, weakref.ref[Any]] = {}
-        self.inner: dict[int, tuple[weakref.ref[Any], bool]] = {}  # ..., of the first instance
-        self.arrays: dict[int, weakref.ref[Any]] = {}
-        self.first: weakref.ref[Any] | None = None
+        self.roots: dict[int, weakref.ref[object]] = {}
+        self.inner: dict[int, tuple[weakref.ref[object], bool]] = {}  # ..., of the first one
+        self.arrays: dict[int, weakref.ref[object]] = {}
+        self.first: weakref.ref[object] | None = None
         # Classes of instances no weak reference reaches (__slots__ alone): counted by type.
         self.unreferenced: set[type] = set()
 
-    def _ref(self, node: Any) -> weakref.ref[Any] | None:
+    def _ref(self, node: object) -> weakref.ref[object] | None:
         with contextlib.suppress(TypeError):
             return weakref.ref(node)
         return None
 
-    def track(self, obj: Any, returned: bool = False) -> None:
+    def track(self, obj: object, returned: bool = False) -> None:
         """Track ``obj`` and what it holds; ``returned``: an object the jitted call returned,
         whose auxiliary data (an e3nn IrrepsArray's irreps) is the compiled program's own output
         structure, held by jit once per program, not built by the scenario."""
@@ -106,14 +104,17 @@ class _Alive:
         return (roots + later if tracked else None), arrays, held
 
 
-def _known(table: dict[int, Any], node: Any) -> bool:
+def _known(
+    table: dict[int, weakref.ref[object]] | dict[int, tuple[weakref.ref[object], bool]],
+    node: object,
+) -> bool:
     """Whether ``table`` tracks ``node`` itself, not a freed object whose id it reuses."""
     entry = table.get(id(node))
     ref = entry[0] if isinstance(entry, tuple) else entry
     return ref is not None and ref() is node
 
 
-def _held(node: Any) -> list[Any]:
+def _held(node: object) -> list[object]:
     """What ``node`` keeps alive: its fields, or what a function holds (blackjax's closures)."""
     if isinstance(node, types.MethodType):
         return [node.__self__]
@@ -124,12 +125,12 @@ def _held(node: Any) -> list[Any]:
     return [child for _, _, child in fieldlib.children(node) or ()]
 
 
-def _built(node: Any) -> list[Any]:
+def _built(node: object) -> list[object]:
     """What jit builds anew of ``node`` it returns: its pytree children, not its aux data."""
     return [child for _, child in kinds.pytree_children(node) or ()]
 
 
-def _cells(function: types.FunctionType) -> list[Any]:
+def _cells(function: types.FunctionType) -> list[object]:
     found = []
     for cell in function.__closure__ or ():
         with contextlib.suppress(ValueError):  # a cell not yet filled
@@ -137,14 +138,14 @@ def _cells(function: types.FunctionType) -> list[Any]:
     return found
 
 
-def _is_instance(node: Any) -> bool:
+def _is_instance(node: object) -> bool:
     """An instance of a class (a model, a layer), not a container, function, type or array."""
     if isinstance(node, type | dict | list | tuple | str | bytes) or kinds.is_function(node):
         return False
     return hasattr(node, "__dict__") or hasattr(type(node), "__slots__")
 
 
-def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
+def _step(play: Play, name: str, probe: Probe | None, every_call: bool = False) -> Step:
     """One step's call, counted and explained. A raising call is made once more without
     explanations (JAX 0.6-0.8's explainer can itself fail): where only the first raised,
     the second's result and counts stand, unless the second ran on what the first call left
@@ -197,7 +198,7 @@ def _step(play: Play, name: str, probe: Any, every_call: bool = False) -> Step:
 
 
 def _steps(
-    subject: Subject, played: list[fieldlib.Field], alive: _Alive, probe: Any
+    subject: Subject, played: list[fieldlib.Field], alive: _Alive, probe: Probe | None
 ) -> tuple[list[Step], dict[str, float]]:
     # A function of its own, for the leak check (why: docs/design.md).
     play = Play(subject, played)
@@ -226,7 +227,7 @@ def _steps(
 
 
 def run(
-    subject: Subject, played: list[fieldlib.Field], probe: Any = None
+    subject: Subject, played: list[fieldlib.Field], probe: Probe | None = None
 ) -> tuple[tuple[Step, ...], tuple[int | None, int, int], dict[str, float]]:
     """Play the scenario on ``subject`` from cold caches: its steps, what it built still
     alive once it is dropped and the collector ran (see :meth:`_Alive.alive`), and the
@@ -267,8 +268,6 @@ def audit_subject(
     del probe
     counter = None
     if isinstance(subject, Generated) and subject.probe:
-        from jitbench.strategies.codegen import PROBES
-
         counter = PROBES[subject.strategy.make_class(subject.shape, probe=True)]
     steps, (leaked, arrays_alive, held), noise = run(subject, played, counter)
     first = steps[0]
@@ -294,8 +293,6 @@ def with_verdict(result: AuditResult, subject: Subject) -> AuditResult:
     """``result`` with its verdict: the hazards in words and the built-in strategy it matches
     (their audits run once per process), for the subject's object, by its kind
     (kinds.object_kind) and the packages it and its call use (its jit wrapper's included)."""
-    from jitbench.auditing.verdict import judge
-
     obj, call = subject.target.obj, subject.target.call
     if isinstance(call, str):
         call = inspect.getattr_static(type(obj), call, None)
@@ -310,8 +307,6 @@ def with_verdict(result: AuditResult, subject: Subject) -> AuditResult:
 def builtin_audits(spec: str) -> dict[str, AuditResult]:
     """Every available built-in strategy's audit on ``spec`` (run once per process): what a
     user's object's audit is matched against."""
-    from jitbench.strategies import STRATEGIES
-
     placement = resolve(spec)
     # A function strategy (the floor) calls no object: a user's object never matches it.
     chosen = {name: s for name, s in STRATEGIES.items() if s.available and not s.function}
@@ -339,13 +334,11 @@ def audit(
 ) -> AuditResult:  # fmt: skip
     """The audit of a built-in strategy's generated class (``probe``: its probed twin, whose
     body counts its runs: :attr:`Step.body_runs`)."""
-    from jitbench.strategies.codegen import Shape
-
     return audit_subject(Generated(strategy, placement, size, Shape(n_ops=n_ops), probe=probe))
 
 
 def audit_object(
-    target: Any, *, call: Any = None, inputs: Any = None, fields: str | None = None,
+    target: object, *, call: Call | None = None, inputs: object = None, fields: str | None = None,
     arrays: int = fieldlib.DEFAULT_ARRAYS, verdict: bool = True,
 ) -> AuditResult:  # fmt: skip
     """The cache audit of a user's object (see :func:`audit_subject`), with its verdict (imports

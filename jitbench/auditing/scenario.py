@@ -225,7 +225,7 @@ def drift(passed: object, returned: object) -> str:
     name the closest key it holds, which may be another step's."""
     import jax
 
-    def types(obj: object) -> tuple[object, dict[str, str]]:
+    def types(obj: object) -> tuple[jax.tree_util.PyTreeDef, dict[str, str]]:
         leaves, tree = jax.tree_util.tree_flatten_with_path(obj)
         numeric = {jax.tree_util.keystr(p): v for p, v in leaves if kinds.is_array(v) or
                    kinds.is_number(v)}  # fmt: skip

@@ -11,22 +11,33 @@ import inspect
 import sys
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from jitbench.compiles import block
+from jitbench.devices import Placement, resolve
 from jitbench.errors import JitbenchError, error_text
 from jitbench.options import DEFAULT_SIZE
+from jitbench.strategies import Strategy, get_strategy
+from jitbench.strategies.codegen import (
+    DEFAULT_SHAPE,
+    Shape,
+    arrays_of,
+    fields_of,
+    generated,
+    statics_of,
+)  # fmt: skip
+from jitbench.strategies.computation import reference_calc
+from jitbench.strategies.instances import DEFAULT_STATIC, check_size, make_instance
 from jitbench.targets import Target, check_call, edit, kinds, values
 from jitbench.targets import fields as fieldlib
 from jitbench.targets.snapshot import snapshot
 from jitbench.vocabulary import Outcome
+from jitbench.ways import builders
 
 if TYPE_CHECKING:
-    from jitbench.devices import Placement
-    from jitbench.strategies import Strategy
-    from jitbench.strategies.codegen import Shape
+    import jax
 
 # A built-in's float32 results against its float64 NumPy reference (why: docs/design.md).
 RTOL = ATOL = 1e-4
@@ -34,6 +45,9 @@ RTOL = ATOL = 1e-4
 
 # The fields the scenario may change, and those it leaves out (why).
 Fields = tuple[list[fieldlib.Field], list[fieldlib.Skipped]]
+# What a user's call starts from, copied before it (:meth:`Walked.before`): the object, the
+# call's positional arguments, its keyword arguments.
+Before = tuple[object, tuple[object, ...], dict[str, object]]
 
 
 @dataclasses.dataclass
@@ -43,9 +57,9 @@ class Judging:
     a field and jit reused a program for it (traced nothing)."""
 
     noise: dict[str, float] | None = None
-    last: Any = None
+    last: object = None
     reused: bool = False
-    previous: Any = None  # the jitted call's last result
+    previous: object = None  # the jitted call's last result
     compiled: bool = False  # whether jit compiled for this step's call (it saw every value)
     # Why no result can be compared (the first call differs on every leaf), once known.
     unjudgeable: str = ""
@@ -57,8 +71,11 @@ def call_args(target: Target) -> list[str]:
     return args + [f"{key}=k{i}" for i, key in enumerate(target.kwargs)]
 
 
-class Subject:
-    """The common part: a target (object, call, inputs, factory) and its device and size."""
+class Subject(Protocol):
+    """What the audit, the timings and advise measure: a target (object, call, inputs,
+    factory), its device and size, how a new, an equal and an other instance are made, and how
+    a call's result is judged. :class:`Generated` and :class:`Walked` inherit the methods
+    given here; ``new``, ``equal``, ``other`` and ``judge`` each defines."""
 
     target: Target
     name: str
@@ -68,61 +85,66 @@ class Subject:
     equal_how = "the constructor, given the current field values"
     filtered = False  # the call hashes every non-array leaf (eqx.filter_jit)
 
-    def new(self, seed: int = 0) -> Any:
+    def new(self, seed: int = 0) -> object:
         """A new instance, as its user builds one (``seed``: other values, where the subject
         makes its own; a user's factory builds what it builds)."""
-        raise NotImplementedError
+        ...
 
-    def call(self, obj: Any) -> Callable[[], Any]:
+    def call(self, obj: object) -> Callable[[], object]:
         """The subject's call on ``obj``, as a function of no arguments."""
         return self.target.function_of(obj)
 
-    def code(self, obj: Any) -> tuple[str, dict[str, Any]]:
+    def code(self, obj: object) -> tuple[str, dict[str, object]]:
         """The call on ``obj`` as one expression and the names it reads, as a user writes it
         (``obj.calc(x0)``, ``function(obj, x0, key=k0)``)."""
         target = self.target
-        names = {"obj": obj, **{f"x{i}": value for i, value in enumerate(target.inputs)}}
+        names: dict[str, object] = {
+            "obj": obj,
+            **{f"x{i}": value for i, value in enumerate(target.inputs)},
+        }
         names.update({f"k{i}": value for i, value in enumerate(target.kwargs.values())})
         args = call_args(target)
         if isinstance(target.call, str):
             return f"obj.{target.call}({', '.join(args)})", names
         return f"function({', '.join(['obj', *args])})", {**names, "function": target.call}
 
-    def fields(self, obj: Any) -> Fields:
+    def fields(self, obj: object) -> Fields:
         """The fields of ``obj`` the scenario may change, and what it leaves out (why): the
         walk of the object as its call sees it (:func:`jitbench.targets.fields.walk`)."""
         return fieldlib.walk(obj, self.filtered)
 
-    def playable(self, obj: Any, chosen: list[fieldlib.Field]) -> Fields:
+    def playable(self, obj: object, chosen: list[fieldlib.Field]) -> Fields:
         """The ``chosen`` fields whose changes ``obj``'s class takes, and the others (why)."""
         return chosen, []
 
-    def get(self, obj: Any, field: fieldlib.Field) -> Any:
+    def get(self, obj: object, field: fieldlib.Field) -> object:
         return edit.get_field(obj, field)
 
-    def set(self, obj: Any, field: fieldlib.Field, value: Any) -> Any:
+    def set(self, obj: object, field: fieldlib.Field, value: object) -> object:
         """``obj`` with ``field`` set to ``value`` as its users set it (a new root, or ``obj``)."""
         return edit.set_field(obj, field, value)
 
-    def equal(self, obj: Any) -> Any:
+    def equal(self, obj: object) -> object:
         """A new instance with ``obj``'s field values."""
-        raise NotImplementedError
+        ...
 
     def other(
-        self, obj: Any, played: list[fieldlib.Field], rng: np.random.Generator
-    ) -> tuple[Any, str]:
+        self, obj: object, played: list[fieldlib.Field], rng: np.random.Generator
+    ) -> tuple[object, str]:
         """A new instance with other values, and how it was made."""
-        raise NotImplementedError
+        ...
 
-    def before(self, obj: Any) -> Any:
+    def before(self, obj: object) -> object:
         """What :meth:`judge` needs of ``obj`` as it is before a call: ``obj`` itself, for a
         call that changes nothing of it."""
         return obj
 
-    def judge(self, before: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
+    def judge(
+        self, before: object, result: object, error: str, judging: Judging
+    ) -> tuple[Outcome, str]:
         """The outcome of a call that returned ``result`` or raised ``error``, on what
         :meth:`before` kept, over the run so far (:class:`Judging`)."""
-        raise NotImplementedError
+        ...
 
 
 class Generated(Subject):
@@ -132,9 +154,6 @@ class Generated(Subject):
         self, strategy: Strategy, placement: Placement, size: int = DEFAULT_SIZE,
         shape: Shape | None = None, *, probe: bool = False,
     ) -> None:  # fmt: skip
-        from jitbench.strategies.codegen import DEFAULT_SHAPE
-        from jitbench.strategies.instances import check_size
-
         strategy.check_available()
         self.strategy, self.placement, self.probe = strategy, placement, probe
         self.size, self.shape = check_size(size), shape or DEFAULT_SHAPE
@@ -146,42 +165,41 @@ class Generated(Subject):
         self.target = Target(obj, (y,), call=call, name=strategy.name, factory=self.new)
         self.filtered = filters(self.target)
 
-    def instance(self, **kwargs: Any) -> tuple[Any, Any]:
+    def instance(self, seed: int = 0, statics: int = DEFAULT_STATIC) -> tuple[object, jax.Array]:
         """A generated instance and its ``y`` (see :mod:`jitbench.strategies.instances`)."""
-        from jitbench.strategies.instances import make_instance
-
         return make_instance(
-            self.strategy, self.size, self.placement, self.shape, probe=self.probe, **kwargs
+            self.strategy,
+            self.size,
+            self.placement,
+            self.shape,
+            probe=self.probe,
+            seed=seed,
+            statics=statics,
         )
 
-    def new(self, seed: int = 0) -> Any:
+    def new(self, seed: int = 0) -> object:
         return self.instance(seed=seed)[0]
 
-    def fields(self, obj: Any) -> Fields:
+    def fields(self, obj: object) -> Fields:
         """The strategy's own fields (``s0``, ``a0``...), walked and changed as a user's
         object is: the same paths, roles and changes a target of this class gets."""
         owner = f"{self.strategy.holder}." if self.strategy.holder else ""
         declared = {owner + name for name in self.shape.static_fields + self.shape.array_fields}
         return [f for f in super().fields(obj)[0] if f.path in declared], []
 
-    def equal(self, obj: Any) -> Any:
-        from jitbench.strategies.codegen import fields_of
-
+    def equal(self, obj: object) -> object:
         return type(obj)(**fields_of(obj))
 
     def other(
-        self, obj: Any, played: list[fieldlib.Field], rng: np.random.Generator
-    ) -> tuple[Any, str]:
-        from jitbench.strategies.instances import DEFAULT_STATIC
-
+        self, obj: object, played: list[fieldlib.Field], rng: np.random.Generator
+    ) -> tuple[object, str]:
         flag = values.new_value(DEFAULT_STATIC)
         other = self.instance(seed=2, statics=flag)[0]
         return other, f"the constructor, given new arrays and every flag {flag}"
 
-    def judge(self, obj: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
-        from jitbench.strategies.codegen import arrays_of, statics_of
-        from jitbench.strategies.computation import reference_calc
-
+    def judge(
+        self, obj: object, result: object, error: str, judging: Judging
+    ) -> tuple[Outcome, str]:
         if error:
             return Outcome.ERROR, error
         (y,) = self.target.inputs
@@ -203,7 +221,9 @@ def filters(target: Target) -> bool:
     return kind.__module__.startswith("equinox") and "Jit" in kind.__name__
 
 
-def free_arguments(strategy: Strategy, obj: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
+def free_arguments(
+    strategy: Strategy, obj: object
+) -> tuple[Callable[..., object], dict[str, object]]:
     """A function strategy's function (``strategy.function`` of ``obj``'s module) and the
     fields of ``obj`` it takes, by its parameters' names, the last (``y``) left out."""
     function = getattr(sys.modules[type(obj).__module__], strategy.function)
@@ -217,7 +237,7 @@ def free_arguments(strategy: Strategy, obj: Any) -> tuple[Callable[..., Any], di
     return function, {name: getattr(obj, name) for name in names}
 
 
-def _free_call(strategy: Strategy, obj: Any, *inputs: Any) -> Any:
+def _free_call(strategy: Strategy, obj: object, *inputs: object) -> object:
     """The call of a function strategy: its function on ``obj``'s fields and the inputs."""
     function, fields = free_arguments(strategy, obj)
     return function(*fields.values(), *inputs)
@@ -236,7 +256,7 @@ class Walked(Subject):
         self.filtered = filters(target)
         self.device, self.size = device_and_size(target.obj, self.fields(target.obj)[0])
 
-    def _copy(self, obj: Any) -> Any:
+    def _copy(self, obj: object) -> object:
         """A deep copy sharing the object's functions (a copied one would be a new static)."""
         try:
             return snapshot(obj)
@@ -246,17 +266,17 @@ class Walked(Subject):
                 f"({error_text(exc)}); give a factory that builds it"
             ) from None
 
-    def new(self, seed: int = 0) -> Any:
+    def new(self, seed: int = 0) -> object:
         """The factory's new object, else a copy of the object as handed over (which stays)."""
         if self.target.factory is not None:
             return self.target.new_instance()
         return self._copy(self.pristine)
 
-    def playable(self, obj: Any, chosen: list[fieldlib.Field]) -> Fields:
+    def playable(self, obj: object, chosen: list[fieldlib.Field]) -> Fields:
         # Tried on the chosen fields only: each try builds a new value (memory, on a deep model).
         return edit.refused(obj, chosen)
 
-    def equal(self, obj: Any) -> Any:
+    def equal(self, obj: object) -> object:
         """The factory's new object with ``obj``'s traced values (its statics the factory's)."""
         equal = self.new()
         for field in self.fields(obj)[0]:
@@ -265,8 +285,8 @@ class Walked(Subject):
         return equal
 
     def other(
-        self, obj: Any, played: list[fieldlib.Field], rng: np.random.Generator
-    ) -> tuple[Any, str]:
+        self, obj: object, played: list[fieldlib.Field], rng: np.random.Generator
+    ) -> tuple[object, str]:
         """The factory's new object with new values in its played array fields; without any,
         every played field given a value the scenario has not set (a bool: its other one)."""
         other = self.new()
@@ -279,7 +299,7 @@ class Walked(Subject):
         paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
         return other, f"{self.origin}, new values in {paths or 'nothing'}"
 
-    def before(self, obj: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    def before(self, obj: object) -> Before:
         """The object and the call's arguments, copied together: a call that changes them (a
         training step's weights and optimizer, a dropout's key) leaves the oracle the state
         the call started from. Uncopied where they cannot be copied."""
@@ -289,17 +309,17 @@ class Walked(Subject):
         except Exception:
             return obj, target.inputs, target.kwargs
 
-    def unjitted(self, obj: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def unjitted(
+        self, obj: object, inputs: tuple[object, ...], kwargs: dict[str, object]
+    ) -> object:
         """The call's result, made under ``jax.disable_jit()`` by :meth:`judge`."""
         return dataclasses.replace(self.target, obj=obj, inputs=inputs, kwargs=kwargs).function()()
 
-    def raises_unjitted(self, before: Any) -> str:
+    def raises_unjitted(self, before: Before) -> str:
         """What the raw call (the call's jit wrapper taken off) raises run as it is, outside
         ``jax.disable_jit()``, or "": under it lax's loops and conds run as Python and skip
         the checks their tracing makes (dynamax's filter, jitted inside, refuses a scan carry
         of a new shape with or without the user's jit). "" where no wrapper comes off."""
-        from jitbench.ways import builders
-
         try:
             raw = builders.unjitted(self.target)
             if raw is builders.written(self.target):
@@ -311,7 +331,9 @@ class Walked(Subject):
             return f"{error_text(exc)} (outside jax.disable_jit(), which lets it through)"
         return ""
 
-    def judge(self, before: Any, result: Any, error: str, judging: Judging) -> tuple[Outcome, str]:
+    def judge(
+        self, before: Before, result: object, error: str, judging: Judging
+    ) -> tuple[Outcome, str]:
         """Against the call without jit on the state the call started from (it raises: n/a),
         beyond the noise its first call sets, by the rules of docs/own-objects.md: stale only
         where jit reused a program and returned the result from before the change."""
@@ -360,7 +382,7 @@ class Walked(Subject):
         return (Outcome.UNJUDGED if unchanged else Outcome.CORRECT), ""
 
 
-def _matches(result: Any, before: Any, noise: dict[str, float]) -> bool:
+def _matches(result: object, before: object, noise: dict[str, float]) -> bool:
     """Whether ``result`` is ``before`` (a result from before the change), up to the noise."""
     if before is None:
         return False
@@ -368,7 +390,7 @@ def _matches(result: Any, before: Any, noise: dict[str, float]) -> bool:
     return not isinstance(off, str) and not off.keys() - noise.keys()
 
 
-def tolerance(dtype: Any) -> float:
+def tolerance(dtype: np.dtype) -> float:
     """sqrt(eps) of a floating dtype (float32: 3.5e-4), 0 for integers and bools."""
     import jax.numpy as jnp
 
@@ -377,7 +399,7 @@ def tolerance(dtype: Any) -> float:
     return float(np.sqrt(jnp.finfo(dtype).eps))
 
 
-def leaves_off(got: Any, expected: Any) -> dict[str, float] | str:
+def leaves_off(got: object, expected: object) -> dict[str, float] | str:
     """Where two results (pytrees) disagree: each leaf's path with its largest difference
     (``{}``: they agree), or their structure or a leaf's shape, in words."""
     import jax
@@ -403,11 +425,11 @@ def leaves_off(got: Any, expected: Any) -> dict[str, float] | str:
     return off
 
 
-def _numeric(leaf: Any) -> bool:
+def _numeric(leaf: object) -> bool:
     return kinds.is_array(leaf) or isinstance(leaf, bool | int | float | complex | np.generic)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     """Whether two leaves that are no numbers agree: the same object, equal, or both callable
     (a function a call makes anew has no value to compare)."""
     if a is b or (callable(a) and callable(b)):
@@ -418,7 +440,7 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def device_and_size(obj: Any, found: list[fieldlib.Field]) -> tuple[str, int]:
+def device_and_size(obj: object, found: list[fieldlib.Field]) -> tuple[str, int]:
     """The platform and element count of the object's first array field (else JAX's default)."""
     import jax
 
@@ -434,10 +456,6 @@ def device_and_size(obj: Any, found: list[fieldlib.Field]) -> tuple[str, int]:
 def subject_of(target: Target) -> Subject:
     """The subject of ``target``: the strategy of a generated instance called as the suite
     calls it (``calc(y)``), else the object walked."""
-    from jitbench.devices import resolve
-    from jitbench.strategies import get_strategy
-    from jitbench.strategies.codegen import generated
-
     made = generated(target.obj)
     if made is None or target.call != "calc" or len(target.inputs) != 1:
         return Walked(target)

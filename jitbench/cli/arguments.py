@@ -11,7 +11,7 @@ import argparse
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypeVar
 
 
 class Parser(argparse.ArgumentParser):
@@ -50,10 +50,13 @@ def fraction(text: str) -> float:
     return _number(text, lambda v: v >= 0, "must be a finite fraction >= 0 such as 0.01")
 
 
-def items(parse: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+T = TypeVar("T")
+
+
+def items(parse: Callable[[str], T]) -> Callable[[str], list[T]]:
     """A comma-separated list whose items each go through ``parse``."""
 
-    def parse_list(text: str) -> list[Any]:
+    def parse_list(text: str) -> list[T]:
         items = [item.strip() for item in text.split(",") if item.strip()]
         if not items:
             raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")

@@ -10,7 +10,7 @@ import sys
 import textwrap
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jitbench.hazards import HAZARDS
 from jitbench.measure.sampling import CONFIDENCE, HIDDEN_BY, PRECISION, Spread
@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from jitbench.auditing.result import AuditResult, Step
     from jitbench.measure.advising import WayRow
     from jitbench.measure.timing import Timings
-    from jitbench.testing import CompileCount
+
+
+class Explained(Protocol):
+    """What JAX explained of a step's or a block's tracing-cache misses (a
+    :class:`~jitbench.auditing.result.Step`, a ``jitbench.testing.CompileCount``)."""
+
+    @property
+    def explanations(self) -> Sequence[str]: ...
+
 
 # Each outcome's mark in a cell, as the tables' legends quote it.
 MARKS = {outcome: f"'{outcome.mark.strip()}'" for outcome in Outcome}
@@ -67,7 +75,7 @@ def audit_csv(results: Sequence[AuditResult]) -> None:
 _SAME_MISS = re.compile(r" id=\d+|\n *but seen another function defined on the same line;.*", re.S)
 
 
-def explanation(step: Step | CompileCount) -> str:
+def explanation(step: Explained) -> str:
     """JAX's words for the step's tracing-cache misses, the same miss of a function defined
     at one place told once with a count (a diffrax solve traces its inner lambdas anew in
     every call: 250 misses of 30), or why there are none."""

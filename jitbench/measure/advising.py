@@ -13,18 +13,21 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
+from jitbench.auditing.audit import audit_subject
+from jitbench.auditing.subject import Subject
+from jitbench.auditing.verdict import hazards
 from jitbench.compiles import count_compiles, read_back
 from jitbench.errors import JitbenchError, NoFigure, error_text
 from jitbench.measure import sampling
+from jitbench.measure.case import Prepared
+from jitbench.measure.counting import callgrind, instructions
+from jitbench.measure.devicetime import device_seconds
 from jitbench.measure.sampling import HIDDEN_BY, Spread
-
-if TYPE_CHECKING:
-    from jitbench.auditing.subject import Subject
+from jitbench.measure.timing import first_call, restarted
 
 # What a way's figures are, by WayRow field (spreads, the device's time); or why it has none.
-Figures = dict[str, Any] | str
+Figures = dict[str, Spread | float | None] | str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,9 +135,6 @@ def audited(
     index: int,
 ) -> WayRow:  # fmt: skip
     """``row`` with the audit of its way: its hazards, compiles and findings, or why not."""
-    from jitbench.auditing.audit import audit_subject
-    from jitbench.auditing.verdict import hazards
-
     progress.audit(index, row.way)
     start = time.perf_counter()
     with count_compiles() as stats:
@@ -163,13 +163,9 @@ def timed(
     then each way's first call, ``cold_calls`` times each, in its own fresh state: every
     in-memory cache cleared, JAX's persistent compilation cache off (``cold``), and filled by
     the way's first compile (``cold_filled``)."""
-    from jitbench.measure.case import Prepared
-    from jitbench.measure.devicetime import device_seconds
-    from jitbench.measure.timing import first_call, restarted
-
     found: dict[str, Figures] = {}
     with read_back() as folder:
-        made: dict[str, Any] = {}
+        made: dict[str, tuple[Prepared, dict[str, sampling.Figure]]] = {}
         for name, subject in subjects.items():
             try:
                 prepared = Prepared(subject)  # compiled: the program written to the cache
@@ -228,7 +224,7 @@ class Counting:
 
     reason: str = ""
     ways: tuple[str, ...] = ()
-    future: concurrent.futures.Future[list[Any]] | None = None
+    future: concurrent.futures.Future[list[instructions.Counts | NoFigure]] | None = None
     started: float = 0.0
 
     @classmethod
@@ -236,8 +232,6 @@ class Counting:
         cls, spec: str | None, device: str, call: str | None, inputs: str | None,
         ways: Sequence[str], wanted: bool,
     ) -> Counting:  # fmt: skip
-        from jitbench.measure.counting import callgrind, instructions
-
         if not wanted:
             return cls("instructions not counted: not asked for")
         if spec is None:
@@ -260,8 +254,6 @@ class Counting:
 
     def cancel(self) -> None:
         """Stop the counting process, its counts no longer needed."""
-        from jitbench.measure.counting import instructions
-
         if self.future is not None and not self.future.done():
             instructions.stop()
 

@@ -18,7 +18,7 @@ from jitbench.auditing.audit import audit_subject
 from jitbench.auditing.subject import DEFAULT_SIZE, Generated, Subject, free_arguments, subject_of
 from jitbench.child import Json
 from jitbench.compiles import clear_caches, count_compiles, use_persistent_cache
-from jitbench.devices import Placement, ensure_host_devices, parse_spec, resolve
+from jitbench.devices import Placement, ensure_host_devices, parse_spec, resolve, use_device
 from jitbench.errors import DeviceUnavailable, JitbenchError, NoFigure
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape
@@ -73,7 +73,7 @@ class Row:
             strategy.check_available()
             placement = resolve(self.device)
             return Generated(strategy, placement, self.size or DEFAULT_SIZE, self.shape)
-        use_device(self.device)
+        use_device(resolve(self.device))
         reason = target_problems([self.subject]).get(self.subject)
         if reason is not None:
             raise JitbenchError(reason)
@@ -101,17 +101,6 @@ class Row:
         if not isinstance(data, dict) or not isinstance(data.get("shape"), dict):
             raise JitbenchError(f"not a row to measure: {data!r}")
         return cls(**{**data, "shape": Shape(**data["shape"])})
-
-
-def use_device(device: str) -> None:
-    """Make ``device`` JAX's default: a target's factory places its arrays there itself."""
-    import jax
-
-    if parse_spec(device)[1]:
-        raise NotImplementedError(f"a target is measured unsharded; {device!r} does not apply")
-    # The platform's name, not its Device: absl's flags (jax.config.parse_flags_with_absl,
-    # as flax's examples call it) take only strings, and refuse a Device at import.
-    jax.config.update("jax_default_device", resolve(device).devices[0].platform)
 
 
 def target_specs(declared: Sequence[str] = ()) -> list[str]:

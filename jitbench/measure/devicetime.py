@@ -10,14 +10,17 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jax.profiler import ProfileData
 
 # The lines of a device's plane that hold its programs' runs, in order of preference:
 # each run of a compiled program, else each of its operations (XLA's profiler schema).
 LINES = ("XLA Modules", "XLA Ops")
 
 
-def device_seconds(loop: Callable[[int], Any], calls: int, platform: str) -> float | None:
+def device_seconds(loop: Callable[[int], object], calls: int, platform: str) -> float | None:
     """Seconds per call the ``platform`` device spends running ``loop(calls)``'s programs
     (the loop warm, its programs compiled), from a profile written to a temporary folder
     (removed after); None where the profile shows no such device (the CPU)."""
@@ -43,7 +46,7 @@ def device_seconds(loop: Callable[[int], Any], calls: int, platform: str) -> flo
     return None if busy is None else busy / calls
 
 
-def busy_seconds(data: Any, platform: str) -> float | None:
+def busy_seconds(data: ProfileData, platform: str) -> float | None:
     """Seconds the profile's planes of ``platform``'s devices (``/device:TPU:0``) show them
     running programs: the union of the events of their first line of :data:`LINES` (an
     overlap counted once); None where it has no such plane or line."""

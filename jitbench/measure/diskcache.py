@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from jitbench.auditing.subject import Subject
 from jitbench.compiles import block, clear_memory_caches, count_compiles, use_persistent_cache
@@ -36,7 +35,7 @@ def fill_all(strategies: list[str], sizes: list[int], specs: list[str]) -> dict[
     return filled
 
 
-def first_call(subject: Subject, path: str) -> Callable[[], Any]:
+def first_call(subject: Subject, path: str) -> Callable[[], object]:
     """The first call of a new instance with the on-disk cache at ``path`` (empty or filled)."""
     os.makedirs(path, exist_ok=True)
     call = subject.call(subject.new())

@@ -12,7 +12,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Protocol
 
 # The confidence of a median's bounds, and how close they must be to it for the median to be
 # known: within PRECISION of it on either side.
@@ -109,7 +109,18 @@ class Figure:
         return Spread.of(self.per_call, self.number)
 
 
-def _repeated(call: Callable[[], Any]) -> Callable[[int], float]:
+class Calls(Protocol):
+    """What :func:`call_figures` times (a :class:`~jitbench.measure.case.Prepared`): the call
+    waited for, and loops of ``n`` calls dispatched back to back."""
+
+    def call(self) -> object: ...
+
+    def dispatch_loop(self, n: int) -> float: ...
+
+    def loop(self, n: int) -> object: ...
+
+
+def _repeated(call: Callable[[], object]) -> Callable[[int], float]:
     clock = time.perf_counter
 
     def run(n: int) -> float:
@@ -121,7 +132,7 @@ def _repeated(call: Callable[[], Any]) -> Callable[[int], float]:
     return run
 
 
-def _looped(loop: Callable[[int], Any]) -> Callable[[int], float]:
+def _looped(loop: Callable[[int], object]) -> Callable[[int], float]:
     clock = time.perf_counter
 
     def run(n: int) -> float:
@@ -132,14 +143,14 @@ def _looped(loop: Callable[[int], Any]) -> Callable[[int], float]:
     return run
 
 
-def calls_per_sample(call: Callable[[], Any]) -> int:
+def calls_per_sample(call: Callable[[], object]) -> int:
     """Calls per sample for ``call`` (compiled, warm): as many as last :data:`SAMPLE_S`, from
     three calls timed, within [:data:`MIN_CALLS`, :data:`MAX_CALLS`]."""
     once = _repeated(call)(3) / 3
     return int(min(MAX_CALLS, max(MIN_CALLS, SAMPLE_S // max(once, 1e-9))))
 
 
-def call_figures(prepared: Any, number: int | None = None) -> dict[str, Figure]:
+def call_figures(prepared: Calls, number: int | None = None) -> dict[str, Figure]:
     """The three figures of a :class:`~jitbench.measure.case.Prepared` call, ``number`` calls a
     sample (None: :func:`calls_per_sample`): ``dispatch`` (calls back to back in runs that
     never fill the queue, each run's last wait outside the window: the suite's dispatch row),

@@ -10,7 +10,6 @@ import dataclasses
 import time
 import timeit
 from collections.abc import Callable
-from typing import Any
 
 from jitbench.auditing.scenario import Play, attempt, replay
 from jitbench.auditing.subject import Subject, subject_of
@@ -22,12 +21,12 @@ from jitbench.compiles import (
     read_back,
     use_persistent_cache,
 )  # fmt: skip
-from jitbench.errors import JitbenchError
+from jitbench.errors import JitbenchError, error_text
 from jitbench.measure import sampling
 from jitbench.measure.case import Prepared, cold_call
 from jitbench.measure.sampling import CALL, DISPATCH, LOOP, Spread
 from jitbench.options import REPEAT
-from jitbench.targets import as_target
+from jitbench.targets import Call, as_target
 from jitbench.targets import fields as fieldlib
 
 COLD_CALLS = 5
@@ -64,11 +63,11 @@ class Timings:
     loop: Spread | None = None
     cold_filled: Spread | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
 
-def sample(call: Callable[[], Any], repeat: int, number: int | None) -> Spread:
+def sample(call: Callable[[], object], repeat: int, number: int | None) -> Spread:
     """``repeat`` timeit loops of ``number`` calls (None: timeit's autorange picks it)."""
     timer = timeit.Timer(call)
     if number is None:
@@ -93,7 +92,7 @@ def cold_on(subject: Subject) -> str:
     return "a new instance from the factory" if fresh else "a copy of the object, caches cleared"
 
 
-def first_call(call: Callable[[], Any], folder: str | None) -> tuple[float, int, int]:
+def first_call(call: Callable[[], object], folder: str | None) -> tuple[float, int, int]:
     """Seconds of ``call`` (a new instance's, bound) with every in-memory cache cleared and
     JAX's persistent cache at ``folder`` (None: off); its hits and misses of that cache."""
     use_persistent_cache(folder)
@@ -173,8 +172,6 @@ def time_subject(
     :func:`jitbench.audit_object` does. A first call that raises is a JitbenchError naming the
     subject.
     """
-    from jitbench.errors import error_text
-
     try:
         prepared = Prepared(subject)
     except Exception as exc:
@@ -195,7 +192,9 @@ def time_subject(
                    after, spreads[LOOP], filled)  # fmt: skip
 
 
-def time_object(target: Any, *, call: Any = None, inputs: Any = None, **kwargs: Any) -> Timings:
+def time_object(
+    target: object, *, call: Call | None = None, inputs: object = None, **kwargs: object
+) -> Timings:
     """Time a user's object's call as the suite times it (imports JAX; see :func:`time_subject`
     for ``kwargs``); ``target``, ``call`` and ``inputs`` in any form
     :func:`jitbench.targets.as_target` takes."""

@@ -10,7 +10,6 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from asv import util
@@ -20,6 +19,7 @@ from asv.results import Results
 from packaging.version import InvalidVersion, Version
 
 from jitbench.errors import JitbenchError
+from jitbench.jsondata import JsonObject
 from jitbench.results.project import commit_of
 from jitbench.suite import asvcompat
 
@@ -163,9 +163,7 @@ def _bad_file(path: Path, exc: Exception, skip_bad: bool) -> None:
     print(f"jitbench: warning: skipping unreadable {path}: {reason}", file=sys.stderr)
 
 
-def _load_benchmarks_json(
-    root: Path, skip_bad: bool, quiet: bool = False
-) -> dict[str, dict[str, Any]]:
+def _load_benchmarks_json(root: Path, skip_bad: bool, quiet: bool = False) -> dict[str, JsonObject]:
     """Units and parameter names, which asv keeps only in results/benchmarks.json."""
     path = root / "benchmarks.json"
     if not path.is_file():
@@ -198,7 +196,7 @@ def _result_paths(root: Path, skip_bad: bool) -> Iterator[tuple[Path, str]]:
             yield path, name
 
 
-def _records(result: Results, benchmarks: dict[str, dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def _records(result: Results, benchmarks: dict[str, JsonObject]) -> Iterator[JsonObject]:
     meta = {
         "machine": result.params.get("machine"),
         "commit": result.commit_hash,
@@ -239,7 +237,7 @@ def _records(result: Results, benchmarks: dict[str, dict[str, Any]]) -> Iterator
             }
 
 
-def _status(value: Any) -> str:
+def _status(value: object) -> str:
     # asv stores a failed benchmark as None and a skipped one (NotImplementedError) as NaN.
     if value is None:
         return "failed"
@@ -276,7 +274,7 @@ def _jax_version(result: Results) -> str | None:
     return match.group(1) if match else None
 
 
-def _frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+def _frame(records: list[JsonObject]) -> pd.DataFrame:
     seen = dict.fromkeys(name for r in records for name in r["params"])
     names = [n for n in PARAM_ORDER if n in seen] + [n for n in seen if n not in PARAM_ORDER]
     params = pd.DataFrame({n: _typed([r["params"].get(n) for r in records]) for n in names})
@@ -311,7 +309,7 @@ def _typed(reprs: list[str | None]) -> pd.Series:
     return pd.Series(text, dtype="string")
 
 
-def _literal(text: str) -> Any:
+def _literal(text: str) -> object:
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):

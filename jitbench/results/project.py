@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from asv.util import UserError
 
 from jitbench.errors import JitbenchError
+from jitbench.jsondata import JsonObject
 from jitbench.suite import catalog
 from jitbench.suite.asvrun import CONFIG, git, load_config
 
@@ -20,7 +20,7 @@ from jitbench.suite.asvrun import CONFIG, git, load_config
 DEFAULT_RESULTS = Path("results")
 
 
-def config(folder: Path = Path(".")) -> dict[str, Any] | None:
+def config(folder: Path = Path(".")) -> JsonObject | None:
     """The asv.conf.json in ``folder`` (None where there is none); an unreadable one is a
     JitbenchError naming it."""
     path = folder / CONFIG

@@ -7,10 +7,14 @@ import importlib
 import importlib.metadata
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jitbench import extras
 from jitbench.errors import JitbenchError
+from jitbench.jsondata import JsonObject
+
+if TYPE_CHECKING:
+    from asv.results import Results
 
 
 def moved(what: str) -> JitbenchError:
@@ -41,8 +45,8 @@ def private(module: str, name: str) -> Any:
 def is_different(
     samples_a: Sequence[float] | None,
     samples_b: Sequence[float] | None,
-    stats_a: dict[str, Any],
-    stats_b: dict[str, Any],
+    stats_a: JsonObject,
+    stats_b: JsonObject,
 ) -> bool:
     """asv compare's significance test of two results (``asv._stats.is_different``)."""
     return bool(private("asv._stats", "is_different")(samples_a, samples_b, stats_a, stats_b))
@@ -51,8 +55,8 @@ def is_different(
 def is_result_better(
     a: float,
     b: float,
-    a_ss: tuple[dict[str, Any] | None, list[float] | None],
-    b_ss: tuple[dict[str, Any] | None, list[float] | None],
+    a_ss: tuple[JsonObject | None, list[float] | None],
+    b_ss: tuple[JsonObject | None, list[float] | None],
     factor: float,
 ) -> bool:
     """Whether asv compare calls ``a`` better than ``b`` (significant and beyond ``factor``)."""
@@ -60,7 +64,7 @@ def is_result_better(
     return bool(better(a, b, a_ss, b_ss, factor))
 
 
-def result_requirements(result: Any) -> dict[str, str]:
+def result_requirements(result: Results) -> dict[str, str]:
     """The requirements an asv ``Results`` was run with (``Results._requirements``)."""
     try:
         found = result._requirements
@@ -69,7 +73,7 @@ def result_requirements(result: Any) -> dict[str, str]:
     return dict(found or {})
 
 
-def describe_machine(name: str) -> dict[str, Any]:
+def describe_machine(name: str) -> JsonObject:
     """Record this host in asv's machine file under ``name``, its hardware as asv detects it
     (``Machine.get_defaults``) where the file lacks it; the entry. Why: docs/design.md."""
     machine = private("asv.machine", "Machine")

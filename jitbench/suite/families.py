@@ -10,7 +10,7 @@ import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Protocol, TypeVar
 
 from jitbench.auditing.scenario import TIMED_CHANGES, call_after
 from jitbench.auditing.subject import Subject
@@ -22,6 +22,21 @@ from jitbench.strategies.codegen import Shape
 from jitbench.suite import grid
 
 _off_clock_seconds = 0.0
+T = TypeVar("T")
+# One asv parameter's value: a strategy's or target's name, a device spec, a size, a depth,
+# a change's name.
+Param = str | int
+# The audit's totals per (subject, device), as :func:`jitbench.measure.case.hazard_totals`.
+Totals = dict[tuple[str, str], dict[str, object] | NoFigure]
+
+
+class Rows(Protocol):
+    """What a family's methods call on the class it is mixed into (the grid's, or
+    :class:`TargetRows`): its parameters and the row they name."""
+
+    params: list[list[Param]]
+
+    def row(self, *params: Param) -> case.Row: ...
 
 
 def clock() -> float:
@@ -29,7 +44,7 @@ def clock() -> float:
     return time.perf_counter() - _off_clock_seconds
 
 
-def off_clock(work: Callable[[], Any]) -> Any:
+def off_clock(work: Callable[[], T]) -> T:
     """``work()``, its seconds left out of :func:`clock`: building :class:`Cached` state, and
     the dispatch row's wait for the last call of a run."""
     global _off_clock_seconds
@@ -75,13 +90,15 @@ class Cached:
     :func:`clock`."""
 
     timer = staticmethod(clock)
-    _prepared: Any = None
+    _prepared: case.Prepared | None = None
 
-    def subject(self, *params: Any) -> Subject:
+    def subject(self, *params: Param) -> Subject:
         """The row's subject (``row`` is the grid class's), unless a family builds its own."""
         return self.row(*params).load()
 
-    def prepared(self, params: Sequence[Any], prepare: Callable[..., Any] | None = None) -> Any:
+    def prepared(
+        self, params: Sequence[Param], prepare: Callable[[Subject], case.Prepared] | None = None
+    ) -> case.Prepared:
         """``prepare(subject)`` (a :class:`~jitbench.measure.case.Prepared` by default) of the
         row ``params`` name, built on first use, off the clock."""
         if self._prepared is None:
@@ -96,10 +113,10 @@ class Cached:
 class ColdCall(OneCallTiming):
     """The first call of a new instance, every in-memory cache cleared."""
 
-    def setup(self, *params: Any) -> None:
+    def setup(self, *params: Param) -> None:
         self.call = case.cold_call(self.row(*params).load())
 
-    def time_first_call(self, *params: Any) -> None:
+    def time_first_call(self, *params: Param) -> None:
         self.call()
 
 
@@ -109,7 +126,7 @@ class FreshProcess(OneCallTiming):
 
     repeat = 2
 
-    def timeraw_first_call_fresh_process(self, *params: Any) -> tuple[str, str]:
+    def timeraw_first_call_fresh_process(self, *params: Param) -> tuple[str, str]:
         return case.fresh_code(self.row(*params))
 
 
@@ -120,12 +137,12 @@ class CachedCall(Cached, ManyCallsTiming):
     full queue of earlier ones still computing (docs/benchmarks.md)."""
 
     _dispatched = 0
-    _out: Any = None
+    _out: object = None
 
-    def time_cached_call(self, *params: Any) -> None:
+    def time_cached_call(self, *params: Param) -> None:
         self.prepared(params).call()
 
-    def time_cached_call_dispatch(self, *params: Any) -> None:
+    def time_cached_call_dispatch(self, *params: Param) -> None:
         # The result is kept until the next call, as a loop keeps it: one dropped at once,
         # while its computation is still queued, costs a few microseconds more to release.
         self._out = self.prepared(params).dispatch()
@@ -145,7 +162,7 @@ class CachedCall(Cached, ManyCallsTiming):
     time_cached_call_dispatch.version = "3"  # type: ignore[attr-defined]
 
 
-def _wait(out: Any) -> None:
+def _wait(out: object) -> None:
     """``jax.block_until_ready(out)``; JAX imported here, as importing the suite starts none."""
     import jax
 
@@ -158,29 +175,29 @@ class AfterChange(OneCallTiming):
 
     repeat = (3, 5, 0.5)
 
-    def setup(self, *params: Any) -> None:
+    def setup(self, *params: Param) -> None:
         *row, change = params
         subject = self.row(*row).load()
         obj = subject.new()
         played, _ = subject.playable(obj, subject.fields(obj)[0])
         self.call = call_after(subject, change, played)
 
-    def time_call_after_change(self, *params: Any) -> None:
+    def time_call_after_change(self, *params: Param) -> None:
         self.call()
 
 
 class Memory:
     """Peak memory of building an instance and calling it once."""
 
-    def setup(self, *params: Any) -> None:
+    def setup(self, *params: Param) -> None:
         self.subject = self.row(*params).load()
 
-    def peakmem_build_and_first_call(self, *params: Any) -> None:
+    def peakmem_build_and_first_call(self, *params: Param) -> None:
         case.cold_call(self.subject)()
 
 
-def _track(name: str, unit: str) -> Any:
-    def track(self: Any, totals: dict[Any, Any], *params: Any) -> Any:
+def _track(name: str, unit: str) -> Callable[..., object]:
+    def track(self: Rows, totals: Totals, *params: Param) -> object:
         row = self.row(*params)
         entry = totals.get((row.subject, row.device))
         if entry is None:
@@ -209,7 +226,7 @@ class Hazards:
 
     timeout = 600
 
-    def totals(self) -> dict[Any, Any]:
+    def totals(self) -> Totals:
         return case.hazard_totals([self.row(*p) for p in itertools.product(*self.params)])
 
 
@@ -224,7 +241,7 @@ class Instructions:
     unit = instructions.COUNT_UNIT
     timeout = instructions.TIMEOUT_S
 
-    def counted(self, *params: Any) -> case.Row:
+    def counted(self, *params: Param) -> case.Row:
         """What to count of the row the parameters name."""
         return instructions.counted(self.row(*params))
 
@@ -233,13 +250,13 @@ class Instructions:
         rows = [self.counted(*params) for params in itertools.product(*self.params)]
         return instructions.table(rows)
 
-    def setup(self, table: instructions.Table, *params: Any) -> None:
+    def setup(self, table: instructions.Table, *params: Param) -> None:
         self.row_counts = instructions.lookup(table, self.counted(*params))
 
-    def track_cached_call_instructions(self, table: Any, *params: Any) -> float:
+    def track_cached_call_instructions(self, table: instructions.Table, *params: Param) -> float:
         return self.row_counts.call
 
-    def track_dispatch_instructions(self, table: Any, *params: Any) -> float:
+    def track_dispatch_instructions(self, table: instructions.Table, *params: Param) -> float:
         return self.row_counts.dispatch
 
 
@@ -285,7 +302,9 @@ class Device:
 
     setup_cache.timeout = device_rows.TIMEOUT_S  # type: ignore[attr-defined]
 
-    def figures(self, table: device_rows.Table, kind: str, *params: Any) -> Any:
+    def figures(
+        self, table: device_rows.Table, kind: str, *params: Param
+    ) -> device_rows.Calls | device_rows.Changes:
         row = self.row(*params[:3])
         try:
             return device_rows.lookup(table, (kind, row.subject, row.size, row.device))
@@ -297,20 +316,20 @@ class DeviceCalls(Device):
     """Per call: dispatch onto an idle device, the synchronous call, and a loop of calls with
     one wait at the end, at sizes up to 1e8 (where the device's own time shows)."""
 
-    def track_dispatch_seconds(self, table: Any, *params: Any) -> float:
+    def track_dispatch_seconds(self, table: device_rows.Table, *params: Param) -> float:
         return self.figures(table, "calls", *params).dispatch
 
-    def track_call_seconds(self, table: Any, *params: Any) -> float:
+    def track_call_seconds(self, table: device_rows.Table, *params: Param) -> float:
         return self.figures(table, "calls", *params).call
 
-    def track_loop_seconds(self, table: Any, *params: Any) -> float:
+    def track_loop_seconds(self, table: device_rows.Table, *params: Param) -> float:
         return self.figures(table, "calls", *params).loop
 
 
 class DeviceFirstCall(Device):
     """The cold first call: on an accelerator, the chip's compile."""
 
-    def track_first_call_seconds(self, table: Any, *params: Any) -> float:
+    def track_first_call_seconds(self, table: device_rows.Table, *params: Param) -> float:
         return self.figures(table, "changes", *params).first_call
 
 
@@ -319,7 +338,7 @@ class DeviceAfterChange(Device):
 
     param_names = ["strategy", "size", "device", "change"]
 
-    def track_call_after_change_seconds(self, table: Any, *params: Any) -> float:
+    def track_call_after_change_seconds(self, table: device_rows.Table, *params: Param) -> float:
         changes, step = self.figures(table, "changes", *params), params[3]
         if step not in changes.after:
             why = changes.raised.get(step, "its audit plays no such step")
@@ -342,17 +361,17 @@ class TargetRows:
         return case.Row(target, device)
 
 
-def _target_totals(self: Any) -> dict[Any, Any]:
+def _target_totals(self: Hazards) -> Totals:
     return self.totals()
 
 
-def _target_counts(self: Any) -> instructions.Table:
+def _target_counts(self: Instructions) -> instructions.Table:
     return self.counts()
 
 
 # name of the target class -> (family, its own attributes); the names are asv's
 # (bench_targets.TargetCachedCall.time_cached_call...), read by jitbench.suite.catalog.
-TARGET_FAMILIES: dict[str, tuple[type, dict[str, Any]]] = {
+TARGET_FAMILIES: dict[str, tuple[type, dict[str, object]]] = {
     "TargetColdCall": (ColdCall, {}),
     "TargetFreshProcess": (FreshProcess, {}),
     "TargetCachedCall": (CachedCall, {}),
@@ -375,6 +394,6 @@ def benchmark_classes(declared: Sequence[str] = ()) -> dict[str, type]:
     for name, (family, own) in TARGET_FAMILIES.items():
         devices = own.get("devices", grid.unsharded_devices())
         extra = [list(TIMED_CHANGES)] if family is AfterChange else []
-        attributes: dict[str, Any] = {**own, "params": [specs, devices, *extra]}
+        attributes: dict[str, object] = {**own, "params": [specs, devices, *extra]}
         made[name] = type(name, (family, TargetRows), attributes)
     return made

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TypeVar
 
 from jitbench.devices import DEVICE_SPECS, host_devices
 from jitbench.errors import JitbenchError
@@ -37,13 +37,16 @@ def strategy_names() -> list[str]:
     return list(STRATEGIES)
 
 
+T = TypeVar("T")
+
+
 def _env_list(
     name: str,
-    default: list[Any],
-    parse: Callable[[str], Any],
+    default: list[T],
+    parse: Callable[[str], T],
     form: str,
     environ: Mapping[str, str] | None = None,
-) -> list[Any]:
+) -> list[T]:
     """The comma-separated values of ``name``, each parsed, else ``default``."""
     text = (os.environ if environ is None else environ).get(name, "").strip()
     if not text:

@@ -14,12 +14,12 @@ import importlib.machinery
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from jitbench.errors import JitbenchError
 
 DEFAULT_CALL = "__call__"
+Call = str | Callable[..., object]  # a method's name, or a function: call(obj, *inputs)
 # Where a child process finds the top-level modules its parent imported through a finder
 # of its own (asv's suite folder): JSON {name: folder}, read by :func:`resolve_name`.
 IMPORT_ROOTS_ENV = "JITBENCH_IMPORT_ROOTS"
@@ -34,7 +34,7 @@ class Inputs:
     """The arguments of a target's call, keyword ones included: ``Inputs(x, training=False)``
     (what an ``--inputs`` function may return, or a :class:`Target`'s ``inputs``)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         self.args, self.kwargs = args, kwargs
 
     def __repr__(self) -> str:
@@ -52,12 +52,12 @@ class Target:
     as it is; then a copy stands in for a new one).
     """
 
-    obj: Any
-    inputs: tuple[Any, ...] | Inputs = ()
-    call: str | Callable[..., Any] = DEFAULT_CALL
+    obj: object
+    inputs: tuple[object, ...] | Inputs = ()
+    call: Call = DEFAULT_CALL
     name: str = ""
-    factory: Callable[[], Any] | None = None
-    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    factory: Callable[[], object] | None = None
+    kwargs: dict[str, object] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.inputs, Inputs):
@@ -74,11 +74,11 @@ class Target:
             return self.call
         return f"{getattr(self.call, '__module__', '?')}.{getattr(self.call, '__qualname__', '?')}"
 
-    def function(self) -> Callable[[], Any]:
+    def function(self) -> Callable[[], object]:
         """The call on this object with its inputs, as a zero-argument function."""
         return self.function_of(self.obj)
 
-    def function_of(self, obj: Any) -> Callable[[], Any]:
+    def function_of(self, obj: object) -> Callable[[], object]:
         """The same call on another instance ``obj`` (a changed or a new one)."""
         inputs, kwargs = self.inputs, self.kwargs
         if isinstance(self.call, str):
@@ -87,7 +87,7 @@ class Target:
         function = self.call
         return lambda: function(obj, *inputs, **kwargs)
 
-    def new_instance(self) -> Any:
+    def new_instance(self) -> object:
         """A new object from the factory; JitbenchError when there is none or it raises."""
         if self.factory is None:
             raise JitbenchError(f"target {self.name!r} has no factory to build a new instance")
@@ -102,7 +102,9 @@ class _RootFinder(importlib.abc.MetaPathFinder):
     def __init__(self, name: str, folder: str) -> None:
         self.name, self.folder = name, folder
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname != self.name:
             return None
         return importlib.machinery.PathFinder.find_spec(fullname, [self.folder])
@@ -158,14 +160,14 @@ def _roots_from_environment() -> None:
         use_import_roots(json.loads(text))
 
 
-def resolve_name(spec: str, what: str) -> Any:
+def resolve_name(spec: str, what: str) -> object:
     """The object named ``package.module:attribute`` (dotted attributes allowed)."""
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise JitbenchError(f"{what} {spec!r} must be package.module:name, with a ':'")
     _roots_from_environment()
     try:
-        value: Any = importlib.import_module(module_name)
+        value: object = importlib.import_module(module_name)
     except Exception as exc:
         raise JitbenchError(
             f"{what} {spec!r}: cannot import module {module_name!r}: {_first_line(exc)}"
@@ -177,7 +179,7 @@ def resolve_name(spec: str, what: str) -> Any:
     return value
 
 
-def _called(function: Callable[[], Any], what: str) -> Any:
+def _called(function: Callable[[], object], what: str) -> object:
     """What ``function`` returns; a JitbenchError naming ``what`` where it raises."""
     try:
         return function()
@@ -185,7 +187,7 @@ def _called(function: Callable[[], Any], what: str) -> Any:
         raise JitbenchError(f"{what} raised {_first_line(exc)}") from None
 
 
-def _methods(obj: Any) -> list[str]:
+def _methods(obj: object) -> list[str]:
     names = [n for n in dir(obj) if not n.startswith("_") and callable(getattr(obj, n, None))]
     return (["__call__"] if callable(obj) else []) + names
 
@@ -206,7 +208,7 @@ def check_call(target: Target) -> None:
         )
 
 
-def resolve_callable(spec: str, what: str) -> Any:
+def resolve_callable(spec: str, what: str) -> Callable[..., object]:
     """:func:`resolve_name`, and a JitbenchError unless what it names is callable."""
     found = resolve_name(spec, what)
     if not callable(found):
@@ -225,9 +227,7 @@ def load_target(spec: str, *, call: str | None = None, inputs: str | None = None
     return as_target(spec, call=call, inputs=inputs)
 
 
-def as_target(
-    target: Any, *, call: str | Callable[..., Any] | None = None, inputs: Any = None
-) -> Target:
+def as_target(target: object, *, call: Call | None = None, inputs: object = None) -> Target:
     """Every entry point's target (``jitbench.audit_object``, ``time_object``,
     ``advise_object``, ``assert_jit_safe``, the command line), from any of its forms.
 

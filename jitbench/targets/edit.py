@@ -9,7 +9,6 @@ import copy
 import dataclasses
 import functools
 from collections.abc import Mapping, MutableMapping, MutableSequence
-from typing import Any
 
 import numpy as np
 
@@ -18,17 +17,17 @@ from jitbench.targets import kinds, values
 from jitbench.targets.fields import IN_PLACE, Field, Key, Skipped, how
 
 
-def _get(node: Any, key: Key) -> Any:
+def _get(node: object, key: Key) -> object:
     return getattr(node, key[1]) if key[0] == "attr" else node[key[1]]
 
 
-def get_field(obj: Any, field: Field) -> Any:
+def get_field(obj: object, field: Field) -> object:
     """The field's current value (the array inside a Variable)."""
     node = functools.reduce(_get, field.keys, obj)
     return kinds.variable_value(node) if kinds.is_variable(node) else node
 
 
-def _put(node: Any, key: Key, value: Any) -> Any:
+def _put(node: object, key: Key, value: object) -> object:
     """``node`` with ``key`` set to ``value``: the same node changed in place, or a new one."""
     kind, name = key
     if kinds.is_named_tuple(node):
@@ -67,7 +66,7 @@ def _put(node: Any, key: Key, value: Any) -> Any:
     return node
 
 
-def without_init(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+def without_init(cls: type, names: tuple[str, ...], values: tuple[object, ...]) -> object:
     """An instance of ``cls`` with these attribute values, its ``__init__`` not run."""
     obj = object.__new__(cls)
     for name, value in zip(names, values, strict=True):
@@ -75,10 +74,10 @@ def without_init(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> 
     return obj
 
 
-def set_field(obj: Any, field: Field, value: Any) -> Any:
+def set_field(obj: object, field: Field, value: object) -> object:
     """Set the field to ``value`` as the object's users do; returns the (possibly new) root."""
 
-    def set_in(node: Any, keys: tuple[Key, ...], rebuilt: bool) -> Any:
+    def set_in(node: object, keys: tuple[Key, ...], rebuilt: bool) -> object:
         if rebuilt and isinstance(node, MutableSequence | MutableMapping):
             node = copy.copy(node)  # inside a rebuilt object: the user's own stays as it was
         child = _get(node, keys[0])
@@ -97,7 +96,7 @@ def set_field(obj: Any, field: Field, value: Any) -> Any:
     return set_in(obj, field.keys, False)
 
 
-def _refusal(obj: Any, field: Field, value: Any) -> str:
+def _refusal(obj: object, field: Field, value: object) -> str:
     """Why ``obj`` refuses ``value`` in ``field``, or "" (a change made in place undone)."""
     before = get_field(obj, field)
     try:
@@ -109,7 +108,7 @@ def _refusal(obj: Any, field: Field, value: Any) -> str:
     return ""
 
 
-def refused(obj: Any, found: list[Field]) -> tuple[list[Field], list[Skipped]]:
+def refused(obj: object, found: list[Field]) -> tuple[list[Field], list[Skipped]]:
     """``found`` less the fields whose new value ``obj``'s class refuses (e3nn's IrrepsArray
     checks its irreps against its array's shape when it is built), and why each is left out;
     an array field whose new shape alone is refused stays, marked ``fixed_shape``."""
@@ -134,6 +133,6 @@ def refused(obj: Any, found: list[Field]) -> tuple[list[Field], list[Skipped]]:
     return kept, skipped
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = "an array" if kinds.is_array(value) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

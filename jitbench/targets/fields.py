@@ -12,14 +12,21 @@ import enum
 import fnmatch
 import re
 import typing
-from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, Sequence
-from typing import Any, Literal
+from collections.abc import (
+    Hashable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    MutableSequence,
+    Sequence,
+)
+from typing import Literal
 
 from jitbench.options import DEFAULT_ARRAYS, DEFAULT_VALUES
 from jitbench.targets import kinds, values
 
 Kind = Literal["array", "number", "static"]
-Key = tuple[Literal["attr", "item"], Any]
+Key = tuple[Literal["attr", "item"], Hashable]
 MAX_DEPTH = 12
 EQX_STATIC = "a new module, built as equinox unflattens one"
 ROLES = {
@@ -46,7 +53,7 @@ class Field:
     how: str
     role: str = ""
     private: bool = False
-    choices: tuple[Any, ...] = ()
+    choices: tuple[object, ...] = ()
     fixed_shape: bool = False  # its class refuses a new shape (edit.refused)
 
     @property
@@ -69,7 +76,7 @@ def named(paths: Sequence[str], shown: int) -> str:
     return ", ".join(paths[:shown]) + more
 
 
-def children(value: Any) -> list[tuple[Key, str, Any]] | None:
+def children(value: object) -> list[tuple[Key, str, object]] | None:
     """(key, path suffix, child) of a node, or None for a leaf with no fields to walk."""
     if kinds.is_named_tuple(value):
         return [(("attr", n), f".{n}", getattr(value, n)) for n in type(value)._fields]
@@ -95,13 +102,13 @@ def children(value: Any) -> list[tuple[Key, str, Any]] | None:
     return None
 
 
-def _traced(node: Any) -> tuple[set[Key], list[Any]] | None:
+def _traced(node: object) -> tuple[set[Key], list[object]] | None:
     """The keys of ``node``'s pytree children and the children without one; None for a leaf."""
     found = kinds.pytree_children(node)
     if found is None:
         return None
     keyed: set[Key] = set()
-    unkeyed: list[Any] = []
+    unkeyed: list[object] = []
     for path, child in found:
         entry = path[0] if path else None
         name = getattr(entry, "name", None)
@@ -117,7 +124,11 @@ def _traced(node: Any) -> tuple[set[Key], list[Any]] | None:
 
 
 def _role(
-    children: tuple[set[Key], list[Any]] | None, node: Any, key: Key, child: Any, filtered: bool
+    children: tuple[set[Key], list[object]] | None,
+    node: object,
+    key: Key,
+    child: object,
+    filtered: bool,
 ) -> str:
     if children is None:
         return "plain"
@@ -134,7 +145,7 @@ def _role(
     return "number" if kinds.is_number(child) and not filtered else "hashed"
 
 
-def _among(child: Any, unkeyed: list[Any]) -> bool:
+def _among(child: object, unkeyed: list[object]) -> bool:
     """Whether ``child``, or an array leaf of it, is one of ``unkeyed`` (distrax's Transformed)."""
     import jax
 
@@ -148,7 +159,7 @@ def _among(child: Any, unkeyed: list[Any]) -> bool:
     return any(id(leaf) in ids for leaf in inner if kinds.is_array(leaf))
 
 
-def _unkeyed_child(node: Any, key: Key) -> bool:
+def _unkeyed_child(node: object, key: Key) -> bool:
     """Whether the attribute ``key`` is a child of a node flattening without keys (jax_dataclasses,
     numpyro, distrax), told by flattening a copy holding a new object there (not by identity: a
     ``True`` or ``1.0`` may be another leaf's): a copy of its arrays (a class routing leaves by
@@ -169,13 +180,13 @@ def _unkeyed_child(node: Any, key: Key) -> bool:
     return any(leaf is marker or id(leaf) in fresh for leaf in found)
 
 
-def _dropped(node: Any, key: Key) -> bool:
+def _dropped(node: object, key: Key) -> bool:
     """Whether ``node`` flattens without the attribute ``key``, in its auxiliary data too
     (numpyro's cached ``covariance_matrix``): jit never sees it. Told by a copy holding a new
     object there, whose structure one level down is the node's."""
     import jax
 
-    def level(x: Any) -> Any:
+    def level(x: object) -> object:
         return jax.tree_util.tree_structure(x, is_leaf=lambda y: y is not x)
 
     if key[0] != "attr":
@@ -188,7 +199,7 @@ def _dropped(node: Any, key: Key) -> bool:
 
 
 @contextlib.contextmanager
-def _holding(node: Any, name: str, value: Any) -> Iterator[Any]:
+def _holding(node: object, name: str, value: object) -> Iterator[object]:
     """A shallow copy of ``node`` holding ``value`` as ``name``, released from equinox after."""
     probe = copy.copy(node)
     try:
@@ -198,7 +209,7 @@ def _holding(node: Any, name: str, value: Any) -> Iterator[Any]:
         kinds.release_equinox_modules([probe])
 
 
-def _choices(node: Any, key: Key, value: Any) -> tuple[Any, ...]:
+def _choices(node: object, key: Key, value: object) -> tuple[object, ...]:
     """The values a field's declaration allows: an Enum's members, a Literal's arguments."""
     if isinstance(value, enum.Enum):
         return tuple(type(value))
@@ -212,7 +223,7 @@ def _choices(node: Any, key: Key, value: Any) -> tuple[Any, ...]:
     return tuple(typing.get_args(hint)) if typing.get_origin(hint) is Literal else ()
 
 
-def _skip_reason(value: Any) -> str | None:
+def _skip_reason(value: object) -> str | None:
     if kinds.is_rng_state(value):
         return "random-number state: the calls change it themselves"
     if isinstance(value, type) or type(value).__name__ == "dtype":
@@ -226,7 +237,7 @@ def _skip_reason(value: Any) -> str | None:
     return None
 
 
-def how(owner: Any, leaf: Any, key: Key, rebuilt: bool = False) -> str:
+def how(owner: object, leaf: object, key: Key, rebuilt: bool = False) -> str:
     """How a user of ``owner``'s kind sets its field ``key``; ``rebuilt``: inside an object
     rebuilt for a change (a NamedTuple state), where a dict or list is rebuilt too."""
     if kinds.is_variable(leaf):
@@ -259,7 +270,7 @@ IN_PLACE = ("setattr", "item assignment", "Variable.set_value")
 REBUILT = (".replace", ".clone", "dataclasses.replace", "attrs.evolve")
 
 
-def _derived(owner: Any, key: Key) -> bool:
+def _derived(owner: object, key: Key) -> bool:
     """Whether ``owner``'s ``__init__`` does not take the field ``key``."""
     if key[0] != "attr":
         return False
@@ -268,7 +279,7 @@ def _derived(owner: Any, key: Key) -> bool:
     return any(a.name == key[1] and not a.init for a in getattr(type(owner), "__attrs_attrs__", ()))
 
 
-def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
+def _kind(value: object, role: str) -> tuple[Kind | None, str | None]:
     """The field's kind, or why it has none a user changes."""
     if kinds.is_array(value):
         numeric = kinds.is_key(value) or value.dtype.kind in "iufc" or "float" in str(value.dtype)
@@ -291,7 +302,7 @@ def _kind(value: Any, role: str) -> tuple[Kind | None, str | None]:
 Rank = tuple[bool, bool]
 
 
-def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
+def walk(obj: object, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
     """Every value of ``obj`` a user changes, by path and classified (see docs/design.md), and
     what was skipped (depth first). ``filtered``: the call hashes non-array leaves
     (``eqx.filter_jit``). An object or array reachable by several paths is reached by its best
@@ -301,11 +312,11 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
     fields: list[Field] = []
     skipped: list[Skipped] = []
     best: dict[int, tuple[Rank, str]] = {}  # id of a node, array or Variable -> its best path
-    traced_of: dict[int, tuple[set[Key], list[Any]] | None] = {}
+    traced_of: dict[int, tuple[set[Key], list[object]] | None] = {}
     roles: dict[tuple[int, Key], str] = {}
-    kept: list[Any] = []  # what the ids above name, alive while the walk runs
+    kept: list[object] = []  # what the ids above name, alive while the walk runs
 
-    def children_of(node: Any, within: str) -> Iterator[tuple[Key, str, Any, str, bool]]:
+    def children_of(node: object, within: str) -> Iterator[tuple[Key, str, object, str, bool]]:
         """(key, suffix, child, role, shared: tracked by identity) of each of ``node``'s
         children, its role as the node is to jit; a child with a skip reason has role ""."""
         if id(node) not in traced_of:
@@ -330,7 +341,7 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
         return node_rank[0] or role == "plain", node_rank[1] or private
 
     def survey(
-        node: Any, path: str, node_rank: Rank, within: str, depth: int, old: str | None = None
+        node: object, path: str, node_rank: Rank, within: str, depth: int, old: str | None = None
     ) -> None:
         """Every path to every node, array and Variable, its best kept in ``best``; ``old``:
         the path ``node`` was surveyed at before this better one, whose descendants' paths
@@ -352,7 +363,7 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
                     survey(child, where, mine, role, depth + 1, found[1] if found else None)
 
     def visit(
-        node: Any, keys: tuple[Key, ...], path: str, private: bool, within: str, rebuilt: bool
+        node: object, keys: tuple[Key, ...], path: str, private: bool, within: str, rebuilt: bool
     ) -> None:
         if len(keys) > MAX_DEPTH:
             return
@@ -399,7 +410,7 @@ def walk(obj: Any, filtered: bool = False) -> tuple[list[Field], list[Skipped]]:
     return fields, skipped
 
 
-def libraries(obj: Any, depth: int = 3, most: int = 2_000) -> frozenset[str]:
+def libraries(obj: object, depth: int = 3, most: int = 2_000) -> frozenset[str]:
     """The packages whose classes ``obj`` is or holds (its fields, ``depth`` levels down, at
     most ``most`` nodes): the libraries it uses (a plain class holding nnx modules uses flax)."""
     found: set[str] = set()
@@ -415,11 +426,11 @@ def libraries(obj: Any, depth: int = 3, most: int = 2_000) -> frozenset[str]:
     return frozenset(found)
 
 
-def _value(child: Any) -> Any:
+def _value(child: object) -> object:
     return kinds.variable_value(child) if kinds.is_variable(child) else child
 
 
-def _nothing_inside(child: Any, role: str) -> str:
+def _nothing_inside(child: object, role: str) -> str:
     """Why a node in jit's key with no field to change is not played."""
     identity = type(child).__eq__ is object.__eq__
     compared = "by identity" if identity else "by its __eq__"

@@ -8,69 +8,72 @@ import dataclasses
 import functools
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from jax.tree_util import KeyPath
 
 # Callables of these packages are functions to skip, not sub-objects to walk into.
 LIBRARY_PACKAGES = ("jax", "jaxlib", "equinox", "flax", "functools", "builtins")
 
 
-def _has_base(value: Any, package: str, name: str) -> bool:
+def _has_base(value: object, package: str, name: str) -> bool:
     return any(c.__module__.startswith(package) and c.__name__ == name for c in type(value).__mro__)
 
 
-def is_linen_module(value: Any) -> bool:
+def is_linen_module(value: object) -> bool:
     return _has_base(value, "flax.linen", "Module")
 
 
-def is_variable(value: Any) -> bool:
+def is_variable(value: object) -> bool:
     return _has_base(value, "flax.nnx", "Variable")
 
 
-def is_nnx_state(value: Any) -> bool:
+def is_nnx_state(value: object) -> bool:
     """What ``nnx.split`` returns beside the graph: Variables by path."""
     return _has_base(value, "flax.nnx", "State")
 
 
-def variable_value(variable: Any) -> Any:
+def variable_value(variable: object) -> object:
     """The value an ``nnx.Variable`` holds (``.value`` before flax 0.11)."""
     return variable.get_value() if hasattr(variable, "get_value") else variable.value
 
 
-def is_eqx_module(value: Any) -> bool:
+def is_eqx_module(value: object) -> bool:
     return _has_base(value, "equinox", "Module")
 
 
-def is_nnx_module(value: Any) -> bool:
+def is_nnx_module(value: object) -> bool:
     return _has_base(value, "flax.nnx", "Module")
 
 
-def is_nnx_graph(value: Any) -> bool:
+def is_nnx_graph(value: object) -> bool:
     """An nnx module or another object nnx splits (an optimizer): flax's Pytree, Object before."""
     return _has_base(value, "flax.nnx", "Pytree") or _has_base(value, "flax.nnx", "Object")
 
 
-def is_flax_struct(value: Any) -> bool:
+def is_flax_struct(value: object) -> bool:
     return bool(getattr(type(value), "_flax_dataclass", False))
 
 
-def has_replace(value: Any) -> bool:
+def has_replace(value: object) -> bool:
     """A dataclass with a ``.replace`` method of its own: ``flax.struct``, ``chex``."""
     return is_flax_struct(value) or (dataclasses.is_dataclass(value) and hasattr(value, "replace"))
 
 
-def is_named_tuple(value: Any) -> bool:
+def is_named_tuple(value: object) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
-def is_frozen_dataclass(value: Any) -> bool:
+def is_frozen_dataclass(value: object) -> bool:
     """An instance of a frozen dataclass (not the class: its type, ``type``, has no params)."""
     params = getattr(type(value), "__dataclass_params__", None)
     return bool(params and params.frozen)
 
 
-def is_frozen_attrs(value: Any) -> bool:
+def is_frozen_attrs(value: object) -> bool:
     """An instance of an ``@attrs.frozen`` class: its users change it with ``attrs.evolve``."""
     cls = type(value)
     if not hasattr(cls, "__attrs_attrs__"):
@@ -81,19 +84,19 @@ def is_frozen_attrs(value: Any) -> bool:
     return getattr(cls.__setattr__, "__name__", "") == "_frozen_setattrs"
 
 
-def is_rng_state(value: Any) -> bool:
+def is_rng_state(value: object) -> bool:
     return type(value).__module__.startswith("flax.nnx.rnglib") or type(value).__name__ in (
         "RngState", "RngKey", "RngCount",
     )  # fmt: skip
 
 
-def is_committed(array: Any) -> bool:
+def is_committed(array: object) -> bool:
     """Whether a jax array was placed on a device by hand (``jax.device_put``): jit keys a
     committed argument apart. JAX 0.4.30 has only the private ``_committed``."""
     return bool(getattr(array, "committed", getattr(array, "_committed", False)))
 
 
-def is_array(value: Any) -> bool:
+def is_array(value: object) -> bool:
     """A jax or NumPy array (what jit traces by shape and dtype)."""
     if isinstance(value, np.ndarray):
         return True
@@ -101,12 +104,12 @@ def is_array(value: Any) -> bool:
     return of_jax and hasattr(value, "shape") and hasattr(value, "dtype")
 
 
-def is_key(value: Any) -> bool:
+def is_key(value: object) -> bool:
     """A typed PRNG key array (``jax.random.key``): dtype ``key<impl>``, its data uint32."""
     return is_array(value) and str(value.dtype).startswith("key<")
 
 
-def on_host(value: Any) -> np.ndarray:
+def on_host(value: object) -> np.ndarray:
     """An array as NumPy reads it; a typed PRNG key, which NumPy cannot read, as its key data."""
     if is_key(value):
         import jax
@@ -115,28 +118,28 @@ def on_host(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> bool:
     """A Python bool, int or float (what a pytree may hold as a leaf that jit traces)."""
     return isinstance(value, bool | int | float) and not isinstance(value, np.generic)
 
 
-def is_function(value: Any) -> bool:
+def is_function(value: object) -> bool:
     """A user's function (def, lambda, partial, bound method) that a field may hold."""
     return isinstance(value, types.FunctionType | types.MethodType | functools.partial)
 
 
-def _is_model_part(value: Any) -> bool:
+def _is_model_part(value: object) -> bool:
     return is_eqx_module(value) or is_nnx_module(value) or is_variable(value)
 
 
-def is_jitted(value: Any) -> bool:
+def is_jitted(value: object) -> bool:
     """A jitted function or a library's callable (jit wrappers, custom_jvp): JAX's object."""
     package = type(value).__module__.split(".")[0]
     plain = not _is_model_part(value) and not is_function(value)
     return callable(value) and plain and package in LIBRARY_PACKAGES
 
 
-def is_library_internal(value: Any) -> bool:
+def is_library_internal(value: object) -> bool:
     """An object of JAX's or a library's own that is no model part (nnx's GraphDef, State);
     a flax.struct dataclass (a TrainState) and a linen module are users' objects."""
     package = type(value).__module__.split(".")[0]
@@ -146,7 +149,7 @@ def is_library_internal(value: Any) -> bool:
     return not (_is_model_part(value) or is_array(value) or user)
 
 
-def release_equinox_modules(objects: list[Any]) -> None:
+def release_equinox_modules(objects: list[object]) -> None:
     """Let equinox forget ``objects`` as modules under ``__init__``: one made by ``deepcopy``
     (a stand-in for a new instance) or whose ``__init__`` raised stays in its private set for
     good. Equinox's private state, read here alone; an equinox without it is left alone."""
@@ -157,7 +160,7 @@ def release_equinox_modules(objects: list[Any]) -> None:
             pending.pop(id(obj), None)
 
 
-def pytree_children(node: Any) -> list[tuple[Any, Any]] | None:
+def pytree_children(node: object) -> list[tuple[KeyPath, object]] | None:
     """(key path, child) of each of ``node``'s pytree children, one level down; None for a
     leaf, or for a node that cannot flatten (no pytree jit could take)."""
     import jax
@@ -169,7 +172,7 @@ def pytree_children(node: Any) -> list[tuple[Any, Any]] | None:
     return None if len(found) == 1 and found[0][1] is node else found
 
 
-def object_kind(obj: Any) -> str:
+def object_kind(obj: object) -> str:
     """What kind of object this is, in the words of its library (used to break ties)."""
     if is_eqx_module(obj):
         return "eqx.Module"

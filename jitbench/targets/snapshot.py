@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
 from jitbench.targets import fields as fieldlib
 from jitbench.targets import kinds
 
+T = TypeVar("T")
 
-def snapshot(value: Any) -> Any:
+
+def snapshot(value: T) -> T:
     """``copy.deepcopy`` sharing functions, jitted functions, classes and frozensets (a copied
     one would be a new static) and JAX arrays (immutable: a copy would only cost memory)."""
-    memo: dict[int, Any] = {}
+    memo: dict[int, object] = {}
     stack, seen = [value], set()
     while stack:
         node = stack.pop()
@@ -37,7 +39,7 @@ def snapshot(value: Any) -> Any:
     return copied
 
 
-def _nnx_copy(node: Any) -> Any:
+def _nnx_copy(node: object) -> object:
     """An nnx graph's (a module, an optimizer), Variable's or State's copy sharing its arrays
     (a donating call is refused: scenario.Play), else None: nnx's deepcopy ignores the memo
     and copies every array, and a deep-copied Variable flattens as one leaf (flax 0.12)."""

@@ -10,7 +10,6 @@ import functools
 import re
 import types
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -29,7 +28,7 @@ def new_number(value: bool | int | float) -> bool | int | float:
     return value / 2 if abs(value) < 1 else value * 2
 
 
-def fresh_function(function: Any) -> Any:
+def fresh_function(function: object) -> object:
     """A new function object of the same code whose closure holds new floats (scaled as
     :func:`new_number` scales them, through the functions, partials and tuples it holds: what a new
     learning rate makes of an optax optimizer's functions), a bound method's bound to the same
@@ -37,7 +36,7 @@ def fresh_function(function: Any) -> Any:
     return _fresh(function, {})
 
 
-def _fresh(value: Any, made: dict[int, Any]) -> Any:
+def _fresh(value: object, made: dict[int, object]) -> object:
     """``value`` with its floats and functions new, or None; ``made``: the copies, by id."""
     if id(value) in made:
         return made[id(value)]
@@ -70,13 +69,13 @@ def _fresh(value: Any, made: dict[int, Any]) -> Any:
     return functools.update_wrapper(fresh, value, assigned=("__qualname__", "__doc__"))
 
 
-def _kept(value: Any, made: dict[int, Any]) -> Any:
+def _kept(value: object, made: dict[int, object]) -> object:
     """A closure's or tuple's item made new where it can be, else itself."""
     new = _fresh(value, made)
     return value if new is None else new
 
 
-def new_value(value: Any, choices: Sequence[Any] = ()) -> Any:
+def new_value(value: object, choices: Sequence[object] = ()) -> object:
     """Another valid value for a field holding ``value`` (None when none is known): another of
     its declared ``choices`` (a ``Literal``'s), the next enum member, a scaled number, a fresh
     function, a set less one item; a string needs declared choices."""
@@ -98,14 +97,14 @@ def smaller_set(value: frozenset | set) -> frozenset | set:
     object without it. The item is the last by type and repr, an address left out (the same
     one at every run). An empty set has no other value known (an item would be made up)."""
 
-    def key(item: Any) -> tuple[str, str]:
+    def key(item: object) -> tuple[str, str]:
         return type(item).__qualname__, re.sub(r" at 0x[0-9a-fA-F]+", "", repr(item))
 
     dropped = max(value, key=key)
     return type(value)(item for item in value if item is not dropped)
 
 
-def unseen(value: Any, choices: Sequence[Any] = ()) -> Any:
+def unseen(value: object, choices: Sequence[object] = ()) -> object:
     """A value other than ``value`` and :func:`new_value`'s, where one is known (a bool's
     other value is all there is)."""
     once = new_value(value, choices)
@@ -113,7 +112,9 @@ def unseen(value: Any, choices: Sequence[Any] = ()) -> Any:
     return once if twice is None or twice == value else twice
 
 
-def new_array(like: Any, rng: np.random.Generator, shape: tuple[int, ...] | None = None) -> Any:
+def new_array(
+    like: object, rng: np.random.Generator, shape: tuple[int, ...] | None = None
+) -> object:
     """An array of new values shaped ``shape`` (default: ``like``'s) in ``like``'s range (its
     sign and bounds kept; a constant array varies around its value), of its dtype, weak type
     and placement (a jax array goes where ``like`` is; a NumPy one stays NumPy); a typed PRNG
@@ -174,6 +175,6 @@ def _valid(host: np.ndarray, values: np.ndarray) -> np.ndarray:
     return values
 
 
-def new_shape(like: Any) -> tuple[int, ...]:
+def new_shape(like: object) -> tuple[int, ...]:
     """The scenario's new shape for an array: a leading axis of 2 (``(64,)`` -> ``(2, 64)``)."""
     return (2, *like.shape)

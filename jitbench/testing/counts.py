@@ -1,7 +1,9 @@
 """The counts snapshot: instructions per cached call and per dispatch, counted under Valgrind
 in a process of their own, against a baseline file committed in the project.
 
-Imports neither JAX nor the counting machinery; design notes in docs/design.md.
+Imports neither JAX nor the counting machinery (the plugin loads this module in every pytest
+run): :func:`versions`, :func:`spec_of`, :func:`check_counts` and ``_count`` import it
+when called, this module's only imports inside functions. Design notes in docs/design.md.
 """
 
 from __future__ import annotations
@@ -13,14 +15,30 @@ import os
 import platform
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from jitbench.errors import JitbenchError
+from jitbench.errors import JitbenchError, NoFigure
 from jitbench.options import COUNT_TOLERANCE
 
 BASELINE_NAME = "jitbench-counts.json"
+# What a baseline counts: the target, call and inputs specs, and the device.
+What = dict[str, str | None]
+
+
+class Entry(TypedDict, total=False):
+    """A baseline's entry, as the file holds it: what it counts, the instructions per kind
+    of call, and the versions they were counted with."""
+
+    target: str
+    call: str | None
+    inputs: str | None
+    device: str
+    instructions: dict[str, float]
+    versions: dict[str, str]
+
+
 # What a check judges: the host's share of a cached call and of a dispatch (the calling
 # thread outside XLA's run of the program, see docs/counting.md); the whole call's counts are
 # written beside them. A baseline written before the host's share was counted is judged by
@@ -98,7 +116,7 @@ def _library_file(library: str) -> str:
     return os.path.basename(library)
 
 
-def spec_of(value: str | Callable[..., Any], what: str) -> str:
+def spec_of(value: str | Callable[..., object], what: str) -> str:
     """``package.module:name`` of a function (which the counting process imports), or the
     spec given, checked; JitbenchError naming the value otherwise."""
     from jitbench.targets import resolve_name
@@ -126,7 +144,7 @@ def spec_of(value: str | Callable[..., Any], what: str) -> str:
     return spec
 
 
-def read(path: Path) -> dict[str, Any]:
+def read(path: Path) -> dict[str, Entry]:
     """The entries of a baseline file by key (none where it does not exist)."""
     if not path.exists():
         return {}
@@ -141,7 +159,7 @@ def read(path: Path) -> dict[str, Any]:
     return dict(entries)
 
 
-def write(path: Path, key: str, entry: dict[str, Any]) -> None:
+def write(path: Path, key: str, entry: Entry) -> None:
     """Set ``key``'s entry in the file (kept sorted), replacing the file at once."""
     entries = {**read(path), key: entry}
     data = {
@@ -164,7 +182,7 @@ def _skip(reason: str) -> Exception:
     return unittest.SkipTest(reason)
 
 
-def _differ(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str]:
+def _differ(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[str, str]:
     """The entries in which two dicts differ, as ``name value, ...`` for each."""
     names = [n for n in {**old, **new} if old.get(n) != new.get(n)]
     old_text, new_text = (
@@ -174,12 +192,12 @@ def _differ(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str]:
 
 
 def check_counts(
-    target: str | Callable[..., Any],
+    target: str | Callable[..., object],
     *,
     key: str,
     baseline: str | os.PathLike[str] = BASELINE_NAME,
-    call: str | Callable[..., Any] | None = None,
-    inputs: str | Callable[[], Any] | None = None,
+    call: str | Callable[..., object] | None = None,
+    inputs: str | Callable[[], object] | None = None,
     device: str = "cpu",
     tolerance: float = COUNT_TOLERANCE,
     update: bool = False,
@@ -213,7 +231,7 @@ def check_counts(
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
         raise JitbenchError(f"tolerance {tolerance!r} must be a fraction, 0 or more (e.g. 0.01)")
     path = Path(baseline)
-    what = {"target": spec, "call": call_spec, "inputs": inputs_spec, "device": device}
+    what: What = {"target": spec, "call": call_spec, "inputs": inputs_spec, "device": device}
     from jitbench.measure.counting import callgrind
 
     reason = callgrind.unavailable_reason()
@@ -236,7 +254,7 @@ def check_counts(
 
 
 def _check_entry(
-    entry: dict[str, Any] | None, key: str, path: Path, what: dict[str, Any], now: dict[str, str]
+    entry: Entry | None, key: str, path: Path, what: What, now: dict[str, str]
 ) -> None:
     """Fail without a baseline or with one of something else; skip one of other versions."""
     __tracebackhide__ = True
@@ -256,24 +274,23 @@ def _check_entry(
         )
 
 
-def _count(what: dict[str, Any]) -> dict[str, float]:
+def _count(what: What) -> dict[str, float]:
     """The target's counts per kind of call, from one Valgrind process of its own."""
     __tracebackhide__ = True
-    from jitbench.errors import NoFigure
     from jitbench.measure.counting import instructions
-    from jitbench.measure.counting.instructions import KINDS, Row, count_rows
 
-    row = Row(what["target"], what["device"], call=what["call"], inputs=what["inputs"])
+    kinds = instructions.KINDS
+    row = instructions.Row(what["target"], what["device"], call=what["call"], inputs=what["inputs"])
     start = time.monotonic()
     try:
-        (found,) = count_rows([row], timeout=instructions.TIMEOUT_S)
+        (found,) = instructions.count_rows([row], timeout=instructions.TIMEOUT_S)
     except JitbenchError as exc:  # one line: the process failed or ran out of time
         raise AssertionError(f"{exc} (after {time.monotonic() - start:.0f} s)") from None
     if isinstance(found, NoFigure):
         if found.failed:
             raise AssertionError(f"counting {what['target']} failed: {found.reason}")
         raise _skip(f"instruction counts not checked: {found.reason}")
-    figures = {kind: getattr(found, kind) for kind in (*KINDS, *(f"host_{k}" for k in KINDS))}
+    figures = {kind: getattr(found, kind) for kind in (*kinds, *(f"host_{k}" for k in kinds))}
     return {kind: round(value) for kind, value in figures.items() if value is not None}
 
 

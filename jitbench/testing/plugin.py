@@ -10,12 +10,17 @@ from __future__ import annotations
 import argparse
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from jitbench.options import COUNT_TOLERANCE
-from jitbench.testing.counts import BASELINE_NAME, UPDATE_FLAG, CountsCheck, CountsImproved
+from jitbench.testing.counts import (
+    BASELINE_NAME,
+    UPDATE_FLAG,
+    CountsCheck,
+    CountsImproved,
+    check_counts,
+)
 
 INI_FILE = "jitbench_counts_file"
 _NOTES = pytest.StashKey[list[str]]()
@@ -67,16 +72,14 @@ def jitbench_counts(request: pytest.FixtureRequest) -> Callable[..., CountsCheck
     of one test apart); see :func:`jitbench.testing.check_counts`."""
     import unittest
 
-    from jitbench.testing import check_counts
-
     config = request.config
     used: set[str] = set()
 
     def check(
-        target: str | Callable[..., Any],
+        target: str | Callable[..., object],
         *,
-        call: str | Callable[..., Any] | None = None,
-        inputs: str | Callable[[], Any] | None = None,
+        call: str | Callable[..., object] | None = None,
+        inputs: str | Callable[[], object] | None = None,
         device: str = "cpu",
         name: str | None = None,
     ) -> CountsCheck:
@@ -112,7 +115,9 @@ def jitbench_counts(request: pytest.FixtureRequest) -> Callable[..., CountsCheck
     return check
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
     notes = config.stash.get(_NOTES, [])
     if notes:
         terminalreporter.section("jitbench counts")

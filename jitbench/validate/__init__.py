@@ -14,6 +14,9 @@ from pathlib import Path
 
 from jitbench.document import markdown_blocks
 from jitbench.errors import JitbenchError
+from jitbench.suite import asvrun
+from jitbench.suite.grid import DEFAULT_SIZES
+from jitbench.validate import asvphases, counts, inprocess
 from jitbench.validate.plan import PHASES, Outcome, Plan, Progress
 from jitbench.validate.summary import summary_table
 from jitbench.validate.writer import verdicts, write_report
@@ -40,9 +43,6 @@ def run_validation(
     (as ``nox -s compare`` pins them). Bad input raises JitbenchError before
     anything is written.
     """
-    from jitbench.suite import asvrun
-    from jitbench.suite.grid import DEFAULT_SIZES
-
     plan = Plan(
         Path(out), repetitions, tuple(slowdowns), factor, tuple(sizes), tuple(phases), cpu_affinity
     )
@@ -74,8 +74,6 @@ def run_validation(
 
 
 def _run(plan: Plan, root: Path | None, commit: str | None) -> int:
-    from jitbench.validate import asvphases, counts, inprocess
-
     started = time.time()
     clock = time.perf_counter()
     outcome = Outcome(plan, commit, started)

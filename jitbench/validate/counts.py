@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from jitbench.jsondata import JsonObject
 from jitbench.measure.counting.instructions import KINDS, Counts, Row, count_rows
 from jitbench.options import COUNT_TOLERANCE
 from jitbench.results.compare import count_mark
+from jitbench.validate.inprocess import fidelity_strategies
 from jitbench.validate.plan import Progress
 
 SLOWED = 2
@@ -26,10 +27,8 @@ NOISE_TARGET = 0.005
 FAMILY_TARGET_S = 600.0
 
 
-def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, dict[str, Any]]:
+def measure_counts(size: int, progress: Progress) -> tuple[pd.DataFrame, JsonObject]:
     """Per process, strategy and kind of call its count per call; and the phase's figures."""
-    from jitbench.validate.inprocess import fidelity_strategies
-
     names = fidelity_strategies()
     family = [Row(name, "cpu", size) for name in names]
     plans = {"base": [*family, Row(BASELINE, "cpu", size, calibrated=True)]}
@@ -67,7 +66,7 @@ def _timed(rows: list[Row]) -> tuple[list[tuple[Row, Counts | str]], float]:
     return list(zip(rows, found, strict=True)), time.perf_counter() - start
 
 
-def figures(table: pd.DataFrame, family_seconds: list[float]) -> dict[str, Any]:
+def figures(table: pd.DataFrame, family_seconds: list[float]) -> JsonObject:
     """Noise, sensitivity, fidelity and runtime from the counts of :func:`measure_counts`."""
     counted = table[table["outcome"] == "ok"]
     wide = counted.pivot_table(
@@ -115,7 +114,7 @@ def not_counted(table: pd.DataFrame) -> dict[str, str]:
     return dict(zip(base["strategy"], base["outcome"], strict=True))
 
 
-def median_counts(counted: pd.DataFrame, last: int) -> list[dict[str, Any]]:
+def median_counts(counted: pd.DataFrame, last: int) -> list[dict[str, object]]:
     """Each strategy's median count per call and per dispatch over the base and slowed
     processes (the canary's place left out)."""
     plain = counted[counted["place"] != last]
@@ -123,7 +122,7 @@ def median_counts(counted: pd.DataFrame, last: int) -> list[dict[str, Any]]:
     return medians[list(KINDS)].reset_index().to_dict("records")
 
 
-def summary_rows(found: dict[str, Any]) -> list[dict[str, Any]]:
+def summary_rows(found: JsonObject) -> list[dict[str, object]]:
     """The phase's rows of the validation summary."""
     tolerance = f"{COUNT_TOLERANCE:.0%}"
     noise = found["noise_p95"]

@@ -13,15 +13,27 @@ import time
 import timeit
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pandas as pd
 
+from jitbench.compiles import block, clear_memory_caches
+from jitbench.devices import resolve
 from jitbench.errors import JitbenchError
+from jitbench.measure.case import Prepared, Row
+from jitbench.measure.timing import sample
+from jitbench.strategies import STRATEGIES, get_strategy, load_plugins
+from jitbench.strategies.codegen import arrays_of, statics_of
+from jitbench.strategies.instances import make_instance
+from jitbench.strategies.twins import TWINS, twin
 from jitbench.suite.grid import DEVICES_ENV, SIZES_ENV
 from jitbench.validate.plan import Progress
 from jitbench.validate.stats import CACHED, CANARY, DISPATCH, accuracy_table, fidelity_table
+
+if TYPE_CHECKING:
+    import jax
+    from asv_runner.benchmarks.time import TimeBenchmark
 
 FIDELITY_DEVICE = "cpu"
 # interleaved's defaults; why CPU seconds: docs/validation.md#how-each-phase-measures
@@ -36,25 +48,28 @@ ACCURACY_ROW_BUDGET_S = 3.0
 TIMEIT_REPEATS = 1  # per round
 
 
+class Calc(Protocol):
+    """A generated instance or its hand-written twin: what fidelity times."""
+
+    def calc(self, y: jax.Array) -> jax.Array: ...
+
+
 def fidelity_strategies() -> list[str]:
     """The built-in strategies (each has a hand-written twin) that can run here."""
-    from jitbench.strategies import STRATEGIES
-    from jitbench.strategies.twins import TWINS
-
     return [name for name in TWINS if name in STRATEGIES and STRATEGIES[name].available]
 
 
 def interleaved(
-    first: Callable[[], Any],
-    second: Callable[[], Any],
+    first: Callable[[], object],
+    second: Callable[[], object],
     *,
-    after: Callable[[], Any] | None = None,
+    after: Callable[[], object] | None = None,
     loop_s: float = FIDELITY_LOOP_S,
     rounds: int = FIDELITY_ROUNDS,
     min_rounds: int = FIDELITY_MIN_ROUNDS,
     budget_s: float = FIDELITY_BUDGET_S,
     timer: Callable[[], float] = FIDELITY_TIMER,
-) -> dict[str, Any]:
+) -> dict[str, float]:
     """Median seconds per call of ``first`` and ``second``, timed in alternation by ``timer``.
 
     Both loops run the same number of calls: as many as take ``first`` about
@@ -81,7 +96,7 @@ def interleaved(
     }
 
 
-def _calls_per_loop(timer: timeit.Timer, loop_s: float, after: Callable[[], Any] | None) -> int:
+def _calls_per_loop(timer: timeit.Timer, loop_s: float, after: Callable[[], object] | None) -> int:
     """The number of calls that take about ``loop_s``: loops of 1, 4, 16... calls, the fastest
     of three each (one slowed by another process does not count), up to a tenth of it."""
     number = 1
@@ -100,13 +115,6 @@ def measure_fidelity(
     size: int, progress: Progress, strategies: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """Generated instance against its twin per strategy: cached call and dispatch at ``size``."""
-    from jitbench.compiles import block
-    from jitbench.devices import resolve
-    from jitbench.strategies import get_strategy
-    from jitbench.strategies.codegen import arrays_of, statics_of
-    from jitbench.strategies.instances import make_instance
-    from jitbench.strategies.twins import twin
-
     placement = resolve(FIDELITY_DEVICE)
     rows = []
     for name in fidelity_strategies() if strategies is None else strategies:
@@ -130,22 +138,20 @@ def measure_fidelity(
     return fidelity_table(pd.DataFrame(rows))
 
 
-def _fidelity_pair(obj: Any, other: Any, y: Any) -> dict[str, dict[str, Any]]:
+def _fidelity_pair(obj: Calc, other: Calc, y: jax.Array) -> dict[str, dict[str, float]]:
     """Cached call (result waited for) and dispatch (not waited for) of both instances."""
-    from jax import block_until_ready as block
+    from jax import block_until_ready as wait  # JAX's own, called in the timed loops
 
     return {
-        "cached call": interleaved(lambda: block(obj.calc(y)), lambda: block(other.calc(y))),
+        "cached call": interleaved(lambda: wait(obj.calc(y)), lambda: wait(other.calc(y))),
         "dispatch": interleaved(
-            lambda: obj.calc(y), lambda: other.calc(y), after=lambda: block(obj.calc(y))
+            lambda: obj.calc(y), lambda: other.calc(y), after=lambda: wait(obj.calc(y))
         ),
     }
 
 
 def accuracy_strategies() -> list[str]:
     """Every registered strategy that can run here (plugins included), canary excepted."""
-    from jitbench.strategies import STRATEGIES, load_plugins
-
     load_plugins()
     return [name for name, s in STRATEGIES.items() if s.available and name != CANARY]
 
@@ -166,15 +172,13 @@ def suite_grid(sizes: Sequence[int], devices: Sequence[str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _plain(strategy: str, size: int, device: str) -> Any:
+def _plain(strategy: str, size: int, device: str) -> Prepared:
     """The timeit side: an instance of its own, built as the benchmark builds one, with another
     seed so that it shares no jit cache entry with the benchmark's (docs/validation.md)."""
-    from jitbench.measure.case import Prepared, Row
-
     return Prepared(Row(strategy, device, size).load(), seed=1)
 
 
-def _plain_sides(plain: Any) -> dict[str, Callable[[int], float]]:
+def _plain_sides(plain: Prepared) -> dict[str, Callable[[int], float]]:
     """Each benchmark's plain side, seconds per call of a loop of ``n`` calls: timeit's loop of
     the cached call; dispatch as its row times it, in runs that never fill the queue."""
     loop = timeit.Timer(plain.call)
@@ -182,8 +186,11 @@ def _plain_sides(plain: Any) -> dict[str, Callable[[int], float]]:
 
 
 def _accuracy_row(
-    bench: Any, wanted: tuple[Any, ...], plain: Any, per_call: Callable[[int], float]
-) -> dict[str, Any]:
+    bench: TimeBenchmark,
+    wanted: tuple[str, int, str],
+    plain: Prepared,
+    per_call: Callable[[int], float],
+) -> dict[str, float]:
     """asv's run and the plain side's loops (``per_call(number)``: seconds per call of a loop
     of ``number``) in alternation, the median of each side."""
     number, _ = timeit.Timer(plain.call).autorange()  # timeit's own calibration: >= 0.2 s
@@ -212,8 +219,6 @@ def measure_accuracy(
 ) -> pd.DataFrame:
     """asv's own benchmark objects (median of their samples) against timeit, in this process."""
     from asv_runner.discovery import get_benchmark_from_name
-
-    from jitbench.compiles import clear_memory_caches
 
     bench_dir = str(root / "benchmarks")
     with suite_grid(sizes, [ACCURACY_DEVICE]):
@@ -266,12 +271,10 @@ def _pinned(cpus: set[int]) -> Iterator[None]:
                 os.sched_setaffinity(tid, mask)
 
 
-def host_parallelism(size: int) -> dict[str, Any] | None:
+def host_parallelism(size: int) -> dict[str, float] | None:
     """helper_function's cached call at ``size`` on all of this process's CPUs, then on one
     (docs/validation.md); None where thread affinity cannot be set (Linux only) or on one
     CPU."""
-    from jitbench.measure.timing import sample
-
     if not hasattr(os, "sched_setaffinity") or not os.path.isdir("/proc/self/task"):
         return None
     cpus = os.sched_getaffinity(0)

@@ -7,11 +7,11 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from jitbench.errors import JitbenchError
+from jitbench.jsondata import JsonObject
 from jitbench.options import VALIDATE_PHASES as PHASES
 
 # Phases that run the asv suite of a source checkout (fidelity needs only the package).
@@ -81,9 +81,9 @@ class Outcome:
     sensitivity: pd.DataFrame | None = None
     sensitivity_summary: pd.DataFrame | None = None
     canary_zero: pd.DataFrame | None = None
-    parallelism: dict[str, Any] | None = None
+    parallelism: dict[str, float] | None = None
     counts: pd.DataFrame | None = None
-    count_figures: dict[str, Any] | None = None
+    count_figures: JsonObject | None = None
     loads: dict[str, tuple[float, float] | None] = dataclasses.field(default_factory=dict)
 
 
