@@ -34,6 +34,7 @@ import pandas as pd
 import jitbench
 from jitbench import document, results
 from jitbench.document import Bold, Code, Page, Paragraph
+from jitbench.figure import seconds as fit_seconds
 from jitbench.report import (
     choice,
     device,
@@ -44,7 +45,6 @@ from jitbench.report import (
     write_report,
 )
 from jitbench.report import releases as release_page
-from jitbench.report.fits import seconds as fit_seconds
 from jitbench.report.fits import text as fit_text
 from jitbench.report.run import Run
 from jitbench.report.summary import FLOOR

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from jitbench import results
 from jitbench.document import Block, Heading, Image, Link, Paragraph, Table
+from jitbench.figure import NOT_MEASURED, seconds
 from jitbench.report import fits
 from jitbench.results.project import OWN, Commands
 from jitbench.suite.catalog import TARGET_TWINS
@@ -242,11 +243,11 @@ def cell(column: str, value: Any) -> str:
     if isinstance(value, str):
         return value
     if value is None or pd.isna(value):
-        return "n/a"
+        return NOT_MEASURED
     if column.endswith("_bytes"):
         return human_value(float(value), "bytes")
     if column.endswith("_s"):
-        return fits.seconds(value)
+        return seconds(value)
     if "_x_" in column or column.endswith(("_slope", "_speedup")):
         return f"{value:.2f}"
     if column.endswith("_instructions"):
