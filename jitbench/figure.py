@@ -79,11 +79,6 @@ def size(value: float, err: float | None = None) -> str:
     return f"{_digits(value / scale, 3)}±{_digits(err / scale, 1, truncate_small=2)}{suffix}"
 
 
-def spread(median: float, q1: float, q3: float) -> str:
-    """A median and its quartiles: ``1.23μs [1.20μs, 1.30μs]``."""
-    return f"{seconds(median)} [{seconds(q1)}, {seconds(q3)}]"
-
-
 def _digits(
     value: float, significant: int, truncate_small: int | None = None, significant_zeros=False
 ) -> str:
