@@ -9,13 +9,18 @@ import re
 import sys
 import textwrap
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jitbench.auditing.scenario import SCENARIO, STEPS
 from jitbench.figure import INSTRUCTIONS, NOT_MEASURED, Figure, seconds
 from jitbench.hazards import HAZARDS
-from jitbench.measure.sampling import CONFIDENCE, PRECISION, Spread
+from jitbench.measure.sampling import CONFIDENCE, HIDDEN_BY, PRECISION, Spread
 from jitbench.targets.fields import named
+
+if TYPE_CHECKING:
+    from jitbench.advise import Advice
+    from jitbench.measure.advising import WayRow
+    from jitbench.measure.timing import Timings
 
 CELLS = "each step: traces/compiles; '!' marks a stale (wrong) result, 'E' an error"
 STEP_COLUMNS = ("subject", "device", "size", "step", "field", "how", "traces", "compiles")
@@ -160,7 +165,7 @@ def _sampled(repeat: int) -> str:
     )
 
 
-def timings(result: Any, form: str, repeat: int) -> None:
+def timings(result: Timings, form: str, repeat: int) -> None:
     """``jitbench time``'s figures: cold (without and with the persistent cache), dispatch,
     cached call, loop per call, and after each change."""
     if form == "json":
@@ -198,7 +203,7 @@ def timings(result: Any, form: str, repeat: int) -> None:
             print(f"after {a.step} {a.field or ''}: {_mark(a.outcome)}: {why}".replace("  ", " "))
 
 
-def _cells(figure: Any) -> tuple[Any, ...]:
+def _cells(figure: Spread | None) -> tuple[float | None, ...]:
     """A spread's CSV cells (median, q1, q3, samples, number): empty where not measured."""
     if figure is None:
         return (None,) * 5
@@ -241,7 +246,7 @@ def _median(figure: Spread | None) -> str:
     return seconds(figure.median if figure else None)
 
 
-def advice(result: Any, form: str) -> None:
+def advice(result: Advice, form: str) -> None:
     """``jitbench advise``'s rows (one per way), the recommended way and its code."""
     if form == "json":
         as_json(result.to_dict())
@@ -312,11 +317,10 @@ def _sampled_all() -> str:
     )
 
 
-def bound(result: Any) -> str:
+def bound(result: Advice) -> str:
     """On an accelerator: whether a loop of the call as written is host-bound or device-bound
     (its loop per call against the device's own time, or, where that is not known, against
     its dispatch as the device rows judge it), and the way that would change it."""
-    from jitbench.measure.sampling import HIDDEN_BY
 
     timed = [r for r in result.rows if r.built and r.device_bound is not None]
     written = result.rows[0]  # the call as written comes first
@@ -324,7 +328,7 @@ def bound(result: Any) -> str:
     if written not in timed:
         return f"host-bound or device-bound on the {device}: not measured"
 
-    def figures(row: Any) -> str:
+    def figures(row: WayRow) -> str:
         if row.device_time is not None:
             own = seconds(row.device_time)
             return f"{_median(row.loop)} a call against the {device}'s own {own}"

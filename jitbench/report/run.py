@@ -12,7 +12,7 @@ from asv.util import human_value
 from matplotlib.figure import Figure
 
 from jitbench import results
-from jitbench.document import Block, Heading, Image, Link, Paragraph, Table
+from jitbench.document import Block, Heading, Image, Inline, Link, Paragraph, Table
 from jitbench.figure import NOT_MEASURED, seconds
 from jitbench.report import fits
 from jitbench.results.project import OWN, Commands
@@ -147,7 +147,7 @@ class Run:
     def heading(self, title: str) -> None:
         self.blocks.append(Heading(title, self.level + 1))
 
-    def text(self, *pieces: Any) -> None:
+    def text(self, *pieces: Inline) -> None:
         self.blocks.append(Paragraph(tuple(pieces)))
 
     def table(
@@ -181,7 +181,7 @@ def rel(path: Path, out: Path) -> str:
     return path.relative_to(out).as_posix()
 
 
-def slug(text: Any) -> str:
+def slug(text: object) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text))
 
 
@@ -239,7 +239,7 @@ def label(column: str) -> str:
     return LABELS.get(column, column)
 
 
-def cell(column: str, value: Any) -> str:
+def cell(column: str, value: object) -> str:
     if isinstance(value, str):
         return value
     if value is None or pd.isna(value):

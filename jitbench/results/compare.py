@@ -219,7 +219,7 @@ class Noise:
         )
 
 
-def _spread(path: Path, line: int, value: Any) -> float:
+def _spread(path: Path, line: int, value: object) -> float:
     """One row's spread, a finite number >= 0; anything else names the file, line and value."""
     try:
         spread = float(value)

@@ -10,7 +10,6 @@ import platform
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -44,7 +43,7 @@ from jitbench.validate.summary import limits
 Shown = partial(Table, as_written=True)
 
 
-def yes(flag: Any) -> str:
+def yes(flag: object) -> str:
     return "yes" if bool(flag) else "NO"
 
 

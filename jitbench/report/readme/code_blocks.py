@@ -3,21 +3,35 @@ and advise's printed output."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
+import io
 import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import pandas as pd
 
 import jitbench
+from jitbench.advise import Advice
+from jitbench.auditing.audit import audit
+from jitbench.auditing.scenario import SCENARIO
+from jitbench.auditing.subject import Generated
+from jitbench.cli import render
+from jitbench.devices import resolve
 from jitbench.figure import seconds
+from jitbench.hazards import FOUND
 from jitbench.report.readme.runs import (
     DOCS,
     ROOT,
 )
 from jitbench.report.readme.suite_blocks import outcome_mark
+from jitbench.strategies import STRATEGIES
+from jitbench.testing import assert_jit_safe
 
 # What ``python -m jitbench ARGS`` prints in a fresh process run from the checkout, its
 # environment updated by the mapping (docs/make_readme.py starts it, as a user types it).
@@ -63,8 +77,6 @@ def _changed_by(strategy) -> str:
     """How the audit changes the strategy's objects, as it changes a user's: the walk's
     change of each field (``jitbench.targets.edit``), flags and arrays apart where they
     differ, on the object that holds them."""
-    from jitbench.auditing.subject import Generated
-    from jitbench.devices import resolve
 
     subject = Generated(strategy, resolve("cpu"), 8)
     found = subject.fields(subject.target.obj)[0]
@@ -78,7 +90,6 @@ def _changed_by(strategy) -> str:
 
 def strategies_table_block() -> str:
     """The registry's strategies, in its order: what each is and how its objects change."""
-    from jitbench.strategies import STRATEGIES
 
     rows = [[f"`{s.name}`", s.summary, _changed_by(s)] for s in STRATEGIES.values()]
     table = pd.DataFrame(rows, columns=["name", "what the user writes", "changed by"])
@@ -87,7 +98,6 @@ def strategies_table_block() -> str:
 
 def hazards_block() -> str:
     """What ``assert_jit_safe`` fails on and ``advise`` reports, from ``jitbench.hazards``."""
-    from jitbench.hazards import FOUND
 
     rows = [[f"`{name}`", words] for name, words in FOUND.items()]
     return pd.DataFrame(rows, columns=["name", "what it means"]).to_markdown(index=False)
@@ -107,12 +117,6 @@ class Scaler:
 
 def assert_message_block() -> str:
     """``assert_jit_safe``'s failure on :data:`SCALER`, whole, as it prints."""
-    import functools
-
-    import jax
-    import jax.numpy as jnp
-
-    from jitbench.testing import assert_jit_safe
 
     namespace = {"jax": jax, "partial": functools.partial}
     exec(SCALER, namespace)
@@ -127,7 +131,6 @@ def assert_message_block() -> str:
 
 def strategies_block() -> str:
     """The generated source of every built-in strategy at the default shape."""
-    from jitbench.strategies import STRATEGIES
 
     parts = []
     for strategy in STRATEGIES.values():
@@ -145,12 +148,6 @@ def strategies_block() -> str:
 
 def audit_block() -> str:
     """``jitbench audit`` on this machine's JAX, as a Markdown table."""
-    import jax
-
-    from jitbench.auditing.audit import audit
-    from jitbench.auditing.scenario import SCENARIO
-    from jitbench.devices import resolve
-    from jitbench.strategies import STRATEGIES
 
     placement = resolve("cpu")
     header = ["strategy", *SCENARIO, "stale", "errors", "leaked"]
@@ -201,11 +198,6 @@ def advise_block(name: str) -> str:
     """``jitbench advise`` on one example, as it printed: the run recorded in
     ``docs/advise/NAME.json`` (``docs/advise_examples.py``), rendered by the command's own
     table (timings move from run to run; the recorded run is the page's)."""
-    import contextlib
-    import io
-
-    from jitbench.advise import Advice
-    from jitbench.cli import render
 
     recorded = json.loads((ADVICE / f"{name}.json").read_text())
     shown = io.StringIO()
@@ -226,8 +218,6 @@ def advise_cnn_tpu_block() -> str:
     """``jitbench advise`` on flax's MNIST CNN on the TPU v5e (docs/examples/flax_cnn.py), and
     each way's figures over the hand-written reference's (``docs/advise_reference.py
     --check``: both committed files, read back)."""
-    import contextlib
-    import io
 
     spec = importlib.util.spec_from_file_location("advise_reference", DOCS / "advise_reference.py")
     assert spec is not None and spec.loader is not None

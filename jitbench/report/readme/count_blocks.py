@@ -23,11 +23,11 @@ from jitbench.report.readme.runs import (
 from jitbench.report.run import Run
 from jitbench.report.summary import FLOOR
 from jitbench.suite import catalog, grid
+from jitbench.validate.writer import header, verdicts
 
 
 def validation_block() -> str:
     """The summary of the committed ``nox -s validate`` run (docs/validation/MACHINE.json)."""
-    from jitbench.validate.writer import header, verdicts
 
     record = newest(VALIDATIONS, lambda r: r["started"])
     if record is None:
@@ -53,7 +53,6 @@ def counts_block(frame: pd.DataFrame) -> str:
     ``nox -s instructions`` builds: a count depends on the packages installed
     (README), and the counts phase counts in nox's environment, which has more.
     """
-    from jitbench.validate.writer import header, verdicts
 
     record = newest(COUNTS, lambda r: r["started"])
     if record is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+from asv.results import Results
 
 from jitbench import results
 from jitbench.report import (
@@ -225,7 +226,6 @@ def outcome_mark(outcome: str) -> str:
 
 
 def timing_block(runs: Runs) -> str:
-    from asv.results import Results
 
     path = next(
         p
