@@ -155,9 +155,10 @@ def test_async_dispatch_sentence_quotes_the_newest_probe_file(tmp_path, monkeypa
     assert module.async_dispatch_block() == (
         "`python docs/async_dispatch.py` on machine box (JAX 0.12.0.1, 2026-02-01, 2026-02-02; "
         "`helper_function` at 1,000 elements, the median of one process, 8 processes per mode), "
-        "two invocations: 5.0-6.0 and 10.0-12.0 (16 processes) μs with JAX's default, 4.0-4.5 "
-        "and 8.0-9.0 (16 processes) μs with `jax_cpu_enable_async_dispatch` off, and 12.0-13.0 "
-        "and 24.0-26.0 (16 processes) μs pinned to one core (`docs/async_dispatch/box.json`)."
+        "two invocations: 5.00μs-6.00μs and 10.0μs-12.0μs (16 processes) with JAX's default, "
+        "4.00μs-4.50μs and 8.00μs-9.00μs (16 processes) with `jax_cpu_enable_async_dispatch` "
+        "off, and 12.0μs-13.0μs and 24.0μs-26.0μs (16 processes) pinned to one core "
+        "(`docs/async_dispatch/box.json`)."
     )
 
 

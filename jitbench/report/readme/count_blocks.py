@@ -7,6 +7,7 @@ import pandas as pd
 import jitbench
 from jitbench import document
 from jitbench.document import Bold, Code, Paragraph
+from jitbench.figure import seconds
 from jitbench.report import (
     fit_tables,
 )
@@ -287,11 +288,11 @@ def counted_depth_block(runs: Runs) -> str:
 
 
 def _ranges(invocations: list[dict], mode: str) -> str:
-    """Each invocation's min-max of the per-process medians, in μs, as a sentence part."""
+    """Each invocation's min-max of the per-process medians, as a sentence part."""
     parts = []
     for run in invocations:
         found = run["medians_s"][mode]
-        text = f"{min(found) * 1e6:.1f}-{max(found) * 1e6:.1f}"
+        text = f"{seconds(min(found))}-{seconds(max(found))}"
         if run["processes"] != invocations[0]["processes"]:
             text += f" ({run['processes']} processes)"
         parts.append(text)
@@ -314,8 +315,8 @@ def async_dispatch_block() -> str:
         f"`python docs/async_dispatch.py` on machine {record['machine']} (JAX {record['jax']}, "
         f"{', '.join(dates)}; `helper_function` at {first['size']:,} elements, the median of "
         f"one process, {first['processes']} processes per mode), "
-        f"{count.get(len(found), f'{len(found)} invocations')}: {_ranges(found, 'default')} μs "
-        f"with JAX's default, {_ranges(found, 'sync')} μs with "
-        f"`jax_cpu_enable_async_dispatch` off, and {_ranges(found, 'pinned')} μs pinned to one "
+        f"{count.get(len(found), f'{len(found)} invocations')}: {_ranges(found, 'default')} "
+        f"with JAX's default, {_ranges(found, 'sync')} with "
+        f"`jax_cpu_enable_async_dispatch` off, and {_ranges(found, 'pinned')} pinned to one "
         f"core (`docs/async_dispatch/{record['machine']}.json`)."
     )

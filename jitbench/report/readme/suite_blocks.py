@@ -9,6 +9,7 @@ import pandas as pd
 from asv.results import Results
 
 from jitbench import results
+from jitbench.figure import seconds
 from jitbench.report import (
     population,
 )
@@ -83,12 +84,9 @@ def findings_block(runs: Runs) -> str:
     rows = runs.full[(runs.full["device"] == "cpu") & (runs.full["size"] == RUN_SIZE)]
     value = rows.set_index(["benchmark", "strategy"])["value"]
 
-    def us(benchmark: str, strategy: str) -> float:
-        return float(value[benchmark, strategy]) * 1e6
-
     def pair(base: str, other: str, what: str) -> str:
-        a, b = us(catalog.DISPATCH, base), us(catalog.DISPATCH, other)
-        return f"`{other}` dispatches in {b:.1f} μs against {a:.1f} μs for `{base}` ({what})"
+        a, b = (seconds(value[catalog.DISPATCH, s]) for s in (base, other))
+        return f"`{other}` dispatches in {b} against {a} for `{base}` ({what})"
 
     lines = [
         f"What the ecosystem's recommended fixes buy (dispatch only, `cpu`, size {RUN_SIZE}, "
