@@ -42,7 +42,7 @@ class Figure:
         if self.unit == SECONDS:
             return seconds(value, self.err)
         if self.unit == BYTES:
-            return size(value, self.err)
+            return byte_size(value, self.err)
         if self.unit == INSTRUCTIONS:
             return f"{value:,.0f}"
         shown = json.dumps(value)
@@ -68,7 +68,7 @@ def seconds(value: float | None, err: float | None = None) -> str:
     return "~0"
 
 
-def size(value: float, err: float | None = None) -> str:
+def byte_size(value: float, err: float | None = None) -> str:
     """Bytes in powers of 1000, three significant digits: ``256``, ``64k``, ``1.1G``."""
     value = float(value) if value >= 1 else 0.0
     power = math.floor(math.log(value) / math.log(1000)) if value else 0

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from asv.util import human_value
 from matplotlib.figure import Figure
 
 from jitbench import results
 from jitbench.document import Block, Heading, Image, Inline, Link, Paragraph, Table
-from jitbench.figure import NOT_MEASURED, seconds
+from jitbench.figure import NOT_MEASURED, byte_size, seconds
 from jitbench.report import fits
 from jitbench.results.project import OWN, Commands
 from jitbench.suite.catalog import TARGET_TWINS
@@ -245,7 +244,7 @@ def cell(column: str, value: object) -> str:
     if value is None or pd.isna(value):
         return NOT_MEASURED
     if column.endswith("_bytes"):
-        return human_value(float(value), "bytes")
+        return byte_size(float(value))
     if column.endswith("_s"):
         return seconds(value)
     if "_x_" in column or column.endswith(("_slope", "_speedup")):
