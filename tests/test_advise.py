@@ -642,11 +642,11 @@ def test_two_ways_with_the_same_compiles_carry_the_same_label():
 
 
 def test_a_ratio_far_below_one_keeps_its_digits():
-    # 188 us against a compile at every call (715 ms) printed as 0.00x before.
+    # 188μs against a compile at every call (715 ms) printed as 0.00x before.
     from jitbench.cli.render import _ratio
 
     assert [_ratio(v) for v in (None, 1.0, 0.53, 0.01, 188.3e-6 / 715.7e-3)] == [
-        "-", "1.00x", "0.53x", "0.01x", "0.00026x",
+        "n/a", "1.00x", "0.53x", "0.01x", "0.00026x",
     ]  # fmt: skip
 
 
@@ -739,16 +739,16 @@ def test_an_accelerator_ranks_by_the_loop_and_says_what_bounds_it():
     assert _ranked(rows, counted=False)[2] == BY_TIME  # the CPU ranks by the cached call
     advice = Advice("cnn", "nnx.Module", "__call__", "tpu", tuple(ranked), best, by)
     assert render.bound(advice) == (
-        "as written: a loop of the call is host-bound (5.7 ms a call against the tpu's own "
-        "16.0 us): the tpu waits for the host to dispatch each call; no way makes it "
-        "device-bound: the fastest loop, nnx.jit(graph=False)'s (310.0 us a call against the "
-        "tpu's own 16.0 us), is still the host's pace"
+        "as written: a loop of the call is host-bound (5.67ms a call against the tpu's own "
+        "16.0μs): the tpu waits for the host to dispatch each call; no way makes it "
+        "device-bound: the fastest loop, nnx.jit(graph=False)'s (310μs a call against the "
+        "tpu's own 16.0μs), is still the host's pace"
     )
     # A way whose loop goes at the device's pace (a large model's step) is named.
     heavy = [*rows[:2], _timed("nnx.jit(graph=False)", 3e-3, 2e-3, 0.3e-3, device=1.9e-3)]
     advice = Advice("cnn", "nnx.Module", "__call__", "tpu", tuple(heavy), "", BY_LOOP)
     assert render.bound(advice).endswith(
-        "; nnx.jit(graph=False) makes it device-bound (2.0 ms a call against the tpu's own 1.9 ms)"
+        "; nnx.jit(graph=False) makes it device-bound (2.00ms a call against the tpu's own 1.90ms)"
     )
 
 
@@ -762,8 +762,8 @@ def test_without_the_device_s_own_time_the_loop_is_judged_against_the_dispatch()
     advice = Advice("cnn", "nnx.Module", "__call__", "tpu", tuple(rows), "", BY_LOOP)
     sentence = render.bound(advice)
     assert "(the tpu's own time not measured: the loop against the dispatch" in sentence
-    assert sentence.endswith("; jax.jit over nnx.split makes it device-bound (340.0 us a call, "
-                             "1.26x its dispatch of 270.0 us)")  # fmt: skip
+    assert sentence.endswith("; jax.jit over nnx.split makes it device-bound (340μs a call, "
+                             "1.26x its dispatch of 270μs)")  # fmt: skip
 
 
 def test_the_device_s_own_time_is_its_plane_s_programs_in_the_profile():

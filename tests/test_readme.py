@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -17,6 +16,8 @@ import jitbench
 from jitbench import results
 from jitbench.auditing.audit import audit
 from jitbench.devices import resolve
+from jitbench.report import readme
+from jitbench.report.readme import count_blocks
 from jitbench.suite import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,16 +26,9 @@ MAKE_README = ROOT / "docs" / "make_readme.py"
 BEGIN = re.compile(r"<!-- BEGIN generated: ([\w-]+) -->")
 
 
-def _make_readme():
-    spec = importlib.util.spec_from_file_location("make_readme_under_test", MAKE_README)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _pages() -> dict[str, tuple[str, ...]]:
     """make_readme's PAGES: each page and the generated blocks it holds."""
-    return _make_readme().PAGES
+    return readme.PAGES
 
 
 def _markdown_files() -> list[Path]:
@@ -141,7 +135,7 @@ def test_pages_are_what_make_readme_generates():
 def test_async_dispatch_sentence_quotes_the_newest_probe_file(tmp_path, monkeypatch):
     """The sentence gives each invocation's min-max per mode, in the file's order, from the
     newest machine's file, and names a process count that differs from the first's."""
-    module = _make_readme()
+    module = count_blocks
     monkeypatch.setattr(module, "PROBES", tmp_path)
     assert module.async_dispatch_block().startswith("No probe of this kind is committed yet")
 
@@ -161,9 +155,10 @@ def test_async_dispatch_sentence_quotes_the_newest_probe_file(tmp_path, monkeypa
     assert module.async_dispatch_block() == (
         "`python docs/async_dispatch.py` on machine box (JAX 0.12.0.1, 2026-02-01, 2026-02-02; "
         "`helper_function` at 1,000 elements, the median of one process, 8 processes per mode), "
-        "two invocations: 5.0-6.0 and 10.0-12.0 (16 processes) μs with JAX's default, 4.0-4.5 "
-        "and 8.0-9.0 (16 processes) μs with `jax_cpu_enable_async_dispatch` off, and 12.0-13.0 "
-        "and 24.0-26.0 (16 processes) μs pinned to one core (`docs/async_dispatch/box.json`)."
+        "two invocations: 5.00μs-6.00μs and 10.0μs-12.0μs (16 processes) with JAX's default, "
+        "4.00μs-4.50μs and 8.00μs-9.00μs (16 processes) with `jax_cpu_enable_async_dispatch` "
+        "off, and 12.0μs-13.0μs and 24.0μs-26.0μs (16 processes) pinned to one core "
+        "(`docs/async_dispatch/box.json`)."
     )
 
 
@@ -194,7 +189,7 @@ def test_counts_table_is_the_newest_counted_run(tmp_path):
     date = json.loads(source.read_text())["date"]
     _counted_run(machine, source, "a" * 40, date, 1.0)
     _counted_run(machine, source, "b" * 40, date - 86_400_000, 2.0)  # a day older
-    block = _make_readme().counts_block(results.load(tmp_path / "results"))
+    block = count_blocks.counts_block(results.load(tmp_path / "results"))
 
     raw = json.loads(source.read_text())["results"]
     strategies = [s.strip("'") for s in raw[catalog.INSTRUCTIONS["call"]][1][0]]

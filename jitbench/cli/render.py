@@ -10,8 +10,9 @@ import sys
 import textwrap
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from jitbench.figure import INSTRUCTIONS, NOT_MEASURED, Figure, seconds
 from jitbench.hazards import HAZARDS
 from jitbench.measure.sampling import CONFIDENCE, HIDDEN_BY, PRECISION, Spread
 from jitbench.targets.fields import named
@@ -162,15 +163,9 @@ def object_audit(result: AuditResult, title: str, explain: bool) -> None:
         _explained(result.steps, fields=True)
 
 
-def _scale(figure: Any) -> tuple[float, str]:
-    """Microseconds, or milliseconds from a median of 1 ms on."""
-    return (1e3, "ms") if figure.median >= 1e-3 else (1e6, "us")
-
-
-def spread(figure: Any) -> str:
-    """Median [q1, q3] in microseconds, or milliseconds from 1 ms on."""
-    scale, unit = _scale(figure)
-    return f"{figure.median * scale:.1f} {unit} [{figure.q1 * scale:.1f}, {figure.q3 * scale:.1f}]"
+def spread(figure: Spread) -> str:
+    """Median [q1, q3]: ``1.23μs [1.20μs, 1.30μs]``."""
+    return f"{seconds(figure.median)} [{seconds(figure.q1)}, {seconds(figure.q3)}]"
 
 
 # What each timing is, under jitbench time's and advise's tables.
@@ -212,21 +207,22 @@ def timings(result: Timings, form: str, repeat: int) -> None:
     print(f"timings of {result.target} on {result.device}: seconds per call, median [q1, q3]")
     print(f"cold calls on {result.cold_on}; the others {_sampled(repeat)}\n")
     shown = [
-        (name, field or "-", how or "-", spread(s) if s else "-",
-         s.samples * s.number if s else "-", _mark(outcome))
+        (name, field or "-", how or "-", spread(s) if s else NOT_MEASURED,
+         s.samples * s.number if s else NOT_MEASURED, _mark(outcome))
         for name, field, how, s, outcome in rows
     ]  # fmt: skip
     table(shown, ["measure", "field", "change made with", "per call", "calls", "result"])
     print(f"\n{TIMED}")
     if result.cold_filled is None:
-        print("cache filled: -: JAX's persistent compilation cache did not serve the call here")
+        why = "JAX's persistent compilation cache did not serve the call here"
+        print(f"cache filled: {NOT_MEASURED}: {why}")
     for a in result.after_change:
         if a.outcome != Outcome.CORRECT:
             why = a.error or _WHY.get(a.outcome, "its result differs from the call's without jit")
             print(f"after {a.step} {a.field or ''}: {_mark(a.outcome)}: {why}".replace("  ", " "))
 
 
-def _cells(figure: Any) -> tuple[Any, ...]:
+def _cells(figure: Spread | None) -> tuple[float | None, ...]:
     """A spread's CSV cells (median, q1, q3, samples, number): empty where not measured."""
     if figure is None:
         return (None,) * 5
@@ -255,21 +251,18 @@ ADVICE_CSV = ("target", "device", "way", "reason", "hazards", "compiles", "cold_
 
 
 def _count(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
+    return str(Figure(value, INSTRUCTIONS))
 
 
 def _ratio(value: float | None) -> str:
     """A ratio to the call as written: two decimals, or two significant digits below 0.01."""
     if value is None:
-        return "-"
+        return NOT_MEASURED
     return f"{value:.2f}x" if value >= 0.01 else f"{value:.2g}x"
 
 
-def _median(figure: Any) -> str:
-    if figure is None:
-        return "-"
-    scale, unit = _scale(figure)
-    return f"{figure.median * scale:.1f} {unit}"
+def _median(figure: Spread | None) -> str:
+    return seconds(figure.median if figure else None)
 
 
 def advice(result: Advice, form: str) -> None:
@@ -298,7 +291,7 @@ def advice(result: Advice, form: str) -> None:
     rows = [
         [r.way, " ".join(r.hazards) or "none", r.compiles,
          *(_median(f) for f in (r.cold, r.cold_filled, r.dispatch, r.cached, r.loop)),
-         *((_seconds(r.device_time) if r.device_time is not None else "-",) if on_device else ()),
+         *((seconds(r.device_time),) if on_device else ()),
          *((_count(r.call_instructions), _count(r.dispatch_instructions)) if counted else ()),
          _ratio(r.ratio)]
         for r in result.rows if r.built
@@ -355,7 +348,7 @@ def bound(result: Advice) -> str:
 
     def figures(row: WayRow) -> str:
         if row.device_time is not None:
-            own = _seconds(row.device_time)
+            own = seconds(row.device_time)
             return f"{_median(row.loop)} a call against the {device}'s own {own}"
         ratio = row.loop.median / row.dispatch.median
         return f"{_median(row.loop)} a call, {ratio:.2f}x its dispatch of {_median(row.dispatch)}"
@@ -384,8 +377,3 @@ def bound(result: Advice) -> str:
         f"{said}; no way makes it device-bound: the fastest loop, {fastest.way}'s "
         f"({figures(fastest)}), is still the host's pace"
     )
-
-
-def _seconds(value: float) -> str:
-    """Seconds in microseconds, or milliseconds from 1 ms on (as a spread's median)."""
-    return _median(Spread(value, value, value, 1))

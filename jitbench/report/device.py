@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from jitbench.document import Bold, Bullets
+from jitbench.figure import NOT_MEASURED
 from jitbench.measure.sampling import HIDDEN_BY  # the loop over the dispatch that hides the host
 from jitbench.report.run import Run, cell, order, slug
 from jitbench.report.summary import BASELINE, beside, break_even_warm, flag_hazards, per_device
@@ -67,13 +68,13 @@ def calls(run: Run) -> pd.DataFrame:
     return order(table[measured], run.frame)
 
 
-def hidden_from(rows: pd.DataFrame) -> Any:
+def hidden_from(rows: pd.DataFrame) -> str:
     """The smallest size from which the loop per call is HIDDEN_BY times the dispatch or more
     at every size measured, among one strategy's rows on one device; ``> N`` where the
     largest is not, n/a where nothing is measured."""
     measured = rows.dropna(subset=["loop_s", "dispatch_s"]).sort_values("size")
     if measured.empty:
-        return "n/a"
+        return NOT_MEASURED
     hidden = (measured["loop_s"] >= HIDDEN_BY * measured["dispatch_s"]).to_numpy()
     if not hidden[-1]:
         return f"> {size_text(measured['size'].max())}"
@@ -83,7 +84,7 @@ def hidden_from(rows: pd.DataFrame) -> Any:
     return size_text(measured["size"].iloc[shown])
 
 
-def size_text(size: Any) -> str:
+def size_text(size: object) -> str:
     """1e7 for 10,000,000 (powers of ten from 1e3); other sizes in full."""
     size = int(size)
     exponent = len(str(size)) - 1

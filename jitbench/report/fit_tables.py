@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from jitbench.measure.counting.instructions import fit_line
 from jitbench.report import fits
 from jitbench.report.run import Run, order
 from jitbench.report.summary import flag_hazards
@@ -20,7 +21,6 @@ COUNTED_FITS = {
 def counted_slopes(run: Run, unit: str) -> pd.DataFrame | None:
     """Per strategy, the least-squares instructions per ``unit`` (a key of
     :data:`COUNTED_FITS`) of a cached call and of a dispatch; None where nothing was counted."""
-    from jitbench.measure.counting.instructions import fit_line
 
     benchmarks, x, keep = COUNTED_FITS[unit]
     rows = []

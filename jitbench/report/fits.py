@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 import pandas as pd
-from asv.util import human_value
 from scipy import stats
+
+from jitbench.figure import NOT_MEASURED, seconds
 
 LEVEL = 0.95
 BELOW_NOISE = "below noise"
@@ -57,7 +58,7 @@ def fits(measured: pd.DataFrame, x: str, name: str, unit: str) -> pd.DataFrame:
 def text(value: float, lo: float, hi: float) -> str:
     """A fitted cost in words: ``1.2μs [1.1μs, 1.3μs]`` or ``below noise [-40ns, 90ns]``."""
     if value is None or pd.isna(value):
-        return "n/a"
+        return NOT_MEASURED
     interval = "" if pd.isna(lo) else f" [{seconds(lo)}, {seconds(hi)}]"
     if value < 0 or (not math.isnan(lo) and lo <= 0 <= hi):
         return BELOW_NOISE + interval
@@ -72,10 +73,3 @@ def interval_columns(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
         if column.endswith("_s") and lo in table and hi in table:
             found[column] = (lo, hi)
     return found
-
-
-def seconds(value: float) -> str:
-    """Seconds in human units, negative ones too (asv's human_value has none): a saving, an
-    intercept or an interval's end can be."""
-    shown = human_value(abs(float(value)), "seconds")
-    return f"-{shown}" if value < 0 else shown

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from jitbench import hazards, results
 from jitbench.document import Block, Bullets, Code, Heading, Page, Paragraph
+from jitbench.figure import NOT_MEASURED
 from jitbench.report.plots import DASHED, outside_legend, plot_lines
 from jitbench.report.run import Run, order, slug
 from jitbench.suite import catalog
@@ -108,8 +109,10 @@ def _hazards(run: Run, wide: pd.DataFrame, releases: list[str]) -> None:
     for device, rows in counts.groupby("device", sort=False):
         cells = rows.assign(cell=[_cell(row, present) for _, row in rows.iterrows()])
         table = cells.pivot(index="strategy", columns="jax", values="cell")
-        table = table.reindex(columns=[r for r in releases if r in table.columns]).fillna("n/a")
-        measured = ({c for c in row if c != "n/a"} for row in table.to_numpy())
+        table = table.reindex(columns=[r for r in releases if r in table.columns]).fillna(
+            NOT_MEASURED
+        )
+        measured = ({c for c in row if c != NOT_MEASURED} for row in table.to_numpy())
         table["changed"] = ["yes" if len(cells) > 1 else "" for cells in measured]
         table.columns = [f"jax {c}" if c != "changed" else c for c in table.columns]
         table = order(table.reset_index(), run.frame)
@@ -124,7 +127,7 @@ def _hazards(run: Run, wide: pd.DataFrame, releases: list[str]) -> None:
 
 def _cell(row: pd.Series, present: list[str]) -> str:
     if all(pd.isna(row[name]) for name in present):
-        return "n/a"
+        return NOT_MEASURED
     words = [f"{COUNTS[name]} {int(row[name])}" for name in hazards.named(row)]
     return ", ".join(words) or "none"
 

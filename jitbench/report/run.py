@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from asv.util import human_value
 from matplotlib.figure import Figure
 
 from jitbench import results
-from jitbench.document import Block, Heading, Image, Link, Paragraph, Table
+from jitbench.document import Block, Heading, Image, Inline, Link, Paragraph, Table
+from jitbench.figure import NOT_MEASURED, byte_size, seconds
 from jitbench.report import fits
 from jitbench.results.project import OWN, Commands
 from jitbench.suite.catalog import TARGET_TWINS
@@ -146,7 +146,7 @@ class Run:
     def heading(self, title: str) -> None:
         self.blocks.append(Heading(title, self.level + 1))
 
-    def text(self, *pieces: Any) -> None:
+    def text(self, *pieces: Inline) -> None:
         self.blocks.append(Paragraph(tuple(pieces)))
 
     def table(
@@ -180,7 +180,7 @@ def rel(path: Path, out: Path) -> str:
     return path.relative_to(out).as_posix()
 
 
-def slug(text: Any) -> str:
+def slug(text: object) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text))
 
 
@@ -238,15 +238,15 @@ def label(column: str) -> str:
     return LABELS.get(column, column)
 
 
-def cell(column: str, value: Any) -> str:
+def cell(column: str, value: object) -> str:
     if isinstance(value, str):
         return value
     if value is None or pd.isna(value):
-        return "n/a"
+        return NOT_MEASURED
     if column.endswith("_bytes"):
-        return human_value(float(value), "bytes")
+        return byte_size(float(value))
     if column.endswith("_s"):
-        return fits.seconds(value)
+        return seconds(value)
     if "_x_" in column or column.endswith(("_slope", "_speedup")):
         return f"{value:.2f}"
     if column.endswith("_instructions"):

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from jitbench import hazards
+from jitbench.figure import NOT_MEASURED
 from jitbench.report.run import BEST_MARK, Run, order
 from jitbench.suite import catalog
 
@@ -94,12 +95,12 @@ def hazard_of(run: Run) -> dict[tuple[Any, str], str]:
     return hazards
 
 
-def break_even_warm(strategy: str, first: float, cached: float, eager_cached: float) -> Any:
+def break_even_warm(strategy: str, first: float, cached: float, eager_cached: float) -> str | int:
     """Calls until jit's first call is repaid against eager with its ops compiled."""
     if strategy == BASELINE:
         return "baseline"
     if any(pd.isna(v) for v in (first, cached, eager_cached)):
-        return "n/a"
+        return NOT_MEASURED
     if cached >= eager_cached:
         return "never"
     return math.ceil(first / (eager_cached - cached))
@@ -107,12 +108,12 @@ def break_even_warm(strategy: str, first: float, cached: float, eager_cached: fl
 
 def break_even_cold(
     strategy: str, first: float, cached: float, eager_first: float, eager_cached: float
-) -> Any:
+) -> str | int:
     """The smallest n from which first + (m-1) cached <= eager first + (m-1) eager cached."""
     if strategy == BASELINE:
         return "baseline"
     if any(pd.isna(v) for v in (first, cached, eager_first, eager_cached)):
-        return "n/a"
+        return NOT_MEASURED
     if first <= eager_first and cached <= eager_cached:
         return 1
     if cached >= eager_cached:

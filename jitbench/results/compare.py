@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from asv.util import human_value
 from asv_runner.statistics import get_err
 
-from jitbench import hazards, results
+from jitbench import document, hazards, results
 from jitbench.errors import JitbenchError
+from jitbench.figure import FAILED, NOT_MEASURED, Figure
 from jitbench.measure.counting.instructions import COUNT_UNIT
 from jitbench.options import COMPARE_BY as BY
 from jitbench.options import COUNT_TOLERANCE
@@ -76,7 +76,7 @@ def run_compare(
     if measured is not None:
         print(measured.describe(table))
     shown = table[table["mark"].isin(CHANGE_MARKS)] if only_changed else table
-    print(_format(shown, noise=measured is not None))
+    print(_format(shown, noise=measured is not None), end="")
     counts = table["mark"].replace("", "n/a").value_counts()
     applied = ", noise applied" if measured is not None else ""
     rule = f"factor {factor}"
@@ -219,7 +219,7 @@ class Noise:
         )
 
 
-def _spread(path: Path, line: int, value: Any) -> float:
+def _spread(path: Path, line: int, value: object) -> float:
     """One row's spread, a finite number >= 0; anything else names the file, line and value."""
     try:
         spread = float(value)
@@ -404,22 +404,21 @@ def _format(table: pd.DataFrame, *, noise: bool = False) -> str:
             "Change": row["mark"],
             "Before": _value(row["base"], row["base_status"], row["unit"], row["base_err"]),
             "After": _value(row["head"], row["head_status"], row["unit"], row["head_err"]),
-            "Ratio": "n/a" if pd.isna(row["ratio"]) else f"{row['ratio']:.2f}",
+            "Ratio": NOT_MEASURED if pd.isna(row["ratio"]) else f"{row['ratio']:.2f}",
         }
         if noise:
             cells["Noise"] = "" if pd.isna(row["noise"]) else f"{row['noise']:.1%}"
         rows.append({**cells, "Benchmark (Parameter)": name})
     columns = ["Change", "Before", "After", "Ratio", *(["Noise"] if noise else [])]
     columns.append("Benchmark (Parameter)")
-    # The github table format asv compare prints; tabulate comes with asv.
-    return pd.DataFrame(rows, columns=columns).to_markdown(index=False, disable_numparse=True)
+    # The github table format asv compare prints.
+    frame = pd.DataFrame(rows, columns=columns)
+    return document.markdown_blocks([document.Table(frame, as_written=True)])
 
 
-def _value(value: float, status: str, unit: Any, err: float) -> str:
+def _value(value: float, status: str, unit: object, err: float) -> str:
+    """A side's figure: its value in its unit (asv's), or why there is none."""
     if status != "ok":
-        return "failed" if status == "failed" else "n/a"
-    if unit == COUNT_UNIT:
-        return f"{value:,.0f}"
-    return human_value(
-        value, unit if isinstance(unit, str) else "", err=None if pd.isna(err) else err
-    )
+        return FAILED if status == "failed" else NOT_MEASURED
+    shown = Figure(value, unit if isinstance(unit, str) else "", None if pd.isna(err) else err)
+    return str(shown)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from jitbench.figure import NOT_MEASURED
 from jitbench.results.compare import CHANGE_MARKS, REGRESSION_MARKS, compare_frames
 from jitbench.suite import catalog
 
@@ -198,10 +199,4 @@ def minutes(seconds: float) -> str:
 
 
 def pct(value: float) -> str:
-    return f"{value:.1%}" if pd.notna(value) else "n/a"
-
-
-def seconds(value: float) -> str:
-    from asv.util import human_value
-
-    return human_value(value, "seconds") if pd.notna(value) else "n/a"
+    return f"{value:.1%}" if pd.notna(value) else NOT_MEASURED

@@ -10,12 +10,12 @@ import platform
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from jitbench import document
 from jitbench.document import Block, Bold, Bullets, Code, Heading, Page, Paragraph, Table
+from jitbench.figure import NOT_MEASURED, seconds
 from jitbench.validate import counts
 from jitbench.validate.asvphases import NOISE_DEVICES, SENSITIVITY_DEVICE
 from jitbench.validate.inprocess import (
@@ -34,7 +34,6 @@ from jitbench.validate.stats import (
     minutes,
     noise_by_size,
     pct,
-    seconds,
     sensitivity_summary,
     smallest_flagged,
 )
@@ -44,12 +43,12 @@ from jitbench.validate.summary import limits
 Shown = partial(Table, as_written=True)
 
 
-def yes(flag: Any) -> str:
+def yes(flag: object) -> str:
     return "yes" if bool(flag) else "NO"
 
 
 def _ratio(value: float) -> str:
-    return f"{value:.3f}" if pd.notna(value) else "n/a"
+    return f"{value:.3f}" if pd.notna(value) else NOT_MEASURED
 
 
 def _fidelity_section(outcome: Outcome, out: Path) -> list[Block]:
