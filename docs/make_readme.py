@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from jitbench.report import write_report
-from jitbench.report.readme import DASHBOARD_PNG, generate
+from jitbench.report.readme import DASHBOARD_ENV, DASHBOARD_PARAMS, DASHBOARD_PNG, generate
 from jitbench.report.readme.runs import RESULTS, ROOT, Runs
 from jitbench.suite import catalog
 from jitbench.suite.asvrun import AsvConfig
@@ -36,7 +36,6 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]  # fmt: skip
-DASHBOARD_PARAMS = {"strategy": "'helper_function'", "size": "10", "device": "'cpu'"}
 
 
 def cli(args: list[str], env: Mapping[str, str]) -> str:
@@ -80,7 +79,8 @@ def screenshot(runs: Runs) -> None:
     )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
-    query = "&".join(f"p-{k}={quote(v, safe='')}" for k, v in DASHBOARD_PARAMS.items())
+    query = "&".join([*(f"p-{k}={quote(v, safe='')}" for k, v in DASHBOARD_PARAMS.items()),
+                      *(f"{k}={quote(v, safe='')}" for k, v in DASHBOARD_ENV.items())])  # fmt: skip
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(

@@ -63,6 +63,11 @@ from jitbench.suite import catalog
 # Retakes the dashboard's screenshot of the committed results (docs/make_readme.py's).
 Shoot = Callable[[Runs], None]
 DASHBOARD_PNG = DOCS / "dashboard.png"
+# What the screenshot shows: the benchmark's parameters, then one machine and one Python:
+# few series, whose order (asv's JavaScript adds each as it loads) then cannot change the
+# screenshot from one run to the next.
+DASHBOARD_PARAMS = {"strategy": "'helper_function'", "size": "10", "device": "'cpu'"}
+DASHBOARD_ENV = {"machine": "vm-epyc", "python": "3.13"}
 
 
 def dashboard_block(runs: Runs, shoot: Shoot | None) -> str:
@@ -70,7 +75,8 @@ def dashboard_block(runs: Runs, shoot: Shoot | None) -> str:
     :data:`DASHBOARD_PNG`)."""
     text = (
         f"![the dashboard of the committed results: {catalog.CACHED} for helper_function, "
-        f"size 10, cpu, one point per JAX release]({DASHBOARD_PNG.name})"
+        f"size 10, cpu, on {DASHBOARD_ENV['machine']} under Python {DASHBOARD_ENV['python']}: "
+        f"a line per environment across the commits]({DASHBOARD_PNG.name})"
     )
     if shoot is not None:
         shoot(runs)
