@@ -187,11 +187,6 @@ def _step(play: Play, name: str, probe: Probe | None, every_call: bool = False) 
     elif keyed and role == "plain" and field in play.kinds:
         kind = play.kinds[field]  # a static self's attribute
         role = play.roles[field] = {"static": "aux", "number": "hashed", "array": "valued"}[kind]
-    elif (name == "same_shape_array" and outcome == "correct" and not stats.compiles
-          and role == "plain" and play.kinds.get(field) == "array"):  # fmt: skip
-        # New values the call returned without compiling again, as the call without jit
-        # does: jit traces the array (a wrapper hands it over, as pz.variable_jit does).
-        role = play.roles[field] = "traced"
     role = fieldlib.ROLES.get(role, "")
     return Step(name, stats.traces, stats.compiles, outcome, error, tuple(messages), runs,
                 field, how, role)  # fmt: skip
