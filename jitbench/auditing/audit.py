@@ -18,7 +18,7 @@ import weakref
 
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import FED_BACK, WITHOUT_JIT_TOO, Play, attempt, replay
-from jitbench.auditing.subject import Generated, Outcome, Subject, device_and_size, subject_of
+from jitbench.auditing.subject import Generated, Subject, device_and_size, subject_of
 from jitbench.auditing.verdict import judge
 from jitbench.compiles import clear_caches, count_compiles, explain_misses
 from jitbench.devices import DEVICE_SPECS, Placement, resolve
@@ -28,6 +28,7 @@ from jitbench.strategies import STRATEGIES, Strategy
 from jitbench.strategies.codegen import PROBES, Probe, Shape
 from jitbench.targets import Call, as_target, kinds
 from jitbench.targets import fields as fieldlib
+from jitbench.vocabulary import Outcome, StepName
 
 # At most this many nodes of one object are followed for the leak check (a deep model's
 # every layer, not every array of a huge one), and progress shows after this many seconds.
@@ -181,7 +182,7 @@ def _step(play: Play, name: str, probe: Probe | None, every_call: bool = False) 
     # A change jit traced or compiled for (the call compiling at every call aside) shows the
     # field in its key, whatever the walk read from the object: its label says so from then on.
     keyed = (stats.compiles or stats.traces) and not every_call
-    keyed = keyed and name in ("new_static", "same_shape_array")
+    keyed = keyed and name in (StepName.NEW_STATIC, StepName.SAME_SHAPE_ARRAY)
     if keyed and role == "number":
         role = play.roles[field] = "hashed"  # a number the call hashes (a filter inside it)
     elif keyed and role == "plain" and field in play.kinds:
@@ -206,14 +207,14 @@ def _steps(
         alive.track(play.obj, returned=name in FED_BACK)
         # A call that compiles again with nothing changed (a jit made inside it) says
         # nothing by compiling after a new number: it is not read as hashing it.
-        every_call = any(s.name == "repeat_call" and s.compiles for s in steps)
+        every_call = any(s.name == StepName.REPEAT_CALL and s.compiles for s in steps)
         steps.append(_step(play, name, probe, every_call))
         seconds, done = time.perf_counter() - start, len(steps)
         if seconds >= PROGRESS_AFTER_S:  # a line per step on stderr once it has run a while
             where = f" {steps[-1].field}" if steps[-1].field else ""
             print(f"jitbench: audit of {subject.name}: step {done} of {max(done, total)} "
                   f"({name}{where}), {seconds:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
-        if name == "first_call" and steps[-1].outcome != "correct":
+        if name == StepName.FIRST_CALL and steps[-1].outcome != Outcome.CORRECT:
             return None  # the audit stops on it (a call that raised may break the object)
         return steps[-1].outcome
 
@@ -268,10 +269,11 @@ def audit_subject(
     first = steps[0]
     # A first call that raises under jit alone is the object's error hazard, and the audit's
     # last step; one that cannot run without jit either has nothing to audit.
-    if first.outcome not in ("correct", "error"):
+    if first.outcome not in (Outcome.CORRECT, Outcome.ERROR):
         what = "strategy" if isinstance(subject, Generated) else "target"
         raise JitbenchError(f"the first call of {what} {subject.name!r}: {_first_failure(first)}")
-    if first.outcome == "error":  # no scenario was played: what a failed trace keeps is no leak
+    # No scenario was played: what a failed trace keeps is no leak.
+    if first.outcome == Outcome.ERROR:
         leaked, arrays_alive, held = None, 0, 0
     result = AuditResult(
         subject.name, subject.device, size, steps, leaked, arrays_alive, held,
