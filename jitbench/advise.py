@@ -184,9 +184,20 @@ def advise_object(
     where the call as written cannot be audited (its first call raises, or differs from the
     call without jit).
     """
-    spec = target if isinstance(target, str) else None
     if device is not None:
         use_device(device)
+    # Every program compiled from here on is written to disk: what a cleared cache makes JAX
+    # compile again (each audit and first call starts with a clear) is read back instead,
+    # the probes' below and the target's own building included.
+    with read_back():
+        return _advise(target, call, inputs, fields, repeat, arrays, instructions, cold_calls)
+
+
+def _advise(
+    target: object, call: Call | None, inputs: object, fields: str | None, repeat: int,
+    arrays: int, instructions: bool, cold_calls: int,
+) -> Advice:  # fmt: skip
+    spec = target if isinstance(target, str) else None
     target = as_target(target, call=call, inputs=inputs)
     kind = kind_of(target.obj)
     ways = ways_of(target)
@@ -207,22 +218,23 @@ def advise_object(
         rows.append(WayRow(way.label, way.caveat, way.code(names) if way.snippet else ""))
     progress = measure.Progress(target.name, len(subjects))
     counting = measure.Counting()
+    # One new object whose fields every way's audit walks (each builds its own scenario's).
+    made = target.new_instance() if target.factory is not None else None
     try:
-        with read_back():  # what each audit's clear compiles again is read from disk
-            for i, row in enumerate(rows):
-                if row.way in subjects:
-                    index = list(subjects).index(row.way)
-                    rows[i] = measure.audited(row, subjects[row.way], fields, arrays, progress,
-                                              index)  # fmt: skip
-                if i == 0 and not rows[0].built:  # as jitbench audit stops on the call as written
-                    raise JitbenchError(rows[0].reason)
-                if i == 0:  # the call as written audited: the counts are worth starting
-                    counting = measure.Counting.start(spec, platform, call, inputs,
-                                                      list(subjects), instructions)  # fmt: skip
-            # The timings' programs too (the cold first call turns the cache off).
-            timed = {r.way: subjects[r.way] for r in rows if r.built and not r.first_call_raises}
-            ranking = "loop" if ranking_figure(platform, counted=False) == BY_LOOP else "cached"
-            figures = measure.timed(timed, repeat, cold_calls, ranking, platform, progress)
+        for i, row in enumerate(rows):
+            if row.way in subjects:
+                index, subject = list(subjects).index(row.way), subjects[row.way]
+                probe = None if made is None else subject.converted(made)
+                rows[i] = measure.audited(row, subject, fields, arrays, progress, index,
+                                          probe)  # fmt: skip
+            if i == 0 and not rows[0].built:  # as jitbench audit stops on the call as written
+                raise JitbenchError(rows[0].reason)
+            if i == 0:  # the call as written audited: the counts are worth starting
+                counting = measure.Counting.start(spec, platform, call, inputs,
+                                                  list(subjects), instructions)  # fmt: skip
+        timed = {r.way: subjects[r.way] for r in rows if r.built and not r.first_call_raises}
+        ranking = "loop" if ranking_figure(platform, counted=False) == BY_LOOP else "cached"
+        figures = measure.timed(timed, repeat, cold_calls, ranking, platform, progress)
         rows = [measure.with_figures(r, figures.get(r.way)) for r in rows]
         rows, counts = counting.finish(rows, progress)
     finally:

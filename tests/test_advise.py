@@ -772,7 +772,7 @@ def test_the_device_s_own_time_is_its_plane_s_programs_in_the_profile():
     with no plane for the device (the CPU's) gives none."""
     import jax
 
-    from jitbench.measure.devicetime import busy_seconds, device_seconds
+    from jitbench.measure.devicetime import busy_seconds, device_seconds, per_loop
 
     def event(offset_us: float, duration_us: float) -> str:
         return (f"events {{ metadata_id: 1 offset_ps: {int(offset_us * 1e6)} "
@@ -791,7 +791,24 @@ def test_the_device_s_own_time_is_its_plane_s_programs_in_the_profile():
     data = jax.profiler.ProfileData.from_text_proto(text)
     assert busy_seconds(data, "tpu") == pytest.approx((16 + 24) * 1e-6)
     assert busy_seconds(data, "gpu") is None
-    assert device_seconds(lambda n: None, 10, "cpu") is None
+    assert busy_seconds(data, "tpu", (1000 + 100e3, 1000 + 108e3)) == pytest.approx(16e-6)
+    # Two loops in one profile: each the runs that start between its annotation and the next.
+    marks = " ".join(
+        f"events {{ metadata_id: {i} offset_ps: {int(start * 1e6)} duration_ps: 1000000 }}"
+        for i, start in ((2, 0), (3, 100))
+    )
+    host = (
+        f'planes {{ id: 3 name: "/host:CPU" lines {{ id: 1 name: "python" timestamp_ns: 1000 '
+        f"{marks} }} "
+        'event_metadata { key: 2 value { id: 2 name: "jitbench-loop-0" } } '
+        'event_metadata { key: 3 value { id: 3 name: "jitbench-loop-1" } } }'
+    )
+    two = jax.profiler.ProfileData.from_text_proto(
+        text.replace('planes { id: 3 name: "/host:CPU" }', host)
+    )
+    assert per_loop(two, "tpu", [1, 4]) == pytest.approx([16e-6, 24e-6 / 4])
+    assert per_loop(data, "tpu", [1, 4]) == [None, None]  # no annotations: not told apart
+    assert device_seconds([(lambda n: None, 10)], "cpu") == [None]
     # The whole path on this host, a real profile written and read back: no TPU plane here.
     double = jax.jit(lambda x: x * 2)
     x = jax.numpy.ones(8)
@@ -803,7 +820,7 @@ def test_the_device_s_own_time_is_its_plane_s_programs_in_the_profile():
 
     loop(1)
     if jax.default_backend() == "cpu":
-        assert device_seconds(loop, 5, "tpu") is None
+        assert device_seconds([(loop, 5), (loop, 3)], "tpu") == [None, None]
 
 
 def test_advise_and_time_json_carry_every_figure_on_the_cpu(capsys):

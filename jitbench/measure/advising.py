@@ -132,14 +132,15 @@ class Progress:
 
 def audited(
     row: WayRow, subject: Subject, fields: str | None, arrays: int, progress: Progress,
-    index: int,
+    index: int, probe: object = None,
 ) -> WayRow:  # fmt: skip
-    """``row`` with the audit of its way: its hazards, compiles and findings, or why not."""
+    """``row`` with the audit of its way: its hazards, compiles and findings, or why not
+    (``probe``: the object whose fields are walked, as :func:`audit_subject` takes it)."""
     progress.audit(index, row.way)
     start = time.perf_counter()
     with count_compiles() as stats:
         try:
-            audit = audit_subject(subject, fields=fields, arrays=arrays)
+            audit = audit_subject(subject, fields=fields, arrays=arrays, probe=probe)
         except JitbenchError as exc:
             return dataclasses.replace(row, reason=str(exc))
     progress.audits.append(time.perf_counter() - start)
@@ -187,10 +188,12 @@ def timed(
         # Each first call's instance, built and bound while every cache is warm.
         fresh = {name: [subjects[name].call(subjects[name].new()) for _ in range(2 * cold_calls)]
                  for name in made}  # fmt: skip
-        for name, (prepared, figures) in made.items():
+        loops = [(prepared.loop, figures[sampling.LOOP].number) for prepared, figures in
+                 made.values()]  # fmt: skip
+        for (name, (_, figures)), own in zip(made.items(), device_seconds(loops, platform),
+                                             strict=True):  # fmt: skip
             found[name] = {kind: figure.spread() for kind, figure in figures.items()}
-            loop = figures[sampling.LOOP]
-            found[name]["device_time"] = device_seconds(prepared.loop, loop.number, platform)
+            found[name]["device_time"] = own
         made.clear()
         for index, (name, calls) in enumerate(fresh.items()):
             progress.first_calls(index, name)
