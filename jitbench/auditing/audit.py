@@ -243,16 +243,19 @@ def audit_subject(
     fields: str | None = None,
     arrays: int = fieldlib.DEFAULT_ARRAYS,
     verdict: bool = False,
+    probe: object = None,
 ) -> AuditResult:
     """The scenario on ``subject`` from cold caches: every step, the fields changed and how,
     what was left out, and (``verdict``) the hazards in words and the built-in it matches.
+    ``probe``: an object as ``subject.new()`` builds it, whose fields are walked (None: a new
+    one; advise's ways share one: a model's building is seconds on a TPU).
 
     ``fields``: a glob or regular expression over field paths (``layers[0].*``); by
     default every static field and the first ``arrays`` array fields play. A first call
     that differs from the oracle on every leaf of its result is a JitbenchError; on some
     only, those are left out (``skipped``: see :class:`~jitbench.auditing.subject.Judging`).
     """
-    probe = subject.new()
+    probe = subject.new() if probe is None else probe
     walked, skipped = subject.fields(probe)
     played, left = fieldlib.choose(walked, fields, arrays)
     if fields is not None and not played:

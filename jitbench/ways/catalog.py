@@ -223,7 +223,10 @@ class WaySubject(Walked):
             self.filtered = way.filters
 
     def new(self, seed: int = 0) -> object:
-        made = super().new(seed)
+        return self.converted(super().new(seed))
+
+    def converted(self, made: object) -> object:
+        """``made``, a new object of the target's, as this way calls it."""
         return made if self._convert is None else self._convert(made)
 
     def call(self, obj: object) -> Callable[[], object]:
