@@ -1,8 +1,9 @@
 """Record ``jitbench advise`` on the docs' examples, for docs/advise.md's generated blocks.
 
-    python docs/advise_examples.py
+    python docs/advise_examples.py [NAME ...] [--out FOLDER]
 
-Each example's advice is written as JSON to ``docs/advise/NAME.json`` with the
+Each example's advice is written as JSON to ``docs/advise/NAME.json`` (``--out``: to
+``FOLDER/NAME.json``, where the checkout cannot be written: a device host's copy) with the
 command that made it and the JAX release; ``docs/make_readme.py`` renders the
 committed files (timings move from run to run, so the page shows a recorded run).
 Instructions are counted where Valgrind is present (minutes).
@@ -10,6 +11,7 @@ Instructions are counted where Valgrind is present (minutes).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -28,8 +30,8 @@ EXAMPLES = {
 }
 
 
-def record(name: str) -> Path:
-    """Run the example's ``jitbench advise --format json`` and write its file."""
+def record(name: str, out: Path = OUT) -> Path:
+    """Run the example's ``jitbench advise --format json`` and write its file in ``out``."""
     import jax
 
     folder, args = EXAMPLES[name]
@@ -44,12 +46,25 @@ def record(name: str) -> Path:
     command = f"PYTHONPATH={folder} jitbench advise {' '.join(args)}"
     data = {"command": command, "jax": jax.__version__, "seconds": round(time.monotonic() - start),
             "advice": json.loads(done.stdout)}  # fmt: skip
-    OUT.mkdir(exist_ok=True)
-    path = OUT / f"{name}.json"
+    out.mkdir(exist_ok=True)
+    path = out / f"{name}.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
     return path
 
 
 if __name__ == "__main__":
-    for example in sys.argv[1:] or EXAMPLES:
-        print(record(example))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"the examples to record (default: all): {', '.join(EXAMPLES)}",
+    )
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="the folder written (default: docs/advise)")  # fmt: skip
+    args = parser.parse_args()
+    for name in args.names:
+        if name not in EXAMPLES:
+            parser.error(f"unknown example {name!r}; valid: {', '.join(EXAMPLES)}")
+    for example in args.names or EXAMPLES:
+        print(record(example, args.out))
