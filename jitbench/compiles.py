@@ -189,6 +189,13 @@ def quiet_callback_errors() -> Iterator[None]:
 
 # Where JAX logs each tracing-cache miss, at WARNING (which release uses which: docs/design.md).
 EXPLAIN_LOGGERS = ("jax._src.pjit", "jax._src.interpreters.partial_eval")
+# Where JAX logs each persistent-cache miss and write, at WARNING while it explains misses
+# with that cache on (read_back): not the user's to read, nor an explanation.
+PERSISTENT_CACHE_LOGGERS = ("jax._src.compiler", "jax._src.compilation_cache")
+
+
+def _from_error(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.ERROR
 
 
 class _Collector(logging.Handler):
@@ -208,6 +215,9 @@ def explain_misses() -> Iterator[list[str]]:
 
     collector = _Collector()
     loggers = [logging.getLogger(name) for name in EXPLAIN_LOGGERS]
+    quiet = [logging.getLogger(name) for name in PERSISTENT_CACHE_LOGGERS]
+    for logger in quiet:
+        logger.addFilter(_from_error)
     saved = [(logger.level, logger.propagate) for logger in loggers]
     for logger in loggers:
         logger.addHandler(collector)
@@ -225,3 +235,5 @@ def explain_misses() -> Iterator[list[str]]:
             logger.removeHandler(collector)
             logger.setLevel(level)
             logger.propagate = propagate
+        for logger in quiet:
+            logger.removeFilter(_from_error)

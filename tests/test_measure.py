@@ -15,11 +15,13 @@ from jax_releases import for_release
 from jitbench import compiles as measure
 from jitbench.compiles import (
     EXPLAIN_LOGGERS,
+    PERSISTENT_CACHE_LOGGERS,
     block,
     clear_caches,
     count_compiles,
     explain_misses,
     quiet_callback_errors,
+    read_back,
     use_persistent_cache,
 )
 
@@ -208,6 +210,24 @@ def test_explain_misses_captures_and_restores(capfd, caplog):
         assert not [r for r in caplog.records if r.name in EXPLAIN_LOGGERS]
     finally:
         logger.setLevel(logging.NOTSET)
+
+
+def test_explain_misses_with_the_persistent_cache_on_prints_none_of_its_lines(capfd, caplog):
+    """Inside read_back (advise's audits), JAX logs each persistent-cache miss and write at
+    WARNING while it explains misses: none reaches the user, nor the explanations."""
+
+    def unseen(x):  # a function JAX has never seen
+        return jnp.sin(x) * 3
+
+    with read_back(), caplog.at_level(logging.DEBUG), explain_misses() as messages:
+        jax.jit(unseen)(_ones(14))
+    assert len(messages) == 1 and messages[0].startswith("TRACING CACHE MISS")
+    err = capfd.readouterr().err
+    assert "PERSISTENT" not in err and "persistent compilation cache" not in err
+    assert not [r for r in caplog.records if "persistent compilation cache" in r.getMessage()
+                or "PERSISTENT" in r.getMessage()]  # fmt: skip
+    for name in PERSISTENT_CACHE_LOGGERS:
+        assert not logging.getLogger(name).filters
 
 
 def test_a_failing_callback_raises_without_jax_s_logged_traceback(caplog):
