@@ -273,6 +273,11 @@ def test_counted_ways_are_ranked_by_instructions(monkeypatch):
     assert all(r.call_instructions and r.dispatch_instructions for r in advice.rows)
     assert advice.row(AS_WRITTEN).ratio == 1.0
     assert advice.recommended in ("pytree registration", "helper function")
+    # Two processes, half the ways each, their counts put back on their own ways: the value
+    # hash hashes the array at every call (about 8x the others' count).
+    hashing = "static self, value hash"
+    others = [r.call_instructions for r in advice.rows if r.way != hashing]
+    assert advice.row(hashing).call_instructions > 3 * max(others)
 
 
 def _row(way: str, median: float, q1: float, q3: float, counted: float | None = None):
@@ -542,6 +547,7 @@ EXAMPLES = {
     **{f"flax_mlp:{name}": {} for name in ("graph_mode", "jit_partial", "split_state")},
     **{f"jax_api:{name}": {} for name in ("trivial", "simple", "small_matmul")},
     "affine:make": {"inputs": "affine:batch"},
+    "scaler:make": {"call": "calc", "inputs": "scaler:batch"},
 }  # fmt: skip
 # What only jitbench's own failure prints: a traceback, its own files, a copy of an nnx module
 # it broke, or the user's call blamed where it runs (every example's call does).
@@ -556,7 +562,7 @@ def test_the_examples_table_names_every_target_in_docs_examples():
     sys.path[:0] = ["docs/examples", "docs/examples/testing"]
     try:
         found = set()
-        for module in ("equinox_mlp", "flax_mlp", "jax_api", "affine"):
+        for module in ("equinox_mlp", "flax_mlp", "jax_api", "affine", "scaler"):
             loaded = importlib.import_module(module)
             found |= {
                 f"{module}:{name}" for name, f in vars(loaded).items()

@@ -222,13 +222,20 @@ def with_figures(row: WayRow, figures: Figures | None) -> WayRow:
 
 @dataclasses.dataclass
 class Counting:
-    """The ways' instructions, counted by one Valgrind process started before the audits and
-    running beside them (on a CPU of its own), or why they are not counted."""
+    """The ways' instructions, counted by two Valgrind processes, half the ways each, or why
+    they are not counted. The first starts before the audits and runs beside them; the
+    second where this process has a CPU to spare for it, else once its timings are done
+    (:meth:`later`): on two CPUs, both and this process would share them while it times. Half
+    the ways each: a counting process's start (JAX's import, the ways built and compiled
+    under Valgrind) is half its time, and the counts of two processes agree (docs/counting.md)."""
 
     reason: str = ""
     ways: tuple[str, ...] = ()
-    future: concurrent.futures.Future[list[instructions.Counts | NoFigure]] | None = None
+    futures: list[concurrent.futures.Future[list[instructions.Counts | NoFigure]]] = (
+        dataclasses.field(default_factory=list)
+    )
     started: float = 0.0
+    rest: list[instructions.Row] = dataclasses.field(default_factory=list)
 
     @classmethod
     def start(
@@ -247,29 +254,44 @@ class Counting:
         if reason is not None:
             return cls(f"instructions not counted: {reason}")
         rows = [instructions.Row(spec, device, call=call, inputs=inputs, way=w) for w in ways]
-        pool = concurrent.futures.ThreadPoolExecutor(1)
-        future = pool.submit(instructions.count_rows, rows)
-        pool.shutdown(wait=False)
+        half = (len(rows) + 1) // 2
+        counting = cls("", tuple(ways), started=time.perf_counter(), rest=rows[half:])
+        counting._submit(rows[:half])
+        if len(instructions.cpus()) > 2:  # a CPU for each and one for this process
+            counting.later()
         print(f"jitbench: advise {spec}: counting the instructions of {len(rows)} ways under "
               "Valgrind, beside the rest (--no-count skips it)", file=sys.stderr,
               flush=True)  # fmt: skip
-        return cls("", tuple(ways), future, time.perf_counter())
+        return counting
+
+    def _submit(self, rows: list[instructions.Row]) -> None:
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        self.futures.append(pool.submit(instructions.count_rows, rows))
+        pool.shutdown(wait=False)
+
+    def later(self) -> None:
+        """Start the second counting process, if not yet started."""
+        if self.rest:
+            rows, self.rest = self.rest, []
+            self._submit(rows)
 
     def cancel(self) -> None:
-        """Stop the counting process, its counts no longer needed."""
-        if self.future is not None and not self.future.done():
+        """Stop the counting processes, their counts no longer needed."""
+        self.rest = []
+        if any(not future.done() for future in self.futures):
             instructions.stop()
 
     def finish(self, rows: list[WayRow], progress: Progress) -> tuple[list[WayRow], str]:
         """The rows with their instructions, and why some or all have none ("" where all do)."""
-        if self.future is None:
+        if not self.futures:
             return rows, self.reason
-        if not self.future.done():
+        self.later()
+        if not all(future.done() for future in self.futures):
             so_far = time.perf_counter() - self.started
             progress.say(f"waiting for the instruction counts of {len(self.ways)} ways "
                          f"(Valgrind, {so_far:.0f} s so far)")  # fmt: skip
         try:
-            found = self.future.result()
+            found = [counts for future in self.futures for counts in future.result()]
         except (NotImplementedError, JitbenchError) as exc:
             return rows, f"instructions not counted: {exc}"
         by_way = dict(zip(self.ways, found, strict=True))

@@ -208,11 +208,16 @@ def _by_subject(rows: Sequence[Row], run: Callable[[list[Row]], list[Found]]) ->
     return [found[i] for i in range(len(rows))]
 
 
+def cpus() -> list[int]:
+    """The CPUs this process may run on."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+
+
 @functools.cache
 def _cpus() -> queue.Queue[int]:
     """The CPUs the counting processes take, :data:`PROCESSES` of this process's (repeated
     where it has fewer)."""
-    mine = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    mine = cpus()
     free: queue.Queue[int] = queue.Queue()
     for i in range(PROCESSES):
         free.put(mine[i % len(mine)])
