@@ -395,3 +395,26 @@ def penzai_linear() -> Target:
         name="lin", init_base_rng=jr.key(0), input_axes={"features": 3}, output_axes={"out": 2}
     )
     return Target(layer, (pz.nx.wrap(jnp.arange(3.0)).tag("features"),), call=penzai_apply)
+
+
+# penzai docs, "Mutable State and Variables": a layer whose call updates a StateVariable,
+# called through pz.variable_jit, which writes the new value back after the call.
+@pz.pytree_dataclass
+class PenzaiCounted(pz.nn.Layer):
+    scale: pz.Parameter
+    count: pz.StateVariable
+
+    def __call__(self, x, **side_inputs):
+        self.count.value = self.count.value + 1
+        return x * self.scale.value
+
+
+penzai_counted_apply = pz.variable_jit(lambda layer, x: layer(x))
+
+
+def penzai_counted() -> Target:
+    layer = PenzaiCounted(
+        scale=pz.Parameter(value=jnp.full((3,), 2.0), label="scale"),
+        count=pz.StateVariable(value=jnp.array(0), label="count"),
+    )
+    return Target(layer, (jnp.arange(3.0),), call=penzai_counted_apply)

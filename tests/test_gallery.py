@@ -396,12 +396,28 @@ def test_a_dynamax_shape_error_its_own_jit_raises_is_no_jit_hazard():
     assert any("TypeError: scan body function carry input and" in v for v in result.verdict)
 
 
+def test_a_penzai_state_variable_the_call_updates_is_traced_and_written_back():
+    # pz.variable_jit traces both Variables' values and writes the counter back: each new
+    # value reuses the program, a new shape compiles once (an independent script agrees).
+    result = _audit("penzai_counted")
+    assert _cells(result) == [
+        ("first_call", "", "1/1"), ("repeat_call", "", "0/0"),
+        ("same_shape_array", "scale.value", "0/0"), ("new_shape_array", "scale.value", "1/1"),
+        ("same_shape_array", "count.value", "0/0"), ("new_shape_array", "count.value", "1/1"),
+        ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
+    ]  # fmt: skip
+    assert {s.role for s in result.steps if s.field} == {"traced"}
+    assert result.hazards() == {} and result.leaked_instances == result.leaked_arrays == 0
+
+
 def test_a_penzai_layer_behind_variable_jit_is_never_stale():
     # pz.variable_jit passes the Parameter's value to jax.jit: new values reuse the program.
     result = _audit("penzai_linear")
     assert [s.cell for s in result.steps] == ["1/1", "0/0", "1/0 n/a", "0/0", "1/0 n/a", "0/0",
                                               "0/0", "1/0 n/a", "0/0", "0/0"]  # fmt: skip
-    assert result.step("same_shape_array").field == "weights._raw_value.data_array"
+    # The weight by its public path (a Parameter's .value), traced: variable_jit passes it.
+    assert result.step("same_shape_array").field == "weights.value.data_array"
+    assert result.step("same_shape_array").role == "traced"
     # Its named axes are in jit's key (a new one traces again): not an "attribute".
     assert result.step("new_static").role == "static"
     assert result.hazards() == {} and result.leaked_instances == result.leaked_arrays == 0

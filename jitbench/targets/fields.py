@@ -80,6 +80,8 @@ def children(value: object) -> list[tuple[Key, str, object]] | None:
     """(key, path suffix, child) of a node, or None for a leaf with no fields to walk."""
     if kinds.is_named_tuple(value):
         return [(("attr", n), f".{n}", getattr(value, n)) for n in type(value)._fields]
+    if kinds.is_penzai_variable(value):  # by its public value, as penzai's users set it
+        return [(("attr", "value"), ".value", value.value)]
     # A dataclass by its fields (chex's is a Mapping too); nnx.List, a dataclass without
     # fields, by its items.
     names = [f.name for f in dataclasses.fields(value)] if dataclasses.is_dataclass(value) else []
@@ -328,8 +330,8 @@ def walk(obj: object, filtered: bool = False) -> tuple[list[Field], list[Skipped
             if _skip_reason(child):
                 yield key, suffix, child, "", shared
                 continue
-            if kinds.is_variable(child):
-                role = "traced"
+            if kinds.is_variable(child) or kinds.is_penzai_variable(node):
+                role = "traced"  # a Variable's value: what nnx.jit or pz.variable_jit traces
             elif (id(node), key) in roles:
                 role = roles[id(node), key]
             else:

@@ -31,6 +31,12 @@ def is_variable(value: object) -> bool:
     return _has_base(value, "flax.nnx", "Variable")
 
 
+def is_penzai_variable(value: object) -> bool:
+    """A penzai ``Parameter`` or ``StateVariable``: no pytree, read through ``.value``, which
+    ``pz.variable_jit`` passes to ``jax.jit`` as an argument (traced)."""
+    return _has_base(value, "penzai.core.variables", "AbstractVariable")
+
+
 def is_nnx_state(value: object) -> bool:
     """What ``nnx.split`` returns beside the graph: Variables by path."""
     return _has_base(value, "flax.nnx", "State")
