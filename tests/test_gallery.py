@@ -422,3 +422,32 @@ def test_a_penzai_layer_behind_variable_jit_is_never_stale():
     assert result.step("new_static").role == "static"
     assert result.hazards() == {} and result.leaked_instances == result.leaked_arrays == 0
     assert result.verdict[0].startswith("no hazard")
+
+
+def test_penzai_s_two_ways_are_offered_for_a_model_holding_variables():
+    """penzai documents pz.variable_jit and jax.jit on frozen variables: advise builds both
+    (the one the call is written with named so), neither stale; a call that writes a
+    StateVariable gets no frozen way (what it writes would be lost)."""
+    from jitbench import advise_object
+
+    def advise(name: str, **kwargs):
+        return advise_object(f"gallery_models:{name}", repeat=1, cold_calls=1,
+                             instructions=False, **kwargs)  # fmt: skip
+
+    written = advise("penzai_linear")
+    assert written.kind == "penzai model (with Variables)"
+    assert [r.way for r in written.rows] == ["as written", "pz.variable_jit",
+                                              "jax.jit, frozen variables"]  # fmt: skip
+    assert written.row("pz.variable_jit").reason == (
+        "the call as written already jits with pz.variable_jit"
+    )
+    frozen = written.row("jax.jit, frozen variables")
+    assert frozen.built and frozen.hazards == () and frozen.compiles == 1
+    assert "pz.freeze_variables(model)" in frozen.code
+    eager = advise("penzai_linear", call="__call__")
+    assert all(r.built and r.hazards == () for r in eager.rows)
+    assert eager.recommended in ("pz.variable_jit", "jax.jit, frozen variables")
+    counted = advise("penzai_counted")
+    assert counted.row("jax.jit, frozen variables").reason.startswith(
+        "the call writes into the object without jit (`count.value`)"
+    )

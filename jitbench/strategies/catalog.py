@@ -501,6 +501,33 @@ NNX_TAKING_OBJECT = dataclasses.replace(
     applies=build.nnx_pytree_applies,
 )
 
+# penzai's two ways for a model holding Variables (its docs: pz.variable_jit, and frozen
+# variables passed through jax.jit).
+PENZAI_VARIABLE_JIT = Way(
+    "pz.variable_jit",
+    caveat="every call unbinds the model's Variables, passes their values to jit and writes "
+    "the new values back (Python at every call, growing with the number of Variables)",
+    snippet="""
+{name} = pz.variable_jit({fn})
+{name}({var}{comma_args})
+""",
+    build=build.taking_object("penzai.pz:variable_jit"),
+)
+
+PENZAI_FROZEN = Way(
+    "jax.jit, frozen variables",
+    caveat="every call freezes the model's Variables into their values (pz.freeze_variables), a "
+    "pytree jit flattens; what the call writes into a Variable is not written back, so a call "
+    "that writes needs pz.variable_jit",
+    snippet="""
+{name} = jax.jit({fn})   # {unjitted}
+{name}(pz.freeze_variables({var}){comma_args})
+""",
+    build=build.frozen_variables,
+    applies=build.penzai_applies,
+    copies=True,
+)
+
 # Offered where the call is a function the object holds (build.HeldCall), whatever its kind.
 JIT_HELD_CALL = Way(
     "jax.jit of the call",

@@ -37,6 +37,14 @@ def is_penzai_variable(value: object) -> bool:
     return _has_base(value, "penzai.core.variables", "AbstractVariable")
 
 
+def holds_penzai_variables(value: object) -> bool:
+    """A pytree with penzai Variables among its leaves (a penzai model)."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(value) if _has_base(value, "penzai", "Struct") else ()
+    return any(is_penzai_variable(leaf) for leaf in leaves)
+
+
 def is_nnx_state(value: object) -> bool:
     """What ``nnx.split`` returns beside the graph: Variables by path."""
     return _has_base(value, "flax.nnx", "State")

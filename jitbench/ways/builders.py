@@ -104,10 +104,19 @@ def _unwrapped(call: Raw) -> Raw:
     return call
 
 
+# The jit wrappers written in Python, by where their wrapping function's code lives (its
+# file's end, its qualified name): functools.wraps gives it the user's function's names.
+PYTHON_JITS = (("penzai/core/variables.py", "variable_jit.<locals>.outer_fun"),)
+
+
 def _plain(call: Raw) -> bool:
     """Whether ``call`` is a Python function (or a method of one), not a jit's wrapper."""
     function = call.__func__ if isinstance(call, types.MethodType) else call
-    return isinstance(function, types.FunctionType)
+    if not isinstance(function, types.FunctionType):
+        return False
+    code = function.__code__
+    where = (code.co_filename.replace("\\", "/"), getattr(code, "co_qualname", ""))
+    return not any(where[0].endswith(file) and where[1] == name for file, name in PYTHON_JITS)
 
 
 def as_written(target: Target, bind: Bind) -> bool:
@@ -118,6 +127,9 @@ def as_written(target: Target, bind: Bind) -> bool:
     function = getattr(bind, "jitted", None)  # a way calling the object as its argument
     if function is None or type(function) is not type(mine):
         return False
+    if isinstance(function, types.FunctionType):  # a wrapper written in Python (pz.variable_jit)
+        wrapped = getattr(function, "__wrapped__", None)
+        return function.__code__ is mine.__code__ and wrapped is getattr(mine, "__wrapped__", 0)
 
     def options(wrapper: object) -> dict[str, object]:
         found = getattr(wrapper, "__dict__", {})
@@ -246,6 +258,37 @@ def taking_object(wrapper: str, **options: object) -> Build:
     return build
 
 
+@dataclasses.dataclass(frozen=True)
+class _FrozenObject:
+    """The bind of a way that calls its jitted function on a frozen copy of the object, made
+    at every call: penzai's Variables replaced by their values (``pz.freeze_variables``)."""
+
+    jitted: Callable[..., object]
+
+    def __call__(self, obj: object) -> Bound:
+        from penzai import pz
+
+        jitted = self.jitted
+        return lambda *args, **kwargs: jitted(pz.freeze_variables(obj), *args, **kwargs), ()
+
+
+def frozen_variables(obj: object, raw: Raw) -> Bind:
+    """``jax.jit(raw)`` called on ``pz.freeze_variables(obj)``: each Variable's value, frozen
+    at the call, a pytree jit flattens (penzai's docs: frozen variables are safe to pass
+    through JAX transformations)."""
+    import jax
+
+    return _FrozenObject(jax.jit(raw))
+
+
+def penzai_applies(obj: object) -> str | None:
+    """Why the object cannot be frozen for jit: it holds no penzai Variable."""
+    from penzai import pz
+
+    _, found = pz.unbind_variables(obj)
+    return None if found else "it holds no penzai Variable: jax.jit takes it as it is"
+
+
 def jit_held_call(obj: object, raw: Raw) -> Bind:
     """``jax.jit`` of the function the object holds, made once per function (haiku's
     ``apply = jax.jit(forward.apply)``): the object is no argument, only what it holds is
@@ -348,10 +391,14 @@ def writes(target: Target, raw: Raw) -> str:
     import jax
 
     def state(obj: object) -> dict[str, object]:
-        found = {
-            jax.tree_util.keystr(path).lstrip(".").removesuffix(".value"): leaf
-            for path, leaf in jax.tree_util.tree_flatten_with_path(obj)[0] if leaf is not obj
-        }  # fmt: skip
+        found = {}
+        for path, leaf in jax.tree_util.tree_flatten_with_path(obj)[0]:
+            name = jax.tree_util.keystr(path).lstrip(".").removesuffix(".value")
+            if kinds.is_penzai_variable(leaf):  # no pytree: its value is set in place
+                for inner, value in jax.tree_util.tree_flatten_with_path(leaf.value)[0]:
+                    found[f"{name}.value{jax.tree_util.keystr(inner)}"] = value
+            elif leaf is not obj:
+                found[name] = leaf
         for name, value in attributes(obj) or []:
             if not kinds.is_library_internal(value):
                 found.setdefault(name, value)

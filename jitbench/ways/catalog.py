@@ -29,6 +29,8 @@ from jitbench.strategies.catalog import (
     NNX_TAKING_OBJECT,
     NNX_TREE_MODE,
     NO_BODY,
+    PENZAI_FROZEN,
+    PENZAI_VARIABLE_JIT,
     PYTREE_CLASS,
     STATIC_SELF_VALUE_HASH,
     WRITTEN,
@@ -41,6 +43,7 @@ from jitbench.ways.builders import Raw
 
 # The kinds of object that have ways (kinds.object_kind's words, and "plain class").
 NNX, EQX, PYTREE, PLAIN = "nnx.Module", "eqx.Module", "registered pytree", "plain class"
+PENZAI = "penzai model (with Variables)"
 
 
 def helper_body(raw: Raw, attributes: tuple[str, ...]) -> str | None:
@@ -102,7 +105,9 @@ def names_of(target: Target, raw: Raw) -> Names:
         fn = getattr(raw, "__name__", "")
         fn = fn if fn.isidentifier() else "call"  # a lambda: named as the snippet reads it
         name = f"{fn}_jit"
-    module = kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj)
+    module = (
+        kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj) or kinds.holds_penzai_variables(obj)
+    )
     attributes = build.attributes(obj)
     children, aux = build.split_attributes(obj)  # none where it has no attributes
     state = "vars(obj)"
@@ -147,6 +152,7 @@ def _data(leaf):   # a typed PRNG key (jax.random.key): its key data
 # The ways of each kind of object, after the call as written.
 PLAIN_WAYS = (PYTREE_CLASS, HELPER_FUNCTION, STATIC_SELF_VALUE_HASH)
 PYTREE_WAYS = (JIT_TAKING_OBJECT, STATIC_SELF_VALUE_HASH)
+PENZAI_WAYS = (PENZAI_VARIABLE_JIT, PENZAI_FROZEN)
 EQX_WAYS = (EQUINOX_FILTER_JIT, JIT_TAKING_OBJECT, EQX_PARTITION, STATIC_SELF_VALUE_HASH)
 NNX_WAYS = (
     NNX_TAKING_OBJECT,
@@ -165,6 +171,8 @@ def kind_of(obj: object) -> str:
         return NNX
     if kinds.is_eqx_module(obj):
         return EQX
+    if kinds.holds_penzai_variables(obj):
+        return PENZAI
     if kinds.is_array(obj):
         return "an array"
     if obj is None or isinstance(obj, bool | int | float | complex | str):
@@ -181,7 +189,8 @@ def ways_for(kind: str, held: bool = False) -> tuple[Way, ...]:
     """The ways of an object of ``kind`` (:func:`kind_of`), the call as written first; only
     that one for a kind with no alternative. ``held``: the call is a function the object
     holds (``build.held``), which ``jax.jit`` of the call jits alone."""
-    found = {NNX: NNX_WAYS, EQX: EQX_WAYS, PYTREE: PYTREE_WAYS, PLAIN: PLAIN_WAYS}.get(kind, ())
+    found = {NNX: NNX_WAYS, EQX: EQX_WAYS, PYTREE: PYTREE_WAYS, PLAIN: PLAIN_WAYS,
+             PENZAI: PENZAI_WAYS}.get(kind, ())  # fmt: skip
     return (WRITTEN, *found, *((JIT_HELD_CALL,) if held and found else ()))
 
 
