@@ -66,5 +66,7 @@ if __name__ == "__main__":
     for name in args.names:
         if name not in EXAMPLES:
             parser.error(f"unknown example {name!r}; valid: {', '.join(EXAMPLES)}")
+    if not args.out.parent.is_dir() or (args.out.exists() and not args.out.is_dir()):
+        parser.error(f"--out {str(args.out)!r}: not a folder, nor one whose parent exists")
     for example in args.names or EXAMPLES:
         print(record(example, args.out))
