@@ -365,6 +365,27 @@ out, state = {name}(graphdef, state{comma_args})   # nnx.update({var}, state) wh
     build=build.split_merge,
 )
 
+# For a call that writes nothing: the same split, the jit closing over the graphdef and
+# returning the output alone (no state written back: the fastest loop of the nnx ways on a
+# chip, docs/advise.md).
+NNX_SPLIT_OUTPUT = Way(
+    "jax.jit over nnx.split, output only",
+    caveat="the model is split once and the jit made for it closes over its graphdef: a change "
+    "made to the model after the split is not seen, a new model is split and compiled again, "
+    "and what the call writes is lost (not built for a call that writes)",
+    snippet="""
+graphdef, state = nnx.split({var})   # once per model, outside the loop
+
+@jax.jit
+def {name}(state{comma_args}):
+    return {fn}(nnx.merge(graphdef, state){comma_args})
+
+out = {name}(state{comma_args})
+""",
+    build=build.split_output,
+    copies=True,
+)
+
 NNX_TREE_MODE = Way(
     "nnx_tree_mode",
     "nnx.Module with nnx.jit(graph=False) on the method: tree mode, no graph traversal",

@@ -584,3 +584,19 @@ def split_merge(obj: object, raw: Raw) -> Bind:
         return call, ()
 
     return PerObject(split)
+
+
+def split_output(obj: object, raw: Raw) -> Bind:
+    import jax
+    from flax import nnx
+
+    def split(o: object) -> Bound:
+        graphdef, state = nnx.split(o)
+
+        @jax.jit
+        def step(state: object, *args: object, **kwargs: object) -> object:
+            return raw(nnx.merge(graphdef, state), *args, **kwargs)
+
+        return step, (state,)
+
+    return PerObject(split)
