@@ -139,19 +139,21 @@ _read_back: list[str] = []
 
 
 @contextlib.contextmanager
-def read_back() -> Iterator[str]:
-    """JAX's persistent compilation cache on for the block, in a temporary folder (removed
-    after; the folder of an enclosing block where there is one), every program written
-    there, and kept on by :func:`clear_caches`: what a cleared cache makes JAX compile again
-    (the eager operations of a call without jit, a new instance's initialisers, a way's
+def read_back(folder: str | None = None) -> Iterator[str]:
+    """JAX's persistent compilation cache on for the block, in ``folder`` (None: a temporary
+    folder, removed after; the folder of an enclosing block where there is one), every program
+    written there, and kept on by :func:`clear_caches`: what a cleared cache makes JAX compile
+    again (the eager operations of a call without jit, a new instance's initialisers, a way's
     program the audit compiled) is read back from disk instead (about 4x faster here on the
     CPU, more on a TPU). The counts do not change: JAX times a program read back as its
     backend compile (pxla wraps compile_or_get_cached in BACKEND_COMPILE_EVENT), so it
-    counts as a compile, as an in-memory miss should (test_audit pins equal counts)."""
+    counts as a compile, as an in-memory miss should (test_audit pins equal counts). Nothing
+    timed runs inside it (:func:`as_the_user_runs`)."""
     with contextlib.ExitStack() as stack:
-        folder = _read_back[-1] if _read_back else stack.enter_context(
-            tempfile.TemporaryDirectory(prefix="jitbench-compilation-cache-")
-        )  # fmt: skip
+        if folder is None:
+            folder = _read_back[-1] if _read_back else stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="jitbench-compilation-cache-")
+            )  # fmt: skip
         _read_back.append(folder)
         use_persistent_cache(folder)
         try:
@@ -159,6 +161,21 @@ def read_back() -> Iterator[str]:
         finally:
             _read_back.pop()
             use_persistent_cache(_read_back[-1] if _read_back else None)
+
+
+@contextlib.contextmanager
+def as_the_user_runs() -> Iterator[None]:
+    """JAX's persistent compilation cache off for the block, inside :func:`read_back` too: a
+    call timed there that compiles (one that jits at every call) compiles as in the user's
+    own process, rather than reading its program back."""
+    saved = _read_back[:]
+    _read_back.clear()
+    use_persistent_cache(None)
+    try:
+        yield
+    finally:
+        _read_back[:] = saved
+        use_persistent_cache(saved[-1] if saved else None)
 
 
 T = TypeVar("T")

@@ -1,8 +1,9 @@
 """How ``jitbench advise`` measures its ways: each audited; all timed together, samples taken
-in turn until their medians rank the ways (:mod:`jitbench.measure.sampling`); each way's
-first call once without and once with JAX's persistent compilation cache filled;
-instructions counted by one Valgrind process that runs beside it all; progress lines saying
-what is left (docs/advise.md).
+in turn until their medians rank the ways (:mod:`jitbench.measure.sampling`), JAX's
+persistent compilation cache off; each way's first call with every cache cleared (with that
+cache filled: a fresh process's, :mod:`jitbench.measure.diskcache`); instructions counted by
+two Valgrind processes that run beside it all; progress lines saying what is left
+(docs/advise.md).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from collections.abc import Sequence
 from jitbench.auditing.audit import audit_subject
 from jitbench.auditing.subject import Subject
 from jitbench.auditing.verdict import hazards
-from jitbench.compiles import count_compiles, read_back
+from jitbench.compiles import as_the_user_runs, count_compiles
 from jitbench.errors import JitbenchError, NoFigure, error_text
 from jitbench.measure import sampling
 from jitbench.measure.case import Prepared
 from jitbench.measure.counting import callgrind, instructions
 from jitbench.measure.devicetime import device_seconds
 from jitbench.measure.sampling import HIDDEN_BY, Spread
-from jitbench.measure.timing import first_call, restarted
+from jitbench.measure.timing import first_call
 
 # What a way's figures are, by WayRow field (spreads, the device's time); or why it has none.
 Figures = dict[str, Spread | float | None] | str
@@ -100,7 +101,7 @@ class Progress:
         self.target, self.ways = target, ways
         self.audits: list[float] = []  # seconds of each audit
         self.compile_s: list[float] = []  # seconds of a first call's compile, from the audits
-        self.firsts: list[float] = []  # seconds of each way's two first calls
+        self.firsts: list[float] = []  # seconds of each way's first call
 
     def say(self, what: str, left: float | None = None) -> None:
         tail = f" (about {left:.0f} s left)" if left is not None and left >= 0.5 else ""
@@ -117,8 +118,12 @@ class Progress:
                  seconds + self._firsts(0))  # fmt: skip
 
     def first_calls(self, index: int, way: str) -> None:
-        self.say(f"way {index + 1} of {self.ways}, {way}: first call, without and with the "
-                 "persistent compilation cache", self._firsts(index))  # fmt: skip
+        self.say(f"way {index + 1} of {self.ways}, {way}: first call, every cache cleared",
+                 self._firsts(index))  # fmt: skip
+
+    def restart(self, index: int, way: str) -> None:
+        self.say(f"way {index + 1} of {self.ways}, {way}: first call in a fresh process, the "
+                 "persistent compilation cache filled")  # fmt: skip
 
     def _after_audits(self) -> float:
         # The timings' first rounds (a sample lasts SAMPLE_S at most) and the first calls.
@@ -126,7 +131,7 @@ class Progress:
         return per_way * self.ways + self._firsts(0)
 
     def _firsts(self, done: int) -> float:
-        each = statistics.mean(self.firsts or self.compile_s or [0.0]) * (1 if self.firsts else 2)
+        each = statistics.mean(self.firsts or self.compile_s or [0.0])
         return each * (self.ways - done)
 
 
@@ -162,22 +167,31 @@ def timed(
     figures of two ways are not told apart); on an accelerator ``platform``, the device's own
     time per call in a loop (``device_time``, :func:`~jitbench.measure.devicetime.device_seconds`);
     then each way's first call, ``cold_calls`` times each, in its own fresh state: every
-    in-memory cache cleared, JAX's persistent compilation cache off (``cold``), and filled by
-    the way's first compile (``cold_filled``)."""
+    in-memory cache cleared, JAX's persistent compilation cache off (``cold``). Each way is
+    compiled first (read back where its audit compiled it); everything timed runs with the
+    persistent cache off, as the user's own process runs it (a call that jits at every call
+    compiles at every call). The first call with that cache filled is a fresh process's
+    (:func:`jitbench.measure.diskcache.restarted`)."""
     found: dict[str, Figures] = {}
-    with read_back() as folder:
-        made: dict[str, tuple[Prepared, dict[str, sampling.Figure]]] = {}
-        for name, subject in subjects.items():
+    made: dict[str, Prepared] = {}
+    for name, subject in subjects.items():
+        try:
+            made[name] = Prepared(subject)  # compiled (read back where an audit compiled it)
+        except Exception as exc:
+            found[name] = f"its timed call raises: {error_text(exc)}"
+    with as_the_user_runs():
+        figures_of: dict[str, dict[str, sampling.Figure]] = {}
+        for name, prepared in list(made.items()):
             try:
-                prepared = Prepared(subject)  # compiled: the program written to the cache
-                made[name] = (prepared, sampling.call_figures(prepared))
-                for figure in made[name][1].values():  # each figure once: one that raises
+                figures_of[name] = sampling.call_figures(prepared)
+                for figure in figures_of[name].values():  # each figure once: one that raises
                     figure.take()
             except Exception as exc:
-                made.pop(name, None)
+                del made[name]
+                figures_of.pop(name, None)
                 found[name] = f"its timed call raises: {error_text(exc)}"
-        flat = [f for _, figures in made.values() for f in figures.values()]
-        ranked = [i for i, kind in enumerate(k for _, fs in made.values() for k in fs)
+        flat = [f for figures in figures_of.values() for f in figures.values()]
+        ranked = [i for i, kind in enumerate(k for fs in figures_of.values() for k in fs)
                   if kind == ranking]  # fmt: skip
         progress.timing(sum(f.number * f.per_call[0] for f in flat) * max(repeat - 1, 0))
 
@@ -186,12 +200,11 @@ def timed(
 
         sampling.sample(flat, repeat, close=close)
         # Each first call's instance, built and bound while every cache is warm.
-        fresh = {name: [subjects[name].call(subjects[name].new()) for _ in range(2 * cold_calls)]
+        fresh = {name: [subjects[name].call(subjects[name].new()) for _ in range(cold_calls)]
                  for name in made}  # fmt: skip
-        loops = [(prepared.loop, figures[sampling.LOOP].number) for prepared, figures in
-                 made.values()]  # fmt: skip
-        for (name, (_, figures)), own in zip(made.items(), device_seconds(loops, platform),
-                                             strict=True):  # fmt: skip
+        loops = [(made[name].loop, figures_of[name][sampling.LOOP].number) for name in made]
+        for (name, figures), own in zip(figures_of.items(), device_seconds(loops, platform),
+                                        strict=True):  # fmt: skip
             found[name] = {kind: figure.spread() for kind, figure in figures.items()}
             found[name]["device_time"] = own
         made.clear()
@@ -199,15 +212,14 @@ def timed(
             progress.first_calls(index, name)
             start = time.perf_counter()
             try:
-                cold = [first_call(call, None)[0] for call in calls[:cold_calls]]
-                filled = restarted([first_call(call, folder) for call in calls[cold_calls:]])
+                cold = [first_call(call, None)[0] for call in calls]
             except Exception as exc:
                 found[name] = f"its first call raises: {error_text(exc)}"
                 continue
             progress.firsts.append(time.perf_counter() - start)
             figures = found[name]
             assert isinstance(figures, dict)
-            figures.update(cold=Spread.of(cold), cold_filled=filled)
+            figures.update(cold=Spread.of(cold))
     return found
 
 
