@@ -7,17 +7,24 @@ and never raises. How ways are measured and ranked: docs/advise.md; the measurin
 from __future__ import annotations
 
 import dataclasses
+import os
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
+from jitbench import child
+from jitbench.child import Json
 from jitbench.compiles import read_back
-from jitbench.devices import Placement, use_device
-from jitbench.errors import JitbenchError
+from jitbench.devices import Placement, parse_spec, resolve, use_device
+from jitbench.errors import JitbenchError, NoFigure
 from jitbench.jsondata import JsonObject
 from jitbench.measure import advising as measure
+from jitbench.measure import diskcache
 from jitbench.measure.advising import WayRow
+from jitbench.measure.case import Row
 from jitbench.measure.sampling import Spread, apart
 from jitbench.options import COUNT_TOLERANCE, DEFAULT_ARRAYS, REPEAT
-from jitbench.targets import Call, Target, as_target
+from jitbench.targets import Call, Target, as_target, child_environment
 from jitbench.ways.builders import unjitted
 from jitbench.ways.catalog import AS_WRITTEN, WaySubject, kind_of, names_of, ways_of
 
@@ -27,6 +34,14 @@ COLD_CALLS = 1
 BY_COUNTS = "instructions per cached call"
 BY_TIME = "the cached call's median time"
 BY_LOOP = "the loop's median time per call (calls back to back, one wait)"
+# The process that measures a target named by its spec (python -c WORKER REQUEST RESULT).
+WORKER = "from jitbench.advise import serve; serve()"
+# Seconds it may take: every way audited, timed and counted (minutes on a deep model).
+WORKER_TIMEOUT_S = 3600
+HANDED_OVER = (
+    "the first call with the cache filled not measured: a fresh process builds the target "
+    "from its spec (package.module:factory), and this one was handed over as an object"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +49,8 @@ class Advice:
     """Every way's row, the recommended way (``""``: none is safe) and what ranked them.
 
     ``note`` is the one line of a kind of object with no alternative to the call as
-    written; ``counts`` says why instructions were not counted ("" where they were).
+    written; ``counts`` says why instructions were not counted ("" where they were);
+    ``restarts`` why a way has no first call with the cache filled ("" where each has one).
     """
 
     target: str
@@ -46,6 +62,7 @@ class Advice:
     ranked_by: str = ""
     counts: str = ""
     note: str = ""
+    restarts: str = ""
 
     def row(self, way: str) -> WayRow:
         return next(r for r in self.rows if r.way == way)
@@ -168,29 +185,104 @@ def _ranked(
 def advise_object(
     target: object, *, call: Call | None = None, inputs: object = None,
     fields: str | None = None, repeat: int = REPEAT, arrays: int = DEFAULT_ARRAYS,
-    instructions: bool = True, device: Placement | None = None, cold_calls: int = COLD_CALLS,
+    instructions: bool = True, device: Placement | str | None = None,
+    cold_calls: int = COLD_CALLS, restarts: bool = True,
 ) -> Advice:  # fmt: skip
     """Every way of jitting ``target``'s call, measured alike, and the one to use.
 
     ``target``, ``call`` and ``inputs``: any form :func:`~jitbench.targets.as_target`
-    takes; the ways' instructions are counted where the target is a spec
-    ``package.module:factory`` (the counting process loads it by name), Valgrind is
-    present, the device is the CPU and ``instructions``: in a process started before the
-    audits, which runs beside them. ``fields``/``arrays`` choose the changes as the audit
-    does, ``repeat`` the fewest samples per timing (more where a median is not yet known or
-    two ways' overlap: :mod:`jitbench.measure.advising`), ``cold_calls`` per cold first call,
-    ``device`` made JAX's default before the target is built or called (None: JAX's default
-    device as it is; NotImplementedError where it is sharded). JitbenchError
-    where the call as written cannot be audited (its first call raises, or differs from the
-    call without jit).
+    takes. Where all three are specs (``package.module:name``, ``call`` and ``inputs``
+    optional), the ways are measured in a process of their own, then each way's first call
+    with JAX's persistent compilation cache filled by it is made in a fresh process per way,
+    as a restarted script makes it (``restarts``; a device is held by one process at a time,
+    so the process measuring cannot be this one, which may hold it); a target handed over is
+    measured here, without those first calls. The ways' instructions are counted where the
+    target is a spec, Valgrind is present, the device is the CPU and ``instructions``: in a
+    process started before the audits, which runs beside them. ``fields``/``arrays`` choose
+    the changes as the audit does, ``repeat`` the fewest samples per timing (more where a
+    median is not yet known or two ways' overlap: :mod:`jitbench.measure.advising`),
+    ``cold_calls`` per cold first call, ``device`` (a spec, or a Placement) made JAX's
+    default before the target is built or called (None: JAX's default device as it is;
+    NotImplementedError where it is sharded). JitbenchError where the call as written cannot
+    be audited (its first call raises, or differs from the call without jit).
     """
-    if device is not None:
-        use_device(device)
-    # Every program compiled from here on is written to disk: what a cleared cache makes JAX
-    # compile again (each audit and first call starts with a clear) is read back instead,
-    # the probes' below and the target's own building included.
-    with read_back():
-        return _advise(target, call, inputs, fields, repeat, arrays, instructions, cold_calls)
+    spec = device.spec if isinstance(device, Placement) else device
+    if spec is not None:
+        parse_spec(spec)  # an unknown spec is one line before anything starts
+    request: dict[str, Json] = {
+        "target": target, "call": call, "inputs": inputs, "fields": fields, "repeat": repeat,
+        "arrays": arrays, "instructions": instructions, "device": spec,
+        "cold_calls": cold_calls,
+    }  # fmt: skip
+    named = all(isinstance(v, str) or v is None for v in (target, call, inputs))
+    if not (named and restarts and isinstance(target, str)):
+        if isinstance(device, str):
+            device = resolve(device)
+        if device is not None:
+            use_device(device)
+        # Every program compiled from here on is written to disk: what a cleared cache makes
+        # JAX compile again (each audit and first call starts with a clear) is read back
+        # instead, the probes' below and the target's own building included.
+        with read_back():
+            advice = _advise(target, call, inputs, fields, repeat, arrays, instructions,
+                             cold_calls)  # fmt: skip
+        why = HANDED_OVER if restarts else "the first call with the cache filled: not asked for"
+        return dataclasses.replace(advice, restarts=why)
+    with tempfile.TemporaryDirectory(prefix="jitbench-compilation-cache-") as folder:
+        specs = [v for v in (target, call, inputs) if isinstance(v, str)]
+        env = {**os.environ, **child_environment(specs)}
+        with tempfile.TemporaryDirectory(prefix="jitbench-advise-") as work:
+            # Its progress lines (stderr) are the user's; its stdout too, on stderr: this
+            # process's stdout is the advice's.
+            answer = child.work(["-c", WORKER], {**request, "folder": folder}, Path(work),
+                                what=f"advise {target}", timeout=WORKER_TIMEOUT_S, env=env,
+                                capture=False)  # fmt: skip
+        missing = NoFigure.from_json(answer)
+        if missing is not None:
+            raise JitbenchError(missing.reason)
+        assert isinstance(answer, dict)
+        return _restarted(Advice.from_dict(answer), target, call, inputs, folder)
+
+
+def serve() -> None:
+    """The measuring process of :func:`advise_object` (``python -c WORKER REQUEST RESULT``):
+    the advice as JSON, every program it compiled written to the request's folder."""
+
+    def answer(request: Json) -> Json:
+        assert isinstance(request, dict)
+        if request["device"] is not None:
+            use_device(resolve(str(request["device"])))
+        with read_back(str(request["folder"])):
+            return _advise(
+                request["target"], request["call"], request["inputs"], request["fields"],
+                request["repeat"], request["arrays"], request["instructions"],
+                request["cold_calls"],
+            ).to_dict()  # fmt: skip
+
+    child.serve(answer)
+
+
+def _restarted(
+    advice: Advice, target: str, call: str | None, inputs: str | None, folder: str
+) -> Advice:
+    """``advice`` with each timed way's first call in a fresh process of its own, with the
+    persistent compilation cache the measuring process filled at ``folder``
+    (:func:`jitbench.measure.diskcache.restarted`), or why a way has none."""
+    timed = [r for r in advice.rows if r.cold is not None]
+    progress = measure.Progress(advice.target, len(timed))
+    rows = [Row(target, advice.device, call=call, inputs=inputs, way=r.way)
+            for r in timed]  # fmt: skip
+    seconds = diskcache.restarted(rows, folder, say=progress.restart)
+    found = dict(zip([r.way for r in timed], seconds, strict=True))
+    done, missing = [], []
+    for row in advice.rows:
+        got = found.get(row.way)
+        if isinstance(got, NoFigure):
+            missing.append(f"{row.way}: {got.reason}")
+        elif got is not None:
+            row = dataclasses.replace(row, cold_filled=got)
+        done.append(row)
+    return dataclasses.replace(advice, rows=tuple(done), restarts="; ".join(missing))
 
 
 def _advise(

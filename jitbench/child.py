@@ -100,17 +100,21 @@ def stop() -> None:
 def work(
     program: Sequence[str], request: Json, folder: Path, *, what: str, timeout: float,
     env: Mapping[str, str] | None = None, wrap: Callable[[list[str]], list[str]] = list,
-    explain: Callable[[str], str | None] = lambda stderr: None,
+    explain: Callable[[str], str | None] = lambda stderr: None, capture: bool = True,
 ) -> Json:  # fmt: skip
     """A worker's answer to ``request``: ``python PROGRAM REQUEST RESULT`` (``program``: ``-m
     MODULE`` or ``-c CODE``; ``wrap``: the command under another, e.g. callgrind), its files
     in ``folder``. Its result, or a NoFigure's JSON (:meth:`NoFigure.from_json` tells them
     apart); JitbenchError where the process failed (``explain``: a line of its stderr that
-    says why, before its last words)."""
+    says why, before its last words). ``capture`` False: its stdout and stderr go to this
+    process's stderr as they come (a worker whose progress lines are the user's)."""
     asked, answer = folder / REQUEST, folder / RESULT
     asked.write_text(json.dumps(request))
     argv = [sys.executable, *program, str(asked), str(answer)]
-    done = run(wrap(argv), what=what, timeout=timeout, env=env)
+    # The standard error this process started with: a stream replaced in Python (pytest's
+    # capture) has no file a child can write to.
+    done = run(wrap(argv), what=what, timeout=timeout, env=env, capture=capture,
+               log=None if capture else sys.__stderr__)  # fmt: skip
     if done.status != 0:
         said = explain(done.stderr)
         if said is not None:

@@ -11,8 +11,12 @@ import jax
 import pytest
 
 import jitbench
-from jitbench.advise import BY_COUNTS, BY_TIME, Advice, advise_object
+from jitbench.advise import BY_COUNTS, BY_TIME, HANDED_OVER, Advice, advise_object
 from jitbench.cli import main, render
+from jitbench.compiles import count_compiles, read_back
+from jitbench.measure import advising, diskcache
+from jitbench.measure.case import Row
+from jitbench.measure.sampling import Spread
 from jitbench.strategies.catalog import BOUND_METHOD_JIT
 from jitbench.targets import load_target
 from jitbench.ways.builders import unjitted
@@ -37,9 +41,12 @@ FLAX_FIELDS = r"^linear_out\.bn\.use_running_average$|^linear_in\.linear\.w$"
 
 @functools.cache
 def _advice(spec: str, call: str | None = None, inputs: str | None = None, **kw):
+    # Measured here, without the fresh processes of the cache-filled first calls: the tests
+    # of those run the command line.
     return advise_object(
-        spec, call=call, inputs=inputs, repeat=1, cold_calls=1, instructions=False, **kw
-    )
+        spec, call=call, inputs=inputs, repeat=1, cold_calls=1, instructions=False,
+        restarts=False, **kw,
+    )  # fmt: skip
 
 
 @pytest.fixture
@@ -193,13 +200,15 @@ def test_flax_model_five_nnx_ways_and_jit_partial_s_hazard(examples):
     assert list(rows) == [
         AS_WRITTEN, "jax.jit, object as argument", "nnx.jit", "nnx.jit(graph=False)",
         "nnx.jit_partial", "nnx.cached_partial", "jax.jit over nnx.split",
+        "jax.jit over nnx.split, output only",
     ]  # fmt: skip
     # flax 0.12's module is a pytree jax.jit takes, but its call writes its count and its
-    # BatchNorms' statistics, which a copy jax.jit rebuilds would lose: not built, and why.
-    assert rows["jax.jit, object as argument"].reason.startswith(
-        "the call writes into the object without jit (`count`, "
-    )
-    assert all(r.built for r in advice.rows if r.way != "jax.jit, object as argument")
+    # BatchNorms' statistics, which a copy jax.jit rebuilds would lose: not built, and why;
+    # nor the split that returns the output alone (what the call writes is not returned).
+    copies = ("jax.jit, object as argument", "jax.jit over nnx.split, output only")
+    for way in copies:
+        assert rows[way].reason.startswith("the call writes into the object without jit (`count`, ")
+    assert all(r.built for r in advice.rows if r.way not in copies)
     partial = rows["nnx.jit_partial"]
     assert "stale" in partial.hazards
     assert any("use_running_average" in line and "not seen" in line for line in partial.findings)
@@ -829,10 +838,13 @@ def test_the_device_s_own_time_is_its_plane_s_programs_in_the_profile():
         assert device_seconds([(loop, 5), (loop, 3)], "tpu") == [None, None]
 
 
-def test_advise_and_time_json_carry_every_figure_on_the_cpu(capsys):
+def test_advise_and_time_json_carry_every_figure_on_the_cpu(capsys, examples):
     """Every way's loop per call, dispatch, cached call and first calls are in the JSON of
-    advise and time on the CPU too (a cheap target, one sample of each; no figure judged)."""
-    argv = ["user_models:scaled", "--inputs", VECTOR, "--repeat", "1", "--format", "json"]
+    advise and time on the CPU too (a cheap target, one sample of each; no figure judged):
+    the first calls with the cache filled from fresh processes, which import the target's
+    module alone (the README's Scaler, JAX alone)."""
+    argv = ["scaler:make", "--call", "calc", "--inputs", "scaler:batch", "--repeat", "1",
+            "--format", "json"]  # fmt: skip
     assert main(["advise", *argv, "--no-count"]) == 0
     data = json.loads(capsys.readouterr().out)
     built = [row for row in data["rows"] if not row["reason"]]
@@ -840,12 +852,79 @@ def test_advise_and_time_json_carry_every_figure_on_the_cpu(capsys):
     for row in built:
         for figure in ("dispatch", "cached", "loop", "cold"):
             assert row[figure]["samples"] >= 1 and row[figure]["median"] > 0, (row["way"], figure)
-        assert "cold_filled" in row and row["device_time"] is None  # no device plane on a CPU
+        assert row["device_time"] is None  # no device plane on a CPU
+        # A fresh process's first call, the cache filled by the measuring process.
+        assert row["cold_filled"]["samples"] == 1 and row["cold_filled"]["median"] > 0
+    assert data["restarts"] == ""
     assert main(["time", *argv]) == 0
     timed = json.loads(capsys.readouterr().out)
-    for figure in ("dispatch", "cached", "loop", "cold"):
+    for figure in ("dispatch", "cached", "loop", "cold", "cold_filled"):
         assert timed[figure]["samples"] >= 1 and timed[figure]["median"] > 0, figure
-    assert "cold_filled" in timed
+    assert timed["restarts"] == ""
+
+
+def test_a_target_handed_over_has_no_restarted_first_call_and_says_why():
+    seed = load_target(SEED)
+    advice = advise_object(seed.obj, call=seed.call, inputs=seed.inputs, repeat=1, cold_calls=1,
+                           instructions=False)  # fmt: skip
+    assert advice.restarts == HANDED_OVER
+    assert all(r.cold_filled is None for r in advice.rows)
+
+
+def test_the_ways_are_timed_with_the_persistent_cache_off():
+    """Each way is compiled first (read back where its audit compiled it), then timed with
+    JAX's persistent compilation cache off: a call that jits at every call compiles at every
+    timed call, as in the user's own process, rather than reading its program back."""
+    import printed_models as pm
+
+    target = jitbench.Target(pm.Scaler(pm.arrays(), 2), (pm.inputs(),), call=pm.jit_each_call)
+    subject = way_subject(target, AS_WRITTEN)
+    with read_back(), count_compiles() as stats:
+        found = advising.timed({AS_WRITTEN: subject}, 1, 1, "cached", "cpu",
+                               advising.Progress("jit each call", 1))  # fmt: skip
+    timed = found[AS_WRITTEN]
+    assert isinstance(timed, dict)
+    calls = sum(timed[k].samples * timed[k].number for k in ("dispatch", "cached", "loop"))
+    assert calls >= 30 and stats.compiles >= calls
+    # The way's compile before the timings: its one program, a miss or a hit.
+    assert stats.persistent_cache_hits + stats.persistent_cache_misses == 1
+
+
+def test_a_restarted_first_call_is_the_first_call_its_object_gets(tmp_path, monkeypatch):
+    """The fresh process of a way's first call with the cache filled builds the way without
+    calling the object first (advise's check of what the call writes runs it without jit,
+    which would warm what the first call pays): one call, traced once."""
+    (tmp_path / "counted_calls.py").write_text(COUNTED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("COUNTED_CALLS", str(tmp_path / "calls.txt"))
+    way = "pytree registration"
+    with read_back() as folder:
+        subject = way_subject(load_target("counted_calls:make"), way)
+        subject.call(subject.new())()  # its program written to the folder
+        (tmp_path / "calls.txt").write_text("")
+        (found,) = diskcache.restarted([Row("counted_calls:make", "cpu", way=way)], folder)
+    assert isinstance(found, Spread) and found.samples == 1
+    assert (tmp_path / "calls.txt").read_text() == "called\n"
+
+
+# A plain class whose call notes each time its Python body runs (once per trace under jit).
+COUNTED = """
+import os
+import jax.numpy as jnp
+import jitbench
+
+class Counted:
+    def __init__(self):
+        self.x, self.mul = jnp.ones(4), True
+
+    def calc(self, y):
+        with open(os.environ["COUNTED_CALLS"], "a") as log:
+            log.write("called\\n")
+        return self.x * y if self.mul else y
+
+def make():
+    return jitbench.Target(Counted(), (jnp.ones(4),), call="calc")
+"""
 
 
 def test_an_nnx_module_that_is_a_pytree_gets_plain_jax_jit_as_a_way():

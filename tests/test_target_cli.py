@@ -130,8 +130,11 @@ def test_time_target_and_strategy_measure_the_same_things(capsys):
     builtin = json.loads(capsys.readouterr().out)
     assert set(mine) == set(builtin) == {
         "target", "device", "cold", "cold_on", "cold_filled", "cached", "dispatch", "loop",
-        "after_change",
+        "after_change", "restarts",
     }  # fmt: skip
+    # A restarted script's first call, in fresh processes, for a target and a strategy alike.
+    assert mine["restarts"] == builtin["restarts"] == ""
+    assert mine["cold_filled"]["samples"] == builtin["cold_filled"]["samples"] == 5
     assert [a["step"] for a in mine["after_change"]] == [a["step"] for a in builtin["after_change"]]
     assert [a["step"] for a in mine["after_change"]] == list(SCENARIO)
     assert mine["cold_on"] == builtin["cold_on"] == "a new instance from the factory"

@@ -171,7 +171,8 @@ def spread(figure: Spread) -> str:
 # What each timing is, under jitbench time's and advise's tables.
 TIMED = """\
 cold first call: a new instance's first call, every in-memory cache cleared (it compiles)
-cache filled: the same with JAX's persistent compilation cache filled: a restarted script's
+cache filled: the first call in a fresh process, JAX's persistent compilation cache filled by
+  the process before: what a restarted script pays
 dispatch: calls back to back in runs of 30, each run's last wait off the clock
 cached call: a call and its wait
 loop per call: calls back to back and one wait for the last: a training loop's pace"""
@@ -213,9 +214,8 @@ def timings(result: Timings, form: str, repeat: int) -> None:
     ]  # fmt: skip
     table(shown, ["measure", "field", "change made with", "per call", "calls", "result"])
     print(f"\n{TIMED}")
-    if result.cold_filled is None:
-        why = "JAX's persistent compilation cache did not serve the call here"
-        print(f"cache filled: {NOT_MEASURED}: {why}")
+    if result.restarts:
+        print(f"cache filled: {result.restarts}")
     for a in result.after_change:
         if a.outcome != Outcome.CORRECT:
             why = a.error or _WHY.get(a.outcome, "its result differs from the call's without jit")
@@ -309,6 +309,8 @@ def advice(result: Advice, form: str) -> None:
             print(f"{r.way}: {r.findings[0]}{more}")
     if result.counts:
         print(result.counts)
+    if result.restarts:
+        print(result.restarts)
     if result.device != "cpu":
         print(bound(result))
     if not result.recommended:

@@ -66,8 +66,9 @@ class Row:
     frames: int = 0
     tracebacks: bool = True
 
-    def load(self) -> Subject:
-        """The subject; NotImplementedError (asv: n/a) where it cannot run here."""
+    def load(self, checked: bool = True) -> Subject:
+        """The subject; NotImplementedError (asv: n/a) where it cannot run here (``checked``
+        False: a way built without calling the object first, :class:`WaySubject`)."""
         if self.subject in STRATEGIES or ":" not in self.subject:  # no target spec: a strategy
             strategy = get_strategy(self.subject)
             strategy.check_available()
@@ -79,7 +80,7 @@ class Row:
             raise JitbenchError(reason)
         target = load_target(self.subject, call=self.call, inputs=self.inputs)
         if self.way is not None:
-            return way_subject(target, self.way)
+            return way_subject(target, self.way, checked=checked)
         return subject_of(target)
 
     @property

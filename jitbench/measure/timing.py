@@ -1,5 +1,5 @@
-"""``jitbench time``: any subject's call timed: the cold first call without and with JAX's
-persistent compilation cache filled, the dispatch, the synchronous (cached) call and the loop
+"""``jitbench time``: any subject's call timed: the cold first call (and a restarted script's,
+in fresh processes with JAX's persistent compilation cache filled), the dispatch, the synchronous (cached) call and the loop
 per call as the device rows measure them, and the call right after each change of the
 scenario, in seconds per call (see docs/benchmarks.md, docs/advise.md).
 """
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from jitbench.auditing.scenario import Play, attempt, replay
 from jitbench.auditing.subject import Subject, subject_of
 from jitbench.compiles import (
+    as_the_user_runs,
     block,
     clear_caches,
     clear_memory_caches,
@@ -21,9 +22,9 @@ from jitbench.compiles import (
     read_back,
     use_persistent_cache,
 )  # fmt: skip
-from jitbench.errors import JitbenchError, error_text
-from jitbench.measure import sampling
-from jitbench.measure.case import Prepared, cold_call
+from jitbench.errors import JitbenchError, NoFigure, error_text
+from jitbench.measure import diskcache, sampling
+from jitbench.measure.case import Prepared, Row, cold_call
 from jitbench.measure.sampling import CALL, DISPATCH, LOOP, Spread
 from jitbench.options import REPEAT
 from jitbench.targets import Call, as_target
@@ -48,10 +49,11 @@ class AfterChange:
 
 @dataclasses.dataclass(frozen=True)
 class Timings:
-    """What one subject's call costs: the cold first call (``cold_filled``: with JAX's
-    persistent compilation cache filled, a restarted script's; None where that cache served
-    none of it), the synchronous (``cached``) call, the dispatch and the loop per call (as the
-    device rows measure them), and the call right after each change."""
+    """What one subject's call costs: the cold first call (``cold_filled``: a fresh process's,
+    with JAX's persistent compilation cache filled by this one, a restarted script's; None
+    where not measured, ``restarts`` saying why), the synchronous (``cached``) call, the
+    dispatch and the loop per call (as the device rows measure them), and the call right
+    after each change."""
 
     target: str
     device: str
@@ -62,6 +64,7 @@ class Timings:
     after_change: tuple[AfterChange, ...]
     loop: Spread | None = None
     cold_filled: Spread | None = None
+    restarts: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -104,20 +107,27 @@ def first_call(call: Callable[[], object], folder: str | None) -> tuple[float, i
     return seconds, stats.persistent_cache_hits, stats.persistent_cache_misses
 
 
-def restarted(seconds: list[tuple[float, int, int]]) -> Spread | None:
-    """The first calls :func:`first_call` timed with the persistent cache filled, or None
-    where it missed a program of one (it was compiled: no restart's figure)."""
-    if not seconds or any(hits == 0 or misses for _, hits, misses in seconds):
-        return None
-    return Spread.of([s for s, _, _ in seconds])
+# Why a first call with the persistent cache filled is not measured, where no fresh process
+# can rebuild the subject, or open its device.
+HANDED_OVER = "not measured: a fresh process rebuilds a target from its spec, not an object"
+HELD = (
+    "not measured: a TPU takes one process at a time and this one holds it (jitbench "
+    "advise measures each way's in fresh processes, its own measuring in a process apart)"
+)
 
 
-def cold_filled_spread(subject: Subject, calls: int) -> Spread | None:
-    """``calls`` first calls of new instances with JAX's persistent compilation cache filled
-    by a first call before them (in a temporary folder): what a restarted script pays."""
-    with read_back() as folder:
-        found = [first_call(subject.call(subject.new()), folder) for _ in range(calls + 1)]
-    return restarted(found[1:])  # the first fills the cache
+def restarted(row: Row | None, calls: int, folder: str) -> tuple[Spread | None, str]:
+    """``calls`` first calls of ``row``, each in a fresh process with JAX's persistent
+    compilation cache filled at ``folder``, and why there are none ("" where measured)."""
+    if row is None:
+        return None, HANDED_OVER
+    if row.device.startswith("tpu"):
+        return None, HELD
+    found = diskcache.restarted([row] * calls, folder)
+    missing = [f for f in found if isinstance(f, NoFigure)]
+    if missing:
+        return None, f"not measured: {missing[0].reason}"
+    return Spread.of([f.median for f in found if isinstance(f, Spread)]), ""
 
 
 def after_changes(
@@ -159,12 +169,14 @@ def time_subject(
     after_runs: int = AFTER_RUNS,
     fields: str | None = None,
     arrays: int = fieldlib.DEFAULT_ARRAYS,
+    row: Row | None = None,
 ) -> Timings:
     """Time ``subject``'s call: cold (the median of ``cold_calls`` first calls, caches cleared;
-    as many with JAX's persistent compilation cache filled), the dispatch, synchronous call and
-    loop per call (:func:`~jitbench.measure.sampling.call_figures`: ``repeat`` samples each,
-    more until each median is known, :func:`~jitbench.measure.sampling.sample`), and right
-    after each change of the audit's scenario (the median of ``after_runs`` plays from cold
+    as many in fresh processes with JAX's persistent compilation cache filled, where ``row``
+    names the subject for a fresh process to build), the dispatch, synchronous call and loop
+    per call (:func:`~jitbench.measure.sampling.call_figures`: ``repeat`` samples each, more
+    until each median is known, :func:`~jitbench.measure.sampling.sample`), and right after
+    each change of the audit's scenario (the median of ``after_runs`` plays from cold
     caches).
 
     ``number`` calls per sample (None: as many as last
@@ -172,12 +184,22 @@ def time_subject(
     :func:`jitbench.audit_object` does. A first call that raises is a JitbenchError naming the
     subject.
     """
-    try:
-        prepared = Prepared(subject)
-    except Exception as exc:
-        raise JitbenchError(
-            f"the first call of target {subject.name!r} raises: {error_text(exc)}"
-        ) from None
+    with read_back() as folder:  # its programs written there, for the fresh processes
+        try:
+            prepared = Prepared(subject)
+        except Exception as exc:
+            raise JitbenchError(
+                f"the first call of target {subject.name!r} raises: {error_text(exc)}"
+            ) from None
+        with as_the_user_runs():  # what is timed compiles as in the user's own process
+            return _timed(subject, prepared, repeat, number, cold_calls, after_runs, fields,
+                          arrays, row, folder)  # fmt: skip
+
+
+def _timed(
+    subject: Subject, prepared: Prepared, repeat: int, number: int | None, cold_calls: int,
+    after_runs: int, fields: str | None, arrays: int, row: Row | None, folder: str,
+) -> Timings:  # fmt: skip
     figures = sampling.call_figures(prepared, number)
     sampling.sample(list(figures.values()), repeat)
     spreads = {name: figure.spread() for name, figure in figures.items()}
@@ -186,10 +208,10 @@ def time_subject(
     played, _ = subject.playable(prepared.obj, chosen)
     del prepared
     cold, on = cold_spread(subject, cold_calls)
-    filled = cold_filled_spread(subject, cold_calls)
     after = after_changes(subject, after_runs, played)
+    filled, why = restarted(row, cold_calls, folder)
     return Timings(subject.name, subject.device, cold, on, spreads[CALL], spreads[DISPATCH],
-                   after, spreads[LOOP], filled)  # fmt: skip
+                   after, spreads[LOOP], filled, why)  # fmt: skip
 
 
 def time_object(

@@ -26,6 +26,7 @@ from jitbench.strategies.catalog import (
     NNX_CACHED_PARTIAL,
     NNX_JIT_PARTIAL,
     NNX_SPLIT_MERGE,
+    NNX_SPLIT_OUTPUT,
     NNX_TAKING_OBJECT,
     NNX_TREE_MODE,
     NO_BODY,
@@ -161,6 +162,7 @@ NNX_WAYS = (
     NNX_JIT_PARTIAL,
     NNX_CACHED_PARTIAL,
     NNX_SPLIT_MERGE,
+    NNX_SPLIT_OUTPUT,
 )
 
 
@@ -205,9 +207,12 @@ def ways_of(target: Target) -> tuple[Way, ...]:
 
 class WaySubject(Walked):
     """The target's object called the way ``way`` jits it, judged against the raw method under
-    ``jax.disable_jit()``; JitbenchError where the way cannot be built for the object."""
+    ``jax.disable_jit()``; JitbenchError where the way cannot be built for the object.
+    ``checked`` False: built without the check that calls the object (whether the call writes
+    into it), in a process rebuilding a way already built elsewhere, whose first call must be
+    the first the object gets."""
 
-    def __init__(self, target: Target, way: Way) -> None:
+    def __init__(self, target: Target, way: Way, *, checked: bool = True) -> None:
         self.way, self.raw = way, build.unjitted(target)
         if (reason := way.applies(target.obj)) is not None:  # the call as written always does
             raise JitbenchError(reason)
@@ -220,7 +225,7 @@ class WaySubject(Walked):
         self._bind = way.build(target.obj, self.raw) if way.build else None
         if self._bind is not None and build.as_written(target, self._bind):
             raise JitbenchError(f"the call as written already jits with {way.label}")
-        if way.copies and (written := build.writes(target, self.raw)):
+        if checked and way.copies and (written := build.writes(target, self.raw)):
             raise JitbenchError(
                 f"the call writes into the object without jit ({written}): {way.label} calls "
                 "a copy of it (flattened and rebuilt), so what the call writes is lost"
@@ -262,9 +267,9 @@ class WaySubject(Walked):
         return self.raw(obj, *inputs, **kwargs)
 
 
-def way_subject(target: Target, name: str) -> WaySubject:
+def way_subject(target: Target, name: str, *, checked: bool = True) -> WaySubject:
     """The subject of the way called ``name`` on ``target`` (JitbenchError: unknown, or it
-    does not apply to the object's kind)."""
+    does not apply to the object's kind; ``checked``: as :class:`WaySubject` takes it)."""
     # The hoisted jit is a way only of a call that jits at every call (running it twice
     # tells): asked for by name only, as advise's counting process asks for its row.
     hoisted = name == BOUND_METHOD_JIT.label
@@ -273,4 +278,4 @@ def way_subject(target: Target, name: str) -> WaySubject:
     if way is None:
         choices = ", ".join(w.label for w in valid)
         raise JitbenchError(f"unknown way {name!r} for {target.name!r}; valid: {choices}")
-    return WaySubject(target, way)
+    return WaySubject(target, way, checked=checked)
