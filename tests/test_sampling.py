@@ -10,9 +10,13 @@ import random
 import pytest
 
 from jitbench.measure.sampling import (
+    CALL,
+    DISPATCH,
+    LOOP,
     Figure,
     Spread,
     apart,
+    contradicted,
     median_bounds,
     sample,
     unresolved,
@@ -83,3 +87,20 @@ def test_two_figures_within_the_tolerance_are_a_tie_not_a_reason_to_sample():
 def test_bounds_of_a_spread_without_them_are_its_quartiles():
     assert Spread(2.0, 1.0, 3.0, 5).bounds == (1.0, 3.0)
     assert Spread.of([3.0, 1.0, 2.0, 4.0, 5.0, 6.0, 7.0]).bounds == (1.0, 7.0)
+
+
+def test_a_call_timed_below_its_own_dispatch_contradicts_its_figures():
+    """A call and its wait include the dispatch: a call's median told apart below its
+    dispatch's (a busy spell of the machine while the dispatch was sampled) asks for more
+    samples of that way; within the tolerance, or overlapping, it does not."""
+
+    def figures(call: float, dispatch: float) -> dict[str, Figure]:
+        found = {CALL: _figure([call]), DISPATCH: _figure([dispatch]), LOOP: _figure([dispatch])}
+        for figure in found.values():
+            for _ in range(7):
+                figure.take()
+        return found
+
+    assert contradicted(figures(0.9e-3, 2.4e-3))
+    assert not contradicted(figures(2.5e-3, 2.4e-3))
+    assert not contradicted(figures(2.35e-3, 2.4e-3))  # within 5%: noise

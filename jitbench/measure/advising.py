@@ -163,10 +163,11 @@ def timed(
     progress: Progress,
 ) -> dict[str, Figures]:  # fmt: skip
     """Every way's figures: ``dispatch``, ``cached`` and ``loop`` of all ways sampled in turn
-    (at least ``repeat`` samples each; more where a median is not known yet or the ``ranking``
-    figures of two ways are not told apart); on an accelerator ``platform``, the device's own
-    time per call in a loop (``device_time``, :func:`~jitbench.measure.devicetime.device_seconds`);
-    then each way's first call, ``cold_calls`` times each, in its own fresh state: every
+    (at least ``repeat`` samples each; more where a median is not known yet, the ``ranking``
+    figures of two ways are not told apart, or a way's figures contradict each other,
+    :func:`~jitbench.measure.sampling.contradicted`); on an accelerator ``platform``, the
+    device's own time per call in a loop (``device_time``,
+    :func:`~jitbench.measure.devicetime.device_seconds`); then each way's first call, ``cold_calls`` times each, in its own fresh state: every
     in-memory cache cleared, JAX's persistent compilation cache off (``cold``). Each way is
     compiled first (read back where its audit compiled it); everything timed runs with the
     persistent cache off, as the user's own process runs it (a call that jits at every call
@@ -196,7 +197,13 @@ def timed(
         progress.timing(sum(f.number * f.per_call[0] for f in flat) * max(repeat - 1, 0))
 
         def close() -> set[int]:
-            return {ranked[i] for i in sampling.unresolved([flat[j] for j in ranked])}
+            wanted = {ranked[i] for i in sampling.unresolved([flat[j] for j in ranked])}
+            start = 0  # a way whose figures contradict each other: each sampled again
+            for figures in figures_of.values():
+                if sampling.contradicted(figures):
+                    wanted |= set(range(start, start + len(figures)))
+                start += len(figures)
+            return wanted
 
         sampling.sample(flat, repeat, close=close)
         # Each first call's instance, built and bound while every cache is warm.

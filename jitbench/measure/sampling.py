@@ -190,6 +190,14 @@ def unresolved(figures: Sequence[Figure]) -> set[int]:
     return wanted
 
 
+def contradicted(figures: dict[str, Figure]) -> bool:
+    """Whether one call's figures (:func:`call_figures`) contradict each other: its call and
+    the wait for its result told apart below its dispatch alone, which is part of it. The
+    machine was busier while some were taken than while others were: more samples."""
+    call, dispatch = figures[CALL], figures[DISPATCH]
+    return call.median < dispatch.median and apart(call, dispatch)
+
+
 def sample(
     figures: Sequence[Figure], repeat: int, *, close: Callable[[], set[int]] | None = None,
     extra_s: float = EXTRA_S, max_samples: int = MAX_SAMPLES,

@@ -1,7 +1,8 @@
 """``jitbench time``: any subject's call timed: the cold first call (and a restarted script's,
-in fresh processes with JAX's persistent compilation cache filled), the dispatch, the synchronous (cached) call and the loop
-per call as the device rows measure them, and the call right after each change of the
-scenario, in seconds per call (see docs/benchmarks.md, docs/advise.md).
+in fresh processes with JAX's persistent compilation cache filled), the dispatch, the
+synchronous (cached) call and the loop per call as the device rows measure them, and the call
+right after each change of the scenario, in seconds per call (see docs/benchmarks.md,
+docs/advise.md).
 """
 
 from __future__ import annotations
