@@ -167,11 +167,12 @@ def timed(
     figures of two ways are not told apart, or a way's figures contradict each other,
     :func:`~jitbench.measure.sampling.contradicted`); on an accelerator ``platform``, the
     device's own time per call in a loop (``device_time``,
-    :func:`~jitbench.measure.devicetime.device_seconds`); then each way's first call, ``cold_calls`` times each, in its own fresh state: every
-    in-memory cache cleared, JAX's persistent compilation cache off (``cold``). Each way is
-    compiled first (read back where its audit compiled it); everything timed runs with the
-    persistent cache off, as the user's own process runs it (a call that jits at every call
-    compiles at every call). The first call with that cache filled is a fresh process's
+    :func:`~jitbench.measure.devicetime.device_seconds`); then each way's first call,
+    ``cold_calls`` times each, in its own fresh state: every in-memory cache cleared, JAX's
+    persistent compilation cache off (``cold``). Each way is compiled first (read back where
+    its audit compiled it); everything timed runs with the persistent cache off, as the
+    user's own process runs it (a call that jits at every call compiles at every call). The
+    first call with that cache filled is a fresh process's
     (:func:`jitbench.measure.diskcache.restarted`)."""
     found: dict[str, Figures] = {}
     made: dict[str, Prepared] = {}
