@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from jitbench.suite import catalog
+from jitbench.suite.asvrun import merge_description
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "benchmarks"
@@ -33,8 +34,9 @@ DISCOVER = (
 )
 
 
-def _discover(folder: Path, tmp_path: Path) -> dict[str, dict]:
-    """asv's description of every benchmark under ``folder``, by name."""
+def _discover(folder: Path, tmp_path: Path, targets: str = TARGET) -> dict[str, dict]:
+    """asv's description of every benchmark under ``folder``, by name (``targets``: the
+    targets of ``JITBENCH_TARGETS``, whose rows the suite lists)."""
     listing = tmp_path / f"{folder.parent.name}.json"
     paths = (str(Path(__file__).parent), os.environ.get("PYTHONPATH", ""))
     path = os.pathsep.join(p for p in paths if p)
@@ -43,7 +45,7 @@ def _discover(folder: Path, tmp_path: Path) -> dict[str, dict]:
         check=True,
         capture_output=True,
         cwd=tmp_path,
-        env=dict(os.environ, JITBENCH_TARGETS=TARGET, PYTHONPATH=path),
+        env=dict(os.environ, JITBENCH_TARGETS=targets, PYTHONPATH=path),
     )
     return {b["name"]: b for b in json.loads(listing.read_text())}
 
@@ -119,3 +121,15 @@ def test_every_name_the_report_reads_is_in_the_catalog_and_it_reads_them_all():
                 assert set(names) <= set(catalog.ALL), (module, node.attr)
                 read |= set(names)
     assert read == set(catalog.ALL)
+
+
+def test_the_committed_description_is_what_a_full_run_here_writes(tmp_path):
+    """results/benchmarks.json is what a run of the whole grid on this host leaves there
+    (asv's description of the suite, merged into the committed one as every run's is): the
+    README's first command, nox -s bench, leaves the checkout as it was."""
+    found = _discover(SUITE, tmp_path, targets="")
+    committed = json.loads((ROOT / "results" / "benchmarks.json").read_text())
+    after = {**found, "version": committed["version"]}
+    merged = merge_description(committed, after)
+    changed = sorted(name for name in merged if merged[name] != committed.get(name))
+    assert merged is committed, f"a full run here would change: {changed}"
