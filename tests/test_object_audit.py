@@ -404,6 +404,49 @@ def test_a_new_shape_the_call_as_written_refuses_too_is_not_applicable():
     )
 
 
+def test_a_jit_made_inside_the_call_is_taken_off_for_the_plain_call():
+    """No jit wrapper comes off a call that jits inside itself (``jax.jit(env.step)(state,
+    action)``): its plain call is the call as written with every jit run as Python and lax's
+    control flow traced as outside disable_jit. The cond both branches of which it traces
+    refuses the new shape there too: n/a, as for the jitted function; a Python int of a
+    traced value it holds concrete there: jit's own error still."""
+    made_inside = _target_audit("user_models:switched", "user_models:switch_each_call")
+    new_shapes = [s for s in made_inside.steps if s.name == "new_shape_array"]
+    assert [(s.field, s.cell) for s in new_shapes] == [("x", "1/0 n/a"), ("bias", "1/0 n/a")]
+    assert all(s.error.startswith("TypeError: cond branches must have equal output types")
+               and s.error.endswith("(outside jax.disable_jit(), which lets it through)")
+               for s in new_shapes)  # fmt: skip
+    assert made_inside.errors == 0
+    best = _target_audit("user_models:best_row", "user_models:best_row_each_call")
+    assert [s.name for s in best.steps if s.outcome == "error"] == ["new_shape_array"]
+    assert best.step("new_shape_array").error.startswith("ConcretizationTypeError")
+
+
+def test_without_jit_runs_every_jit_as_python_and_traces_control_flow():
+    """The plain call's switch: a jit made inside runs its function as Python (a traced value's
+    bool, which jit refuses, runs), while a cond traces both branches (one of another type
+    raises, which jax.disable_jit() alone lets through); JAX is itself again after it."""
+    import jax
+    import jax.numpy as jnp
+
+    from jitbench.compiles import without_jit
+
+    def branchy(x):
+        return x if x > 0 else -x  # a Python bool of x: jit's error alone
+
+    def mismatched(x):
+        return jax.lax.cond(x > 0, lambda: x, lambda: jnp.ones(2))
+
+    with without_jit() as plain:
+        assert plain and float(jax.jit(branchy)(jnp.float32(-2.0))) == 2.0
+        with pytest.raises(TypeError, match="cond branches must have equal output types"):
+            jax.jit(mismatched)(jnp.float32(1.0))
+    with jax.disable_jit():
+        assert float(mismatched(jnp.float32(1.0))) == 1.0
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(branchy)(jnp.float32(-2.0))
+
+
 @pytest.mark.parametrize(
     "spec, call",
     [
