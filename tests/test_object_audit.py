@@ -860,3 +860,27 @@ def test_a_library_s_strategy_is_named_only_for_an_object_that_uses_the_library(
     )  # fmt: skip
     name, _ = closest(audit, "pytree", builtins, frozenset({"jax"}))
     assert not jitbench.get_strategy(name).requires and name in ("pytree_class", "pytree_dataclass")
+
+
+def test_each_not_applicable_line_quotes_the_error_its_own_steps_raised():
+    """Two new shapes refused without jit, each by its own ValueError (the interpolator's
+    fill_value by broadcasting, its grid by a 1-d check): a line each, never one field given
+    another's error, as the steps (and the JSON) have them."""
+    from jitbench.auditing.result import AuditResult, Step
+    from jitbench.vocabulary import Outcome, StepName
+
+    fill = "ValueError: Incompatible shapes for broadcasting: shapes=[(3,), (2,), (3,)]"
+    grid = "ValueError: a should be 1-dimensional"
+    steps = (
+        Step(StepName.FIRST_CALL, 1, 1, Outcome.CORRECT),
+        Step(StepName.REPEAT_CALL, 0, 0, Outcome.CORRECT),
+        Step(StepName.NEW_SHAPE_ARRAY, 1, 0, Outcome.NOT_APPLICABLE, fill, field="fill_value"),
+        Step(StepName.NEW_SHAPE_ARRAY, 1, 0, Outcome.NOT_APPLICABLE, grid, field="grid[0]"),
+        Step(StepName.NEW_SHAPE_ARRAY, 1, 0, Outcome.NOT_APPLICABLE, grid, field="grid[1]"),
+    )
+    lines = hazards(AuditResult("interpolator", "cpu", 5, steps, 0))
+    refused = "not applicable: an array field replaced by one of a new shape"
+    assert [line for line in lines if line.startswith("not applicable")] == [
+        f"{refused} (`fill_value`): the call raises without jit too: {fill}",
+        f"{refused} (`grid[0]`, `grid[1]`): the call raises without jit too: {grid}",
+    ]

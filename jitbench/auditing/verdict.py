@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import RETURNED
+from jitbench.auditing.subject import LETS_THROUGH
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.instances import class_kind
@@ -146,16 +147,18 @@ def _loop(result: AuditResult) -> list[str]:
 
 
 def _not_applicable(steps: list[Step]) -> Iterator[str]:
-    """One line per change and error the call cannot take even without jit, its fields listed."""
+    """One line per change and error the call cannot take even without jit, its fields listed:
+    the steps of a line raised the very error it quotes (each step's own, as its JSON has it)."""
     groups: dict[tuple[StepName, str], list[Step]] = {}
     for step in steps:
-        groups.setdefault((step.name, step.error.split(":")[0]), []).append(step)
-    for (name, _), group in groups.items():
+        groups.setdefault((step.name, step.error), []).append(step)
+    for (name, error), group in groups.items():
         fields = [f"`{s.field}`" for s in group if s.field]
         where = f" ({named(fields, 3)})" if fields else ""
-        error = group[0].error
-        error = error if len(error) <= 160 else error[:157] + "..."
-        yield f"not applicable: {name.does}{where}: the call raises without jit too: {error}"
+        body = error.removesuffix(LETS_THROUGH)  # shortened, the plain call's mark kept
+        suffix = error[len(body) :]
+        body = body if len(body) <= 160 else body[:157] + "..."
+        yield f"not applicable: {name.does}{where}: the call raises without jit too: {body}{suffix}"
 
 
 # The hazards, the most severe first.
