@@ -155,6 +155,15 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
         yield f"not applicable: {name.does}{where}: the call raises without jit too: {body}{suffix}"
 
 
+# The steps where nothing new was seen, as a call that compiles at every call lists them.
+_LATER = {
+    StepName.SEEN_STATIC: "a value set back",
+    StepName.SAME_SHAPE_ARRAY: "new values of the same shape",
+    StepName.EQUAL_INSTANCE: "an equal instance",
+    StepName.FED_BACK: "a state fed back",
+    StepName.FED_BACK_AGAIN: "a state fed back",
+}
+
 # The hazards, the most severe first.
 BY_SEVERITY = (Hazard.STALE, Hazard.ERROR, Hazard.RECOMPILE, Hazard.LEAK)
 # The order of a verdict's lines: its hazards, then what was found besides, then the changes
@@ -174,6 +183,10 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
     """The verdict's lines by :data:`SEVERITY`."""
     found: dict[str, list[str]] = {kind: [] for kind in SEVERITY}
     unknown: list[Step] = []  # changes the result without jit did not notice
+    # A call that compiles at every call compiles at every later step too: said once, counted.
+    every = any(s.name == StepName.REPEAT_CALL and s.compiles for s in result.steps)
+    later = [s for s in result.steps
+             if s.hazard is Hazard.RECOMPILE and s.name != StepName.REPEAT_CALL]  # fmt: skip
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
         unjudged = step.outcome is Outcome.UNJUDGED
@@ -182,9 +195,14 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
         elif unjudged and step.name in (StepName.NEW_STATIC, StepName.SAME_SHAPE_ARRAY):
             unknown.append(step)
         said = SAID.get((step.hazard, step.name), SAID.get((step.hazard, None)))
-        if said:
+        if said and not (every and step in later):
             found[step.hazard].append(said.format(subject=subject, error=step.error))
-    found[Hazard.RECOMPILE] += _loop(result)
+    if every and later:
+        kinds = named(list(dict.fromkeys(_LATER[s.name] for s in later)), 4)
+        found[Hazard.RECOMPILE][0] += (f", so every later step where nothing new was seen "
+                                       f"compiles again too ({_count(len(later), 'step')}: "
+                                       f"{kinds})")  # fmt: skip
+    found[Hazard.RECOMPILE] += [] if every else _loop(result)
     found[Outcome.UNJUDGED] = _unnoticed(unknown)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
