@@ -829,6 +829,29 @@ def test_an_audited_object_of_a_librarys_own_type_is_tracked_for_leaks():
     assert not any("cannot be weakly referenced" in line for line in result.verdict)
 
 
+def test_an_other_instance_with_no_field_played_says_none_differs():
+    """With no field to play (a shape alone, skipped), the other instance is the factory's
+    as built: its step says that no value differs, not that it has new values in nothing."""
+    import jax
+
+    class Shaped:
+        def __init__(self) -> None:
+            self.shape = (3,)
+
+        def calc(self, y):
+            return y.reshape(self.shape) * 2.0
+
+    def bound(obj, y):
+        return jax.jit(obj.calc)(y)
+
+    target = jitbench.Target(Shaped(), (jax.numpy.ones(3),), call=bound, factory=Shaped)
+    result = audit_object(target)
+    assert not any(s.field for s in result.steps) and dict(result.skipped)["shape"]
+    assert result.step("other_instance").how == (
+        "the factory's, as built: no field is played, so no value differs"
+    )
+
+
 def test_a_number_is_not_read_as_hashed_where_the_call_compiles_at_every_call():
     """A call that makes its jit inside compiles after a new number as after nothing: that
     compile says nothing of hashing, so the number stays a traced one, in both its steps

@@ -291,16 +291,19 @@ class Walked(Subject):
         self, obj: object, played: list[fieldlib.Field], rng: np.random.Generator
     ) -> tuple[object, str]:
         """The factory's new object with new values in its played array fields; without any,
-        every played field given a value the scenario has not set (a bool: its other one)."""
+        every played field given a value the scenario has not set (a bool: its other one);
+        with no field played, the factory's object as it builds it, and the step says so."""
         other = self.new()
         arrays = [f for f in played if f.kind == "array"]
         changed = arrays or played
+        if not changed:
+            return other, f"{self.origin}, as built: no field is played, so no value differs"
         for field in changed:
             like = edit.get_field(other, field)
             new = values.new_array(like, rng) if arrays else values.unseen(like, field.choices)
             other = edit.set_field(other, field, new)
         paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
-        return other, f"{self.origin}, new values in {paths or 'nothing'}"
+        return other, f"{self.origin}, new values in {paths}"
 
     def before(self, obj: object) -> Before:
         """The object and the call's arguments, copied together: a call that changes them (a
