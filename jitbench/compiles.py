@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import importlib
 import logging
 import tempfile
 import time
@@ -254,3 +255,60 @@ def explain_misses() -> Iterator[list[str]]:
             logger.propagate = propagate
         for logger in quiet:
             logger.removeFilter(_from_error)
+
+
+# The modules of lax's control flow: under jax.disable_jit() they run a cond's one branch and
+# a scan's loop as Python, skipping the checks their tracing makes (without_jit). JAX's private
+# modules, read here alone, each guarded: where one is not as expected, without_jit says so.
+CONTROL_FLOW_MODULES = (
+    "jax._src.lax.control_flow.conditionals",
+    "jax._src.lax.control_flow.loops",
+)
+
+
+class _JitOn:
+    """``disable_jit`` as lax's control flow reads it inside :func:`without_jit`: off."""
+
+    value = False
+
+
+class _ControlFlowConfig:
+    """JAX's config module as a control-flow module reads it inside :func:`without_jit`."""
+
+    def __init__(self, config: object) -> None:
+        self._config = config
+
+    def __getattr__(self, name: str) -> object:
+        return _JitOn if name == "disable_jit" else getattr(self._config, name)
+
+
+@contextlib.contextmanager
+def without_jit() -> Iterator[bool]:
+    """Every jit in the block called as the Python function it wraps (``jax.disable_jit()``),
+    while lax's conds, switches, scans and loops are traced as they are outside it, so that
+    their checks (a branch's output type, a scan's carry) are made: the plain call of a call
+    whose jit cannot be taken off it (made inside it: ``jax.jit(env.step)(state, action)``).
+    Yields whether it could (False: JAX's control flow is not where this reads it; the block
+    then runs under ``jax.disable_jit()`` alone). The audit that uses it runs on one thread."""
+    import jax
+
+    modules = []
+    for name in CONTROL_FLOW_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            modules = []
+            break
+        config = getattr(module, "config", None)
+        if not hasattr(getattr(config, "disable_jit", None), "value"):
+            modules = []
+            break
+        modules.append((module, config))
+    with jax.disable_jit():
+        for module, config in modules:
+            module.config = _ControlFlowConfig(config)
+        try:
+            yield bool(modules)
+        finally:
+            for module, config in modules:
+                module.config = config

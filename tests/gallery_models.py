@@ -15,7 +15,9 @@ import diffrax
 import distrax
 import equinox as eqx
 import flax.linen as nn
+import flax.struct
 import gpjax as gpx
+import gymnax
 import haiku as hk
 import interpax
 import jax
@@ -24,10 +26,12 @@ import jax.random as jr
 import jax_cosmo as jc
 import jaxlie
 import jaxopt
+import jumanji
 import lineax as lx
 import numpy as np
 import numpyro.distributions as ndist
 import optax
+import pgx
 import sympy
 import sympy2jax
 from distreqx import distributions as dx_dists
@@ -36,6 +40,8 @@ from evosax.algorithms import CMA_ES
 from flax.training import train_state
 from flowjax.distributions import Normal as FlowNormal
 from flowjax.flows import coupling_flow
+from jax.experimental import sparse
+from jax.scipy.interpolate import RegularGridInterpolator
 from ott.geometry import pointcloud
 from ott.solvers import linear
 from penzai import pz
@@ -418,3 +424,91 @@ def penzai_counted() -> Target:
         count=pz.StateVariable(value=jnp.array(0), label="count"),
     )
     return Target(layer, (jnp.arange(3.0),), call=penzai_counted_apply)
+
+
+# jumanji README: env = jumanji.make("Snake-v1"), state, timestep = jax.jit(env.reset)(key),
+# jax.jit(env.step)(state, action): the env audited, its step jitted where it is called.
+SNAKE_KEY = jr.key(0)
+
+
+def snake_step(env, state, action):
+    return jax.jit(env.step)(state, action)
+
+
+def jumanji_snake() -> Target:
+    env = jumanji.make("Snake-v1")
+    state, _ = jax.jit(env.reset)(SNAKE_KEY)
+    return Target(env, (state, jnp.array(0, jnp.int32)), call=snake_step)
+
+
+# jax.scipy.interpolate.RegularGridInterpolator, a registered pytree, as scipy's users build
+# it (points, values), into a jitted function; three query points.
+RGI_X, RGI_Y = jnp.linspace(0.0, 1.0, 5), jnp.linspace(0.0, 2.0, 7)
+
+
+@jax.jit
+def interpolate_grid(interp, points):
+    return interp(points)
+
+
+def grid_interpolator() -> Target:
+    values = jnp.sin(RGI_X[:, None]) * jnp.cos(RGI_Y[None, :])
+    points = jnp.array([[0.5, 1.0], [0.2, 0.3], [0.9, 1.9]])
+    return Target(RegularGridInterpolator((RGI_X, RGI_Y), values), (points,), call=interpolate_grid)
+
+
+# gymnax README: env, env_params = gymnax.make(...), env.step(key, state, action, env_params);
+# CartPole's step (jitted by gymnax with a static self) jitted once, the params audited.
+CARTPOLE, _ = gymnax.make("CartPole-v1")
+cartpole_step = jax.jit(CARTPOLE.step)
+CP_KEYS = jr.split(jr.key(0), 2)
+CP_STATE = CARTPOLE.reset(CP_KEYS[0], CARTPOLE.default_params)[1]
+
+
+def cartpole_obs(params, key, state, action):
+    return cartpole_step(key, state, action, params)[0]
+
+
+def gymnax_cartpole_params() -> Target:
+    _, params = gymnax.make("CartPole-v1")
+    return Target(params, (CP_KEYS[1], CP_STATE, jnp.array(1)), call=cartpole_obs)
+
+
+# pgx README: env = pgx.make(...), init = jax.jit(env.init), step = jax.jit(env.step), and the
+# loop state = step(state, action): the state audited (tic-tac-toe, unbatched).
+TIC_TAC_TOE = pgx.make("tic_tac_toe")
+pgx_init, pgx_step = jax.jit(TIC_TAC_TOE.init), jax.jit(TIC_TAC_TOE.step)
+
+
+def pgx_state() -> Target:
+    return Target(pgx_init(jr.key(0)), (jnp.int32(4),), call=pgx_step)
+
+
+# flax.struct docs: a user's own @flax.struct.dataclass, a flag as pytree_node=False, jitted.
+@flax.struct.dataclass
+class Affine:
+    w: jax.Array
+    b: jax.Array
+    relu: bool = flax.struct.field(pytree_node=False, default=True)
+
+
+@jax.jit
+def affine(layer, x):
+    y = layer.w @ x + layer.b
+    return jax.nn.relu(y) if layer.relu else y
+
+
+def flax_struct_affine() -> Target:
+    return Target(Affine(jnp.eye(3) * 2.0, jnp.zeros(3)), (jnp.arange(3.0) - 1.0,), call=affine)
+
+
+# jax.experimental.sparse docs: M_sp = sparse.BCOO.fromdense(M), then M_sp @ y, jitted with the
+# matrix an argument.
+@jax.jit
+def sparse_matvec(matrix, y):
+    return matrix @ y
+
+
+def sparse_bcoo() -> Target:
+    dense = jnp.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0], [0.0, 0.0, 4.0]])
+    return Target(sparse.BCOO.fromdense(dense), (jnp.arange(3.0),), call=sparse_matvec)

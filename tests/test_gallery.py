@@ -451,3 +451,87 @@ def test_penzai_s_two_ways_are_offered_for_a_model_holding_variables():
     assert counted.row("jax.jit, frozen variables").reason.startswith(
         "the call writes into the object without jit (`count.value`)"
     )
+
+
+def test_a_jumanji_env_resized_in_place_is_refused_by_its_plain_step_too():
+    # Snake's step samples a fruit in a lax.cond branch: jit (made at every call, as the
+    # README writes jax.jit(env.step)) traces both branches and the board of the old size no
+    # longer fits num_rows * num_cols; so does env.step with no jit at all (an independent
+    # script agrees): only jax.disable_jit(), running the one branch taken, lets it through.
+    # Not jit's error: n/a, and assert_jit_safe fails on what is jit's alone.
+    from jitbench.auditing.subject import LETS_THROUGH
+
+    result = _audit("jumanji_snake")
+    refused = [s for s in result.steps if s.outcome == "n/a"]
+    assert [(s.field, s.cell) for s in refused] == [
+        ("num_rows", "1/0 n/a"),
+        ("num_cols", "1/0 n/a"),
+    ]
+    assert all(s.error.startswith("ValueError: p must be None or a 1D vector with the same size")
+               and s.error.endswith(LETS_THROUGH) for s in refused)  # fmt: skip
+    assert result.errors == 0 and result.hazards() == {"recompile": 5}
+    assert result.verdict[0].startswith(
+        "the same call again, nothing changed, compiles again: at every call, so every later "
+        "step where nothing new was seen compiles again too (4 steps: "
+    )
+    assert result.matches == "jit_per_call"
+    target = load_target("gallery_models:jumanji_snake")
+    with pytest.raises(AssertionError, match=r"is not jit-safe: recompile \(5\); allowed: none"):
+        assert_jit_safe(target)
+    assert assert_jit_safe(target, allow="recompile").errors == 0
+
+
+def test_an_interpolator_s_text_verdict_quotes_each_field_s_own_error(capsys):
+    # Its fill_value and grid[0] of a new shape both raise a ValueError without jit, each its
+    # own: the text's line for each quotes the error its step (and --format json) records.
+    from jitbench.cli import render
+
+    result = _audit("grid_interpolator")
+    refused = {s["field"]: s["error"] for s in result.to_dict()["steps"] if s["outcome"] == "n/a"}
+    assert refused == {
+        "fill_value": "ValueError: Incompatible shapes for broadcasting: shapes=[(3,), (2,), (3,)]",
+        "grid[0]": "ValueError: a should be 1-dimensional",
+    }
+    render.object_audit(result, "grid_interpolator", explain=False)
+    lines = capsys.readouterr().out.splitlines()
+    for field, error in refused.items():
+        (line,) = [x for x in lines if x.startswith("  - not applicable") and f"`{field}`" in x]
+        assert line.endswith(f"(`{field}`): the call raises without jit too: {error}")
+    assert result.matches == ""  # an error, a '?': cells no built-in has
+
+
+@pytest.mark.parametrize("name", ["gymnax_cartpole_params", "pgx_state"])
+def test_a_call_jitted_once_is_likened_to_no_built_in_whose_cells_it_lacks(name):
+    # Both jitted once (gymnax's params into CartPole's step, pgx's README loop): the first
+    # call one explained program, the repeat 0/0. Never eager (no jit, nothing cached); and
+    # their '?' steps (a change that leaves the result as it was) and pgx's loop steps are
+    # cells no built-in has: no analogy at all.
+    result = _audit(name)
+    assert result.step("first_call").cell == "1/1" and result.step("first_call").explanations
+    assert result.step("repeat_call").cell == "0/0"
+    assert any(s.outcome == "unjudged" for s in result.steps)
+    assert result.matches == "" and not any("built-in" in line for line in result.verdict)
+    assert result.verdict[0].startswith("no hazard") and result.leaked_instances == 0
+
+
+def test_a_users_flax_struct_dataclass_behaves_like_flax_struct_dataclass():
+    # A @flax.struct.dataclass has no base class of flax's: its kind says flax made it, and
+    # flax_struct_dataclass, of its kind, has every cell of its audit.
+    result = _audit("flax_struct_affine")
+    assert [s.cell for s in result.steps] == ["1/1", "0/0", "1/1", "0/0", "0/0", "1/1", "0/0",
+                                              "1/1", "0/0", "0/0"]  # fmt: skip
+    assert result.matches == "flax_struct_dataclass"
+    assert result.verdict[-1].startswith("behaves like the built-in strategy flax_struct_dataclass")
+
+
+def test_a_sparse_bcoo_matrix_is_a_pytree_whose_leak_is_checked():
+    # BCOO has a shape and a dtype, yet jax.tree_util flattens it into its data and indices:
+    # no array. A weak reference reaches it, so its instances' leak is checked (none).
+    from jitbench.targets import kinds
+
+    target = load_target("gallery_models:sparse_bcoo")
+    assert not kinds.is_array(target.obj) and kinds.object_kind(target.obj) == "pytree"
+    result = _audit("sparse_bcoo")
+    assert result.leaked_instances == result.leaked_arrays == 0 and result.unreferenced == ()
+    assert not any("weak" in line for line in result.verdict)
+    assert result.verdict[0].startswith("no hazard") and result.matches == "pytree_class"

@@ -185,3 +185,21 @@ def test_a_child_process_imports_the_target_from_where_asv_found_it(tmp_path, mo
     assert "cannot import module 'suite.targets'" in alone.stderr
     sys.modules.pop("suite.targets", None)
     sys.modules.pop("suite", None)
+
+
+def test_an_array_is_what_jax_tree_util_takes_for_a_leaf_not_a_registered_class():
+    """A sparse BCOO matrix has a shape and a dtype and comes from JAX, yet jax.tree_util
+    flattens it into its data and indices: a pytree class, not an array (its kind says so,
+    and a weak reference reaches it, so its leak is checked)."""
+    import weakref
+
+    import jax.numpy as jnp
+    from jax.experimental import sparse
+
+    from jitbench.targets import kinds
+
+    matrix = sparse.BCOO.fromdense(jnp.eye(3))
+    assert not kinds.is_array(matrix) and kinds.object_kind(matrix) == "pytree"
+    assert weakref.ref(matrix)() is matrix
+    assert kinds.is_array(matrix.data) and kinds.is_array(np.ones(2))
+    assert kinds.is_array(jnp.ones(2)) and not kinds.is_array(2.0)

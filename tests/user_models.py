@@ -369,6 +369,12 @@ def best_row() -> BestRow:
     return BestRow(_x(), True)
 
 
+def best_row_each_call(obj, y):
+    """BestRow's body jitted inside the call, a new jit at every call: its Python ``int`` of a
+    traced value raises under that jit alone, as under the method's."""
+    return jax.jit(BestRow.__call__.__wrapped__)(obj, y)
+
+
 # --- Slots and no weak references: a helper function jitted with the flag static -------------
 
 
@@ -879,6 +885,12 @@ def switch(state, y):
 
 def switched() -> Switched:
     return Switched(_x(), _x(1))
+
+
+def switch_each_call(state, y):
+    """switch's body jitted inside the call, a new jit at every call (as jumanji's README
+    writes ``jax.jit(env.step)(state, action)``): no jit wrapper comes off the call."""
+    return jax.jit(switch.__wrapped__)(state, y)
 
 
 class Weights(struct.PyTreeNode):

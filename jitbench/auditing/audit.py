@@ -49,6 +49,8 @@ class _Alive:
         self.first: weakref.ref[object] | None = None
         # Classes of instances no weak reference reaches (__slots__ alone): counted by type.
         self.unreferenced: set[type] = set()
+        # The classes of the objects called whose weak reference weakref.ref refused.
+        self.refused: set[str] = set()
 
     def _ref(self, node: object) -> weakref.ref[object] | None:
         with contextlib.suppress(TypeError):
@@ -60,6 +62,8 @@ class _Alive:
         whose auxiliary data (an e3nn IrrepsArray's irreps) is the compiled program's own output
         structure, held by jit once per program, not built by the scenario."""
         first = not self.roots and not self.inner
+        if self._ref(obj) is None:  # tried, so that the verdict can say why none is followed
+            self.refused.add(type(obj).__name__)
         stack, seen = [(obj, 0)], set()
         while stack and len(seen) < TRACKED_NODES:
             node, depth = stack.pop()
@@ -224,17 +228,18 @@ def _steps(
 
 def run(
     subject: Subject, played: list[fieldlib.Field], probe: Probe | None = None
-) -> tuple[tuple[Step, ...], tuple[int | None, int, int], dict[str, float]]:
+) -> tuple[tuple[Step, ...], tuple[int | None, int, int], dict[str, float], tuple[str, ...]]:
     """Play the scenario on ``subject`` from cold caches: its steps, what it built still
-    alive once it is dropped and the collector ran (see :meth:`_Alive.alive`), and the
-    result's leaves left out of the comparisons (:class:`~jitbench.auditing.subject.Judging`)."""
+    alive once it is dropped and the collector ran (see :meth:`_Alive.alive`), the result's
+    leaves left out of the comparisons (:class:`~jitbench.auditing.subject.Judging`), and the
+    classes of the objects called that took no weak reference."""
     alive = _Alive()
     clear_caches()
     steps, noise = _steps(subject, played, alive, probe)
     gc.collect()
     leaked = alive.alive()
     clear_caches()
-    return tuple(steps), leaked, noise
+    return tuple(steps), leaked, noise, tuple(sorted(alive.refused))
 
 
 def audit_subject(
@@ -268,7 +273,7 @@ def audit_subject(
     counter = None
     if isinstance(subject, Generated) and subject.probe:
         counter = PROBES[subject.strategy.make_class(subject.shape, probe=True)]
-    steps, (leaked, arrays_alive, held), noise = run(subject, played, counter)
+    steps, (leaked, arrays_alive, held), noise, refused_ref = run(subject, played, counter)
     first = steps[0]
     # A first call that raises under jit alone is the object's error hazard, and the audit's
     # last step; one that cannot run without jit either has nothing to audit.
@@ -285,6 +290,7 @@ def audit_subject(
             *((where, _noisy(noise)) for where in noise),
         ),
         builtin=isinstance(subject, Generated) and subject.name == subject.strategy.name,
+        unreferenced=refused_ref if leaked is None and first.outcome is Outcome.CORRECT else (),
     )  # fmt: skip
     return with_verdict(result, subject) if verdict else result
 

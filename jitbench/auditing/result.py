@@ -64,7 +64,8 @@ class AuditResult:
     ``leaked_arrays`` the arrays it built still alive; ``first_held`` the first instance's
     inner objects its compiled program's cache key keeps. ``skipped`` lists the parts left
     out (why); ``verdict`` the hazards in words and ``matches`` the built-in strategy the
-    subject behaves like ("" for none).
+    subject behaves like ("" for none); ``unreferenced``, where no object could be checked,
+    the classes of the objects called whose weak reference ``weakref.ref`` refused.
     """
 
     subject: str
@@ -78,6 +79,7 @@ class AuditResult:
     verdict: tuple[str, ...] = ()
     matches: str = ""
     builtin: bool = True
+    unreferenced: tuple[str, ...] = ()
 
     @property
     def compiles(self) -> int:
@@ -119,6 +121,18 @@ class AuditResult:
         if self.leaked_instances:
             return self.leaked_instances
         return self.leaked_arrays or self.leaked_instances
+
+    @property
+    def unchecked(self) -> str:
+        """Why no object's leak could be checked ("" where one was), from what was tried: the
+        classes ``weakref.ref`` refused, else that the call's object holds arrays alone."""
+        if self.leaked_instances is not None or self.step(StepName.FIRST_CALL).outcome.rejected:
+            return ""
+        if not self.unreferenced:
+            return "no object but arrays to follow"
+        names = " and ".join(f"a {name}" for name in self.unreferenced)
+        take = "takes" if len(self.unreferenced) == 1 else "take"
+        return f"{names} {take} no weak reference (weakref.ref raised TypeError)"
 
     def count(self, hazard: Hazard) -> int:
         """How often ``hazard`` occurs: the steps that show it (:attr:`Step.hazard`); for a
@@ -163,5 +177,6 @@ class AuditResult:
                 skipped=[{"field": f, "reason": r} for f, r in self.skipped],
                 verdict=list(self.verdict),
                 matches=self.matches,
+                unreferenced=list(self.unreferenced),
             )
         return data

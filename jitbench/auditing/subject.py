@@ -5,6 +5,7 @@ of a user's object (:class:`Walked`): how it is built, called and changed, and i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from jitbench.compiles import block
+from jitbench.compiles import block, without_jit
 from jitbench.devices import Placement, resolve
 from jitbench.errors import JitbenchError, error_text
 from jitbench.options import DEFAULT_SIZE
@@ -39,6 +40,8 @@ from jitbench.ways import builders
 if TYPE_CHECKING:
     import jax
 
+# How an error of the plain call ends where jax.disable_jit() let the call through.
+LETS_THROUGH = " (outside jax.disable_jit(), which lets it through)"
 # A built-in's float32 results against its float64 NumPy reference (why: docs/design.md).
 RTOL = ATOL = 1e-4
 
@@ -288,16 +291,19 @@ class Walked(Subject):
         self, obj: object, played: list[fieldlib.Field], rng: np.random.Generator
     ) -> tuple[object, str]:
         """The factory's new object with new values in its played array fields; without any,
-        every played field given a value the scenario has not set (a bool: its other one)."""
+        every played field given a value the scenario has not set (a bool: its other one);
+        with no field played, the factory's object as it builds it, and the step says so."""
         other = self.new()
         arrays = [f for f in played if f.kind == "array"]
         changed = arrays or played
+        if not changed:
+            return other, f"{self.origin}, as built: no field is played, so no value differs"
         for field in changed:
             like = edit.get_field(other, field)
             new = values.new_array(like, rng) if arrays else values.unseen(like, field.choices)
             other = edit.set_field(other, field, new)
         paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
-        return other, f"{self.origin}, new values in {paths or 'nothing'}"
+        return other, f"{self.origin}, new values in {paths}"
 
     def before(self, obj: object) -> Before:
         """The object and the call's arguments, copied together: a call that changes them (a
@@ -315,20 +321,28 @@ class Walked(Subject):
         """The call's result, made under ``jax.disable_jit()`` by :meth:`judge`."""
         return dataclasses.replace(self.target, obj=obj, inputs=inputs, kwargs=kwargs).function()()
 
-    def raises_unjitted(self, before: Before) -> str:
-        """What the raw call (the call's jit wrapper taken off) raises run as it is, outside
-        ``jax.disable_jit()``, or "": under it lax's loops and conds run as Python and skip
-        the checks their tracing makes (dynamax's filter, jitted inside, refuses a scan carry
-        of a new shape with or without the user's jit). "" where no wrapper comes off."""
+    def raises_plain(self, before: Before) -> str:
+        """What the plain call raises, run as it is outside ``jax.disable_jit()``, or "" where
+        it runs: under ``disable_jit`` lax's conds and loops run as Python and skip the checks
+        their tracing makes, which the call makes with or without the user's jit (a cond's
+        branch a new shape no longer matches; dynamax's own jitted filter refusing a scan
+        carry of a new shape). The plain call is the call as written with the user's jit
+        taken off: its jit wrapper where one comes off (the raw call, a library's jits inside
+        it kept); where none does (a jit made inside the call, ``jax.jit(env.step)(state,
+        action)``, or a call that jits nothing), the call as written with every jit called as
+        Python and lax's control flow traced (:func:`jitbench.compiles.without_jit`); "" where
+        JAX's control flow cannot be reached."""
         try:
             raw = builders.unjitted(self.target)
-            if raw is builders.written(self.target):
-                return ""
-            block(raw(before[0], *before[1], **before[2]))
+            inside = raw is builders.written(self.target)  # no jit wrapper comes off
+            with without_jit() if inside else contextlib.nullcontext(True) as plain:
+                if not plain:
+                    return ""
+                block(raw(before[0], *before[1], **before[2]))
         except JitbenchError:
             return ""
         except Exception as exc:
-            return f"{error_text(exc)} (outside jax.disable_jit(), which lets it through)"
+            return error_text(exc) + LETS_THROUGH
         return ""
 
     def judge(
@@ -345,7 +359,7 @@ class Walked(Subject):
         except Exception as exc:
             return Outcome.NOT_APPLICABLE, error_text(exc)
         if error:
-            plain = self.raises_unjitted(before)
+            plain = self.raises_plain(before)
             return (Outcome.NOT_APPLICABLE, plain) if plain else (Outcome.ERROR, error)
         off = leaves_off(result, expected)
         last, judging.last = judging.last, expected

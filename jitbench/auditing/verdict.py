@@ -8,15 +8,12 @@ from collections.abc import Iterator
 
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import RETURNED
-from jitbench.hazards import WORDS
+from jitbench.auditing.subject import LETS_THROUGH
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.instances import class_kind
 from jitbench.targets.fields import EQX_STATIC, REBUILT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
-# The steps whose (compiled?, outcome) a signature compares.
-SIGNED = (StepName.REPEAT_CALL, *CHANGES)
-_WORST = {Outcome.STALE: 3, Outcome.ERROR: 2, Outcome.CORRECT: 1}
 # How a change was made (jitbench.targets.edit), in the verdict's words.
 HOW = {
     "setattr": "in place",
@@ -32,9 +29,6 @@ WHAT = {
     StepName.SAME_SHAPE_ARRAY: "given new values of the same shape",
     StepName.NEW_SHAPE_ARRAY: "given an array of a new shape",
 }
-Signature = dict[str, tuple[bool, str] | bool | None]
-# The hazard of a state fed back (scenario.FED_BACK), which no built-in's call returns.
-LOOP = "recompiles in a loop"
 # The steps said by what they are (StepName.does), not by the field they changed.
 INSTANCES = (StepName.EQUAL_INSTANCE, StepName.OTHER_INSTANCE, *FED_BACK)
 # A step's hazard in words, by (Step.hazard, step), else (Step.hazard, None): {subject} is
@@ -56,25 +50,6 @@ SAID: dict[tuple[Hazard, StepName | None], str] = {
 }  # fmt: skip
 
 
-def signature(result: AuditResult) -> Signature:
-    """Per kind of change (compiled?, outcome) of its worst step; whether any leaked; then,
-    sorted, whether each hazard a dashboard tracks occurred, in the report's words (leaks
-    left to the entry above, which knows where they went unchecked; recompiles to the
-    kinds' entries, which compare only the kinds both sides played), and a loop's
-    recompile."""
-    found: Signature = {}
-    for kind in SIGNED:
-        steps = [s for s in result.steps if s.name == kind and s.outcome.tells]
-        worst = max(steps, key=lambda s: (_WORST[s.outcome], s.compiles > 0), default=None)
-        found[kind] = None if worst is None else (worst.compiles > 0, worst.outcome)
-    found[Hazard.LEAK] = None if result.leaks is None else result.leaks > 0
-    apart = ("leaked_instances", "recompiles")
-    tracked = {w: bool(getattr(result, t)) for t, w in WORDS.items() if t not in apart}
-    # No built-in loops: a user's object that does differs from every one.
-    tracked[LOOP] = any(s.hazard is Hazard.RECOMPILE for s in result.steps if s.name in FED_BACK)
-    return found | dict(sorted(tracked.items()))
-
-
 def judged(result: AuditResult) -> bool:
     """Whether any change had an outcome that tells something of jit (Outcome.tells)."""
     return any(s.outcome.tells for s in result.steps if s.name in CHANGES)
@@ -83,35 +58,55 @@ def judged(result: AuditResult) -> bool:
 # The kinds of object jit takes as a pytree (kinds.object_kind's words); the others' family
 # is the plain objects'.
 PYTREES = ("pytree", "pytree dataclass", "flax.struct dataclass", "eqx.Module", "nnx.Module")
+# The library that makes an object of a kind what it is, where its class has no base of that
+# library's (a @flax.struct.dataclass class is a plain dataclass made a pytree by flax).
+KIND_LIBRARY = {"flax.struct dataclass": "flax", "eqx.Module": "equinox", "nnx.Module": "flax"}
+
+
+def _cell(step: Step) -> tuple[bool, bool, str]:
+    """What a step's cell says of jit's cache: traced or not, compiled or not, its mark (the
+    counts are the computation's: the built-ins compute one operation)."""
+    return step.traces > 0, step.compiles > 0, step.outcome.mark
+
+
+def same_cells(result: AuditResult, builtin: AuditResult) -> bool:
+    """Whether every cell of ``result``'s audit is ``builtin``'s at the same step, and their
+    leak findings are the same. A step whose call raises without jit too (n/a) says nothing of
+    jit and is left out; a step no built-in plays (a loop's fed_back), a change whose result
+    without jit did not change (?) and leaks that could not be checked match none."""
+    theirs = {step.name: _cell(step) for step in builtin.steps}
+    for step in result.steps:
+        if step.outcome is not Outcome.NOT_APPLICABLE and theirs.get(step.name) != _cell(step):
+            return False
+    mine, other = result.leaks, builtin.leaks
+    return mine is not None and other is not None and (mine > 0) == (other > 0)
 
 
 def closest(
     result: AuditResult, kind: str, builtins: dict[str, AuditResult], uses: frozenset[str]
-) -> tuple[str, list[str]]:
-    """The built-in strategy nearest ``result`` and the signature's entries known on both
-    sides where they differ (none: it behaves the same; an unknown entry differs from none);
-    a strategy with other hazards counts as differing on them. Only an analogy the object
-    shares is named: a strategy of a library (equinox, flax) only for an object that uses it
-    (``uses``: fields.libraries), and where none behaves the same, the nearest of the
-    object's own family (a pytree, a plain object) where one is."""
-    mine, order = signature(result), list(STRATEGIES)
+) -> str:
+    """The built-in strategy whose audit has every cell of ``result``'s (:func:`same_cells`),
+    "" where none has: the one of the object's kind where several have, then of its family (a
+    pytree, a plain object), then the first in the catalog. Only an analogy the object shares
+    is named: a strategy of a library (equinox, flax) only for an object that uses it
+    (``uses``: fields.libraries, and the library that makes its kind); eager, which jits
+    nothing, only for a call whose first call JAX explained no miss of (an explained miss is
+    a jit of a function of the user's or a library's)."""
+    uses = uses | {KIND_LIBRARY[kind]} if kind in KIND_LIBRARY else uses
+    explained = bool(result.steps[0].explanations)
+    order = list(STRATEGIES)
+    matching = [
+        n for n in builtins
+        if get_strategy(n).libraries <= uses and not (n == "eager" and explained)
+        and same_cells(result, builtins[n])
+    ]  # fmt: skip
+    kinds = {n: class_kind(get_strategy(n)) for n in matching}
 
-    # Each built-in's libraries and kind read from its catalog entry.
-    shared = [n for n in builtins if get_strategy(n).libraries <= uses]
-    kinds = {n: class_kind(get_strategy(n)) for n in shared}
+    def rank(name: str) -> tuple[bool, bool, int]:
+        family = (kinds[name] in PYTREES) != (kind in PYTREES)
+        return kinds[name] != kind, family, order.index(name)
 
-    def apart(name: str) -> list[str]:
-        theirs = signature(builtins[name])
-        return [k for k, v in mine.items() if v is not None and theirs.get(k) not in (None, v)]
-
-    def nearest(names: list[str]) -> str:
-        return min(names, key=lambda n: (len(apart(n)), kinds[n] != kind, order.index(n)))
-
-    name = nearest(shared)
-    family = [n for n in shared if (kinds[n] in PYTREES) == (kind in PYTREES)]
-    if apart(name) and family:
-        name = nearest(family)
-    return name, apart(name)
+    return min(matching, key=rank, default="")
 
 
 def _subject(step: Step) -> str:
@@ -146,17 +141,28 @@ def _loop(result: AuditResult) -> list[str]:
 
 
 def _not_applicable(steps: list[Step]) -> Iterator[str]:
-    """One line per change and error the call cannot take even without jit, its fields listed."""
+    """One line per change and error the call cannot take even without jit, its fields listed:
+    the steps of a line raised the very error it quotes (each step's own, as its JSON has it)."""
     groups: dict[tuple[StepName, str], list[Step]] = {}
     for step in steps:
-        groups.setdefault((step.name, step.error.split(":")[0]), []).append(step)
-    for (name, _), group in groups.items():
+        groups.setdefault((step.name, step.error), []).append(step)
+    for (name, error), group in groups.items():
         fields = [f"`{s.field}`" for s in group if s.field]
         where = f" ({named(fields, 3)})" if fields else ""
-        error = group[0].error
-        error = error if len(error) <= 160 else error[:157] + "..."
-        yield f"not applicable: {name.does}{where}: the call raises without jit too: {error}"
+        body = error.removesuffix(LETS_THROUGH)  # shortened, the plain call's mark kept
+        suffix = error[len(body) :]
+        body = body if len(body) <= 160 else body[:157] + "..."
+        yield f"not applicable: {name.does}{where}: the call raises without jit too: {body}{suffix}"
 
+
+# The steps where nothing new was seen, as a call that compiles at every call lists them.
+_LATER = {
+    StepName.SEEN_STATIC: "a value set back",
+    StepName.SAME_SHAPE_ARRAY: "new values of the same shape",
+    StepName.EQUAL_INSTANCE: "an equal instance",
+    StepName.FED_BACK: "a state fed back",
+    StepName.FED_BACK_AGAIN: "a state fed back",
+}
 
 # The hazards, the most severe first.
 BY_SEVERITY = (Hazard.STALE, Hazard.ERROR, Hazard.RECOMPILE, Hazard.LEAK)
@@ -177,6 +183,10 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
     """The verdict's lines by :data:`SEVERITY`."""
     found: dict[str, list[str]] = {kind: [] for kind in SEVERITY}
     unknown: list[Step] = []  # changes the result without jit did not notice
+    # A call that compiles at every call compiles at every later step too: said once, counted.
+    every = any(s.name == StepName.REPEAT_CALL and s.compiles for s in result.steps)
+    later = [s for s in result.steps
+             if s.hazard is Hazard.RECOMPILE and s.name != StepName.REPEAT_CALL]  # fmt: skip
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
         unjudged = step.outcome is Outcome.UNJUDGED
@@ -185,9 +195,14 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
         elif unjudged and step.name in (StepName.NEW_STATIC, StepName.SAME_SHAPE_ARRAY):
             unknown.append(step)
         said = SAID.get((step.hazard, step.name), SAID.get((step.hazard, None)))
-        if said:
+        if said and not (every and step in later):
             found[step.hazard].append(said.format(subject=subject, error=step.error))
-    found[Hazard.RECOMPILE] += _loop(result)
+    if every and later:
+        kinds = named(list(dict.fromkeys(_LATER[s.name] for s in later)), 4)
+        found[Hazard.RECOMPILE][0] += (f", so every later step where nothing new was seen "
+                                       f"compiles again too ({_count(len(later), 'step')}: "
+                                       f"{kinds})")  # fmt: skip
+    found[Hazard.RECOMPILE] += [] if every else _loop(result)
     found[Outcome.UNJUDGED] = _unnoticed(unknown)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
@@ -243,9 +258,8 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
         info.append(f"{named(numbers, 4)}: a number the call hashes: each new value compiles "
                     "once, and a value seen before reuses its program (one changed at every "
                     "call, a counter or a schedule, would compile at every call)")  # fmt: skip
-    if leaked is None and result.steps[0].outcome is not Outcome.ERROR:
-        info.append("leaks checked through the arrays only: the objects cannot be weakly "
-                    "referenced")  # fmt: skip
+    if result.unchecked:
+        info.append(f"leaks checked through the arrays only: {result.unchecked}")
     info += _not_applicable([s for s in result.steps if s.outcome is Outcome.NOT_APPLICABLE])
     return found
 
@@ -288,17 +302,15 @@ def judge(
         lines.insert(first, unjitted)
     if not judged(result):  # compared on nothing, every built-in would match: none does
         return tuple(lines), ""
-    name, apart = closest(result, kind, builtins, uses)
-    if name == "eager" and not apart and unjitted not in lines and _unexplained(result):
+    name = closest(result, kind, builtins, uses)
+    if name == "eager" and unjitted not in lines and _unexplained(result):
         lines.insert(first, unjitted)  # one operation: its one program told apart by the match
+    if not name:  # an analogy only where every cell is the built-in's: none at all otherwise
+        return tuple(lines), ""
     strategy = get_strategy(name)
-    if not apart:
-        lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "
-                     f"{strategy.mechanism}")  # fmt: skip
-        return tuple(lines), name
-    lines.append(f"no built-in strategy behaves the same; the nearest, {name} "
-                 f"({strategy.summary}), differs on: {', '.join(apart)}")  # fmt: skip
-    return tuple(lines), ""
+    lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "
+                 f"{strategy.mechanism}")  # fmt: skip
+    return tuple(lines), name
 
 
 def op_by_op(result: AuditResult) -> bool:

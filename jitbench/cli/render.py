@@ -132,7 +132,8 @@ def object_audit(result: AuditResult, title: str, explain: bool) -> None:
     """A user's object's audit: one row per step (the field, how jit sees it, how it was
     changed), then what was left out (a line per kind of reason) and the verdict."""
     print(f"cache audit of {title}")
-    arrays = f", the first array field played of {result.size:,} elements" if result.size else ""
+    elements = f"{result.size:,} element{'' if result.size == 1 else 's'}"
+    arrays = f", the first array field played of {elements}" if result.size else ""
     print(f"on {result.device}{arrays}")
     played = len({s.field for s in result.steps if s.field})
     left = f", {len(result.skipped)} left out (why: under the table)" if result.skipped else ""
@@ -144,7 +145,7 @@ def object_audit(result: AuditResult, title: str, explain: bool) -> None:
     )
     step_table(result.steps)
     leaked = result.leaked_instances
-    objects = "objects not checked (no weak references)" if leaked is None else f"{leaked} objects"
+    objects = f"objects not checked ({result.unchecked})" if leaked is None else f"{leaked} objects"
     if result.steps[0].outcome is Outcome.ERROR:
         print("\nleaked: not checked (the first call raised: no scenario was played)")
     else:

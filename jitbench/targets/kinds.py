@@ -111,11 +111,17 @@ def is_committed(array: object) -> bool:
 
 
 def is_array(value: object) -> bool:
-    """A jax or NumPy array (what jit traces by shape and dtype)."""
+    """A jax or NumPy array (what jit traces by shape and dtype): a leaf of jax.tree_util's
+    with a shape and a dtype, not a class registered as a pytree node that has them too (a
+    sparse ``BCOO`` matrix, whose children are its arrays)."""
     if isinstance(value, np.ndarray):
         return True
     of_jax = type(value).__module__.startswith("jax")  # jaxlib's too
-    return of_jax and hasattr(value, "shape") and hasattr(value, "dtype")
+    if not (of_jax and hasattr(value, "shape") and hasattr(value, "dtype")):
+        return False
+    import jax
+
+    return jax.tree_util.all_leaves([value])
 
 
 def is_key(value: object) -> bool:
