@@ -289,8 +289,10 @@ def check(advice_path: Path, reference_path: Path) -> int:
           f"{'yes' if worst <= CHECK_WITHIN else 'NO'})")  # fmt: skip
     ok = worst <= CHECK_WITHIN
     if reference.get("first_call_fresh_process"):
-        print(f"cache filled: at most {filled_worst:.1%} from a fresh process's (within "
-              f"{FILLED_WITHIN:.0%}: {'yes' if filled_worst <= FILLED_WITHIN else 'NO'})")
+        print(
+            f"cache filled: at most {filled_worst:.1%} from a fresh process's (within "
+            f"{FILLED_WITHIN:.0%}: {'yes' if filled_worst <= FILLED_WITHIN else 'NO'})"
+        )
         ok = ok and filled_worst <= FILLED_WITHIN
     return 0 if ok else 1
 

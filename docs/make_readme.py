@@ -2,8 +2,8 @@
 
 Never edit a block by hand: each sits between ``<!-- BEGIN generated: NAME -->``
 and ``<!-- END generated: NAME -->`` in one of the pages of
-:data:`jitbench.report.readme.PAGES`, which makes every block from a file a clone has
-(:mod:`jitbench.report.readme`). This script writes the pages, runs the command lines the
+:data:`blocks.PAGES`, which makes every block from a file a clone has
+(:mod:`blocks`). This script writes the pages, runs the command lines the
 pages quote as a user types them, and retakes the dashboard's screenshot. ``--check``
 writes nothing and exits 1 when a page differs from what it would write.
 """
@@ -24,9 +24,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from blocks import DASHBOARD_ENV, DASHBOARD_PARAMS, DASHBOARD_PNG, generate
+from blocks.runs import RESULTS, ROOT, Runs
+
 from jitbench.report import write_report
-from jitbench.report.readme import DASHBOARD_ENV, DASHBOARD_PARAMS, DASHBOARD_PNG, generate
-from jitbench.report.readme.runs import RESULTS, ROOT, Runs
 from jitbench.suite import catalog
 from jitbench.suite.asvrun import AsvConfig
 

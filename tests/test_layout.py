@@ -1,16 +1,22 @@
 """The package's shape: no module over 600 lines (a module is split by job, not by size),
-and no import circle, counting the imports made inside functions and for type checking
-too."""
+no import circle, counting the imports made inside functions and for type checking too,
+and no module in its wheel that only this repository's own tooling uses."""
 
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from pathlib import Path
 
 import jitbench
 
 PACKAGE = Path(jitbench.__file__).parent
+ROOT = PACKAGE.parent
 MAX_LINES = 600
+# A module named in a string: ``python -m jitbench.measure.diskcache``, an entry point, a
+# command's module loaded by name (``f"jitbench.cli.commands.{name}"``: a prefix).
+NAMED = re.compile(r"jitbench(?:\.\w+)*\.?")
 
 
 def _modules() -> dict[str, Path]:
@@ -71,3 +77,51 @@ def test_no_import_circle():
         if name not in state:
             visit(name, [name])
     assert circles == []
+
+
+def _named_by(paths: list[Path], modules: dict[str, Path]) -> set[str]:
+    """The package's modules that ``paths`` import or name in a string (a name ending in a
+    dot names every module under it)."""
+    found: set[str] = set()
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        found |= _imports("", path, modules)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for name in NAMED.findall(node.value):
+                    # A prefix below the top package (the top one names every module).
+                    prefix = name.endswith(".") and name.count(".") > 1
+                    found |= {m for m in modules
+                              if m == name or (prefix and m.startswith(name))}  # fmt: skip
+    return found
+
+
+def test_the_wheel_holds_only_what_users_run():
+    """Every module the wheel holds (setuptools' packages under jitbench/) is imported or run
+    by the package itself, by the asv suite a user's benchmarks import, or by an entry point:
+    none is there only for this repository's docs tooling (docs/blocks, make_readme and the
+    recorded examples live beside the pages, outside the package)."""
+    modules = _modules()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    entry = {v.partition(":")[0] for v in project["scripts"].values()}
+    entry |= {v.partition(":")[0] for group in project["entry-points"].values()
+              for v in group.values()}  # fmt: skip
+    used = set(entry)
+    for name, path in modules.items():
+        used |= _named_by([path], modules) - {name}
+    used |= _named_by(sorted((ROOT / "benchmarks").glob("*.py")), modules)
+    # A module its package imports by its own name (importlib, relative: the twins).
+    for name in modules:
+        package, _, leaf = name.rpartition(".")
+        if package in modules and f'"{leaf}"' in modules[package].read_text():
+            used.add(name)
+    # A package is used where one of its modules is; its __init__ runs with them.
+    used |= {m for m in modules if any(u.startswith(m + ".") for u in used)}
+    run = {m for m in modules if m.endswith(".__main__")}  # python -m PACKAGE
+    assert sorted(set(modules) - used - run - {"jitbench"} - set(USERS_ONLY)) == []
+
+
+# Modules nothing in this repository imports, which users' own code does.
+USERS_ONLY = {
+    "jitbench.target_benchmarks": "the suites that older releases of jitbench init wrote",
+}

@@ -9,15 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import blocks
 import pytest
+from blocks import count_blocks
 from test_audit import observed
 
 import jitbench
 from jitbench import results
 from jitbench.auditing.audit import audit
 from jitbench.devices import resolve
-from jitbench.report import readme
-from jitbench.report.readme import count_blocks
 from jitbench.suite import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +28,7 @@ BEGIN = re.compile(r"<!-- BEGIN generated: ([\w-]+) -->")
 
 def _pages() -> dict[str, tuple[str, ...]]:
     """make_readme's PAGES: each page and the generated blocks it holds."""
-    return readme.PAGES
+    return blocks.PAGES
 
 
 def _markdown_files() -> list[Path]:

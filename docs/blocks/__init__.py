@@ -11,7 +11,7 @@ async-dispatch probes in ``docs/async_dispatch/`` (``docs/async_dispatch.py``), 
 ``jitbench advise`` runs in ``docs/advise/`` (``docs/advise_examples.py``);
 the code listings and the audit come from the installed jitbench and JAX.
 Nothing in a page depends on where the clone lives. The checkout is the one this jitbench
-was imported from (:data:`jitbench.report.readme.runs.ROOT`).
+was imported from (:data:`blocks.runs.ROOT`).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from jitbench.report.readme.accelerator_blocks import (
+from blocks.accelerator_blocks import (
     accelerator_block,
     accelerator_reference_block,
     accelerator_sweep_block,
 )
-from jitbench.report.readme.code_blocks import (
+from blocks.code_blocks import (
     Cli,
     advise_cnn_tpu_block,
     advise_flax_block,
@@ -39,7 +39,7 @@ from jitbench.report.readme.code_blocks import (
     strategies_block,
     strategies_table_block,
 )
-from jitbench.report.readme.count_blocks import (
+from blocks.count_blocks import (
     async_dispatch_block,
     caller_depth_block,
     cnn_counts_block,
@@ -48,8 +48,8 @@ from jitbench.report.readme.count_blocks import (
     stack_block,
     validation_block,
 )
-from jitbench.report.readme.runs import DOCS, ROOT, Runs, splice
-from jitbench.report.readme.suite_blocks import (
+from blocks.runs import DOCS, ROOT, Runs, splice
+from blocks.suite_blocks import (
     bench_time_block,
     depth_block,
     findings_block,

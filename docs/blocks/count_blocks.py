@@ -5,13 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 import jitbench
-from jitbench import document
-from jitbench.document import Bold, Code, Paragraph
-from jitbench.figure import seconds
-from jitbench.report import (
-    fit_tables,
-)
-from jitbench.report.readme.runs import (
+from blocks.runs import (
     COUNTS,
     PROBES,
     ROOT,
@@ -20,6 +14,12 @@ from jitbench.report.readme.runs import (
     newest,
     newest_run,
     with_params,
+)
+from jitbench import document
+from jitbench.document import Bold, Code, Paragraph
+from jitbench.figure import seconds
+from jitbench.report import (
+    fit_tables,
 )
 from jitbench.report.run import Run
 from jitbench.report.summary import FLOOR

@@ -17,6 +17,11 @@ import jax.numpy as jnp
 import pandas as pd
 
 import jitbench
+from blocks.runs import (
+    DOCS,
+    ROOT,
+)
+from blocks.suite_blocks import outcome_mark
 from jitbench.advise import Advice
 from jitbench.auditing.audit import audit
 from jitbench.auditing.scenario import SCENARIO
@@ -25,11 +30,6 @@ from jitbench.cli import render
 from jitbench.devices import resolve
 from jitbench.figure import seconds
 from jitbench.hazards import FOUND
-from jitbench.report.readme.runs import (
-    DOCS,
-    ROOT,
-)
-from jitbench.report.readme.suite_blocks import outcome_mark
 from jitbench.strategies import STRATEGIES
 from jitbench.testing import assert_jit_safe
 

@@ -8,14 +8,7 @@ import json
 import pandas as pd
 from asv.results import Results
 
-from jitbench import results
-from jitbench.figure import seconds
-from jitbench.report import (
-    population,
-)
-from jitbench.report import releases as release_page
-from jitbench.report.fits import text as fit_text
-from jitbench.report.readme.runs import (
+from blocks.runs import (
     AUDITS,
     DOCS,
     EDGE_STRATEGY,
@@ -27,6 +20,13 @@ from jitbench.report.readme.runs import (
     section,
     with_params,
 )
+from jitbench import results
+from jitbench.figure import seconds
+from jitbench.report import (
+    population,
+)
+from jitbench.report import releases as release_page
+from jitbench.report.fits import text as fit_text
 from jitbench.report.run import Run
 from jitbench.suite import catalog, grid
 

@@ -7,15 +7,15 @@ import json
 
 import pandas as pd
 
+from blocks.runs import (
+    DOCS,
+    Runs,
+    with_params,
+)
 from jitbench import document, results
 from jitbench.figure import seconds
 from jitbench.report import (
     device,
-)
-from jitbench.report.readme.runs import (
-    DOCS,
-    Runs,
-    with_params,
 )
 from jitbench.report.run import Run
 

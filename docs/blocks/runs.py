@@ -21,7 +21,7 @@ from jitbench.report import releases as release_page
 from jitbench.report.run import Run
 
 # The checkout this jitbench was imported from: its README, docs/ and results/.
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 RESULTS = ROOT / "results"
 AUDITS = DOCS / "history"
