@@ -16,6 +16,7 @@ from jitbench.errors import JitbenchError
 from jitbench.jsondata import JsonObject
 from jitbench.measure import advising as measure
 from jitbench.measure.advising import WayRow
+from jitbench.measure.case import Row
 from jitbench.measure.sampling import Spread, apart
 from jitbench.options import COUNT_TOLERANCE, DEFAULT_ARRAYS, REPEAT
 from jitbench.targets import Call, Target, as_target
@@ -184,30 +185,30 @@ def _run(
 ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:  # fmt: skip
     """The recommended way, once its code has been run as printed in a fresh process and
     audited (the next candidate where it is stale, raises or keeps objects alive), what the
-    runs found, and the ways refused."""
-    if not best:
+    runs found, and the ways refused. The call as written, recommended, is the user's own
+    code, audited in its row: no code of advise's runs."""
+    if best in ("", AS_WRITTEN):
         return best, (), ()
     if spec is None or not all(isinstance(s, str | None) for s in (call, inputs)):
         return best, (f"{best}: its code was not run in a fresh process: the target was "
                       "handed over as an object, not named by its spec (package.module:factory)"
                       ", and no other process can build it",), ()  # fmt: skip
     assert isinstance(call, str | None) and isinstance(inputs, str | None)
-    where = "in a fresh process" + (
-        ""
-        if platform == "cpu"
-        else f" (on the CPU: a second process cannot open the {platform} this one holds)"
-    )
+    where = "in a fresh process"
+    if platform != "cpu":
+        where += f" (on the CPU: a second process cannot open the {platform} this one holds)"
     said, refused = [], []
-    while best:
-        run_as = "the call as written, run" if best == AS_WRITTEN else "its code, run as printed"
-        progress.say(f"{best}: {run_as} {where}")
-        ran = run_printed(spec, best, call=call, inputs=inputs, fields=fields, arrays=arrays)
+    while best not in ("", AS_WRITTEN):
+        progress.say(f"{best}: its code, run as printed {where}")
+        row = Row(spec, platform, call=call, inputs=inputs, way=best)
+        (ran,) = run_printed([row], fields=fields, arrays=arrays)
         if ran.clean:
-            said.append(f"{best}: {run_as} {where} on a new object and audited: never stale, "
-                        "never raising, nothing kept alive")  # fmt: skip
+            said.append(f"{best}: its code, run as printed {where} on a new object and "
+                        "audited: never stale, never raising, nothing kept alive")  # fmt: skip
             break
         refused.append(best)
-        said.append(f"not recommended: {best}: {run_as} {where} on a new object: {ran.said()}")
+        said.append(f"not recommended: {best}: its code, run as printed {where} on a new "
+                    f"object: {ran.said()}")  # fmt: skip
         best = _ranked(rows, ranked_by == BY_COUNTS, platform, refused)[1]
     return best, tuple(said), tuple(refused)
 

@@ -15,7 +15,7 @@ import os
 import re
 import tempfile
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jitbench import child
@@ -197,43 +197,58 @@ class Run:
 
 
 def run_printed(
-    spec: str, way: str, *, call: str | None = None, inputs: str | None = None,
-    fields: str | None = None, arrays: int | None = None,
-) -> Run:  # fmt: skip
-    """The audit of ``way``'s code for the target ``spec``, run as printed in a fresh process
-    (the call as written itself for :data:`AS_WRITTEN`), on the CPU: a process cannot open an
-    accelerator another one holds."""
-    row = Row(spec, "cpu", call=call, inputs=inputs, way=way)
-    env = {**os.environ, **child_environment(row.specs), "JAX_PLATFORMS": "cpu"}
-    request: Json = {"row": row.to_json(), "fields": fields, "arrays": arrays}
+    rows: Sequence[Row], *, fields: str | None = None, arrays: int | None = None
+) -> list[Run]:
+    """The audit of each row's way (``Row.way``; the call as written for :data:`AS_WRITTEN`) on
+    its target, its code run as printed, on the CPU (a process cannot open an accelerator
+    another one holds): the rows one after the other in one fresh process that imports their
+    targets as the counting process does. A row sees what the rows before it did to their
+    classes (a pytree registration): rows of one class need a process each."""
+    env = {**os.environ, **child_environment(s for r in rows for s in r.specs)}
+    request: Json = {"rows": [dataclasses.replace(r, device="cpu").to_json() for r in rows],
+                     "fields": fields, "arrays": arrays}  # fmt: skip
+    ways = ", ".join(dict.fromkeys(str(r.way) for r in rows))
     with tempfile.TemporaryDirectory(prefix="jitbench-printed-") as folder:
         try:
             found = child.work(["-m", __name__], request, Path(folder), timeout=TIMEOUT_S,
-                               what=f"the code of {way}, run as printed", env=env)  # fmt: skip
+                               what=f"the code of {ways}, run as printed",
+                               env={**env, "JAX_PLATFORMS": "cpu"})  # fmt: skip
         except JitbenchError as exc:
-            return Run(way, failed=str(exc))
-    reason = NoFigure.from_json(found)
-    if reason is not None:
-        return Run(way, failed=reason.reason)
-    assert isinstance(found, dict)
-    return Run(way, tuple(found["hazards"]), tuple(found["findings"]))  # type: ignore[arg-type]
+            return [Run(str(r.way), failed=str(exc)) for r in rows]
+    assert isinstance(found, list)
+    runs = []
+    for row, got in zip(rows, found, strict=True):
+        reason = NoFigure.from_json(got)
+        if reason is not None:
+            runs.append(Run(str(row.way), failed=reason.reason))
+        else:
+            assert isinstance(got, dict)
+            runs.append(Run(str(row.way), tuple(got["hazards"]), tuple(got["findings"])))
+    return runs
 
 
 def audited(request: Json) -> Json:
-    """The fresh process's answer: the audit of the row's way as printed (of the call as
-    written for :data:`AS_WRITTEN`): its hazards and findings, by the names advise's rows
-    use."""
-    assert isinstance(request, dict)
-    row = Row.from_json(request["row"])
+    """The fresh process's answer: for each row, the audit of its way as printed (of the call as
+    written for :data:`AS_WRITTEN`), its hazards and findings by the names advise's rows use,
+    or why it has none (a NoFigure's JSON: it cannot be built, its code raises as printed)."""
+    assert isinstance(request, dict) and isinstance(request["rows"], list)
     kwargs = {k: v for k in ("fields", "arrays") if (v := request.get(k)) is not None}
-    if row.way == AS_WRITTEN:
-        subject = dataclasses.replace(row, way=None).load()
-    else:
-        use_device(resolve(row.device))
-        target = load_target(row.subject, call=row.call, inputs=row.inputs)
-        subject = PrintedSubject(target, way_of(target, str(row.way)))
-    audit = audit_subject(subject, **kwargs)  # type: ignore[arg-type]
-    return {"hazards": [str(h) for h in audit.hazards()], "findings": hazards(audit)}
+    answers: list[Json] = []
+    for data in request["rows"]:
+        row = Row.from_json(data)
+        try:
+            if row.way == AS_WRITTEN:
+                subject = dataclasses.replace(row, way=None).load()
+            else:
+                use_device(resolve(row.device))
+                target = load_target(row.subject, call=row.call, inputs=row.inputs)
+                subject = PrintedSubject(target, way_of(target, str(row.way)))
+            audit = audit_subject(subject, **kwargs)  # type: ignore[arg-type]
+        except Exception as exc:  # this row's answer: the next rows still run
+            answers.append(NoFigure.of(exc).to_json())
+            continue
+        answers.append({"hazards": [str(h) for h in audit.hazards()], "findings": hazards(audit)})
+    return answers
 
 
 if __name__ == "__main__":
