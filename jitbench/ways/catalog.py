@@ -172,19 +172,23 @@ def _raw_named(target: Target, raw: Raw) -> tuple[str, str, str]:
 
 
 def _import_of(cls: type) -> str:
-    """The line importing ``cls`` from the shortest public module path that holds it
-    (``from equinox.nn import Linear``, not ``equinox.nn._linear``); "" for a class its own
-    module does not hold by its name (one made inside a function): no line imports it."""
-    if getattr(sys.modules.get(cls.__module__), cls.__qualname__, None) is not cls:
+    """The line importing ``cls`` from the shortest public module of its package that holds it
+    by its name (``from equinox.nn import Linear``, not ``equinox.nn._linear``; ``from
+    jax.scipy.interpolate import RegularGridInterpolator``), else from its own module; "" for
+    a class its own module does not hold by its name (one made inside a function)."""
+    name, home = cls.__name__, cls.__module__
+    own = sys.modules.get(home)
+    if own is None or vars(own).get(name) is not cls:
         return ""
-    parts = cls.__module__.split(".")
-    for end in range(1, len(parts) + 1):
-        if parts[end - 1].startswith("_"):
-            break
-        module = ".".join(parts[:end])
-        if getattr(sys.modules.get(module), cls.__name__, None) is cls:
-            return f"from {module} import {cls.__name__}"
-    return f"from {cls.__module__} import {cls.__name__}"  # its own module holds it
+    top = home.partition(".")[0]
+    public = sorted(
+        (module for module, found in list(sys.modules.items())
+         if (module == top or module.startswith(f"{top}."))
+         and not any(part.startswith("_") for part in module.split("."))
+         and getattr(found, "__dict__", {}).get(name) is cls),
+        key=lambda module: (module.count("."), module),
+    )  # fmt: skip
+    return f"from {public[0] if public else home} import {name}"
 
 
 def installed(thing: object) -> bool:
