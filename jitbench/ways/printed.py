@@ -197,16 +197,22 @@ class Run:
 
 
 def run_printed(
-    rows: Sequence[Row], *, fields: str | None = None, arrays: int | None = None
-) -> list[Run]:
+    rows: Sequence[Row], *, fields: str | Sequence[str | None] | None = None,
+    arrays: int | None = None,
+) -> list[Run]:  # fmt: skip
     """The audit of each row's way (``Row.way``; the call as written for :data:`AS_WRITTEN`) on
     its target, its code run as printed, on the CPU (a process cannot open an accelerator
     another one holds): the rows one after the other in one fresh process that imports their
     targets as the counting process does. A row sees what the rows before it did to their
-    classes (a pytree registration): rows of one class need a process each."""
+    classes (a pytree registration): rows of one class need a process each. ``fields``: the
+    audit's fields pattern, for every row or one per row."""
     env = {**os.environ, **child_environment(s for r in rows for s in r.specs)}
-    request: Json = {"rows": [dataclasses.replace(r, device="cpu").to_json() for r in rows],
-                     "fields": fields, "arrays": arrays}  # fmt: skip
+    patterns = [fields] * len(rows) if fields is None or isinstance(fields, str) else fields
+    request: Json = {
+        "rows": [{"row": dataclasses.replace(r, device="cpu").to_json(), "fields": f}
+                 for r, f in zip(rows, patterns, strict=True)],
+        "arrays": arrays,
+    }  # fmt: skip
     ways = ", ".join(dict.fromkeys(str(r.way) for r in rows))
     with tempfile.TemporaryDirectory(prefix="jitbench-printed-") as folder:
         try:
@@ -232,10 +238,13 @@ def audited(request: Json) -> Json:
     written for :data:`AS_WRITTEN`), its hazards and findings by the names advise's rows use,
     or why it has none (a NoFigure's JSON: it cannot be built, its code raises as printed)."""
     assert isinstance(request, dict) and isinstance(request["rows"], list)
-    kwargs = {k: v for k in ("fields", "arrays") if (v := request.get(k)) is not None}
     answers: list[Json] = []
-    for data in request["rows"]:
-        row = Row.from_json(data)
+    for asked in request["rows"]:
+        assert isinstance(asked, dict)
+        row = Row.from_json(asked["row"])
+        kwargs = {"fields": asked["fields"]}
+        if request.get("arrays") is not None:
+            kwargs["arrays"] = request["arrays"]
         try:
             if row.way == AS_WRITTEN:
                 subject = dataclasses.replace(row, way=None).load()
