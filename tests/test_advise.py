@@ -703,7 +703,8 @@ def test_a_jit_made_at_every_call_is_measured_hoisted_and_its_misses_named():
         "jit_each_call_jit = jax.jit(partial(jit_each_call, obj))   # once, outside the loop\n"
         "jit_each_call_jit(y)"
     )
-    assert advice.recommended == "pytree registration"
+    # Both see every change; which is cheaper is the timings' to say.
+    assert advice.recommended in ("pytree registration", "helper function")
     # A call that reuses its program gets no such row.
     assert all(r.way != hoisted.way for r in _advice(SEED).rows)
     # The counting process asks for each way by name: the hoisted one too.
