@@ -491,6 +491,10 @@ def test_quax_s_lora_is_judged_against_its_quaxified_call():
     assert target.call_name == "gallery_models.lora_call"
     names = names_of(target, unjitted(target))
     assert (names.fn, names.unjitted) == ("lora_call.__wrapped__", "lora_call without its jit")
+    # A library's function jitted in the user's module is read through that jit, by the name
+    # the user's module gives it (jax_cosmo's own module names the raw function alike).
+    cosmo = load_target("gallery_models:cosmo_planck15")
+    assert names_of(cosmo, unjitted(cosmo)).fn == "angular_diameter_distance.__wrapped__"
     result = _audit("quax_lora")
     assert result.hazards() == {} and result.step("first_call").cell == "1/1"
     assert result.step("repeat_call").cell == "0/0"

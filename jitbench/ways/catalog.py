@@ -157,16 +157,20 @@ def _raw_named(target: Target, raw: Raw) -> tuple[str, str, str]:
             return fn, f"the jit decorator removed from {fn}", "class"
         return fn + layers, f"{fn} as shipped, its jit taken off", "class"
     name = getattr(raw, "__name__", "")
-    if name.isidentifier() and getattr(sys.modules.get(raw.__module__), name, None) is raw:
+    name = name if name.isidentifier() else ""
+    # The user's modules that may name the call (the target factory's, the jit's, the raw
+    # function's), a library's left out: the code runs where the user's names are.
+    homes = [vars(sys.modules[m]) for m in dict.fromkeys(
+        getattr(f, "__module__", None) or "" for f in (target.factory, written, raw)
+    ) if m in sys.modules and not installed(sys.modules[m])]  # fmt: skip
+    if name and any(home.get(name) is raw for home in homes):
         return name, f"{name} as written", "raw"
-    home = sys.modules.get(getattr(written, "__module__", None) or "")
-    if layers and name.isidentifier() and getattr(home, name, None) is written:
-        if not installed(raw):  # @jax.jit on the user's own function
-            return name, f"the jit decorator removed from {name}", "raw"
-    held_as = next((k for k, v in vars(home).items() if v is written), "") if home else ""
+    if layers and name and not installed(raw) and any(h.get(name) is written for h in homes):
+        return name, f"the jit decorator removed from {name}", "raw"  # @jax.jit on their own
+    held_as = next((k for home in homes for k, v in home.items() if v is written), "")
     if layers and held_as:
         return held_as + layers, f"{held_as} without its jit", "written"
-    if name == "<lambda>":
+    if getattr(raw, "__name__", "") == "<lambda>":
         return "call", "call: the call's lambda as written", "raw"
     return "call", "call: the call as written, its jit taken off", "raw"
 
