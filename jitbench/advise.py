@@ -7,9 +7,10 @@ and never raises. How ways are measured and ranked: docs/advise.md; the measurin
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from jitbench import child
@@ -25,8 +26,10 @@ from jitbench.measure.case import Row
 from jitbench.measure.sampling import Spread, apart
 from jitbench.options import COUNT_TOLERANCE, DEFAULT_ARRAYS, REPEAT
 from jitbench.targets import Call, Target, as_target, child_environment
+from jitbench.vocabulary import Hazard
 from jitbench.ways.builders import unjitted
 from jitbench.ways.catalog import AS_WRITTEN, WaySubject, kind_of, names_of, ways_of
+from jitbench.ways.printed import run_printed
 
 # The cold first call, in its own fresh state, once per way (and once with the persistent
 # compilation cache filled).
@@ -50,7 +53,10 @@ class Advice:
 
     ``note`` is the one line of a kind of object with no alternative to the call as
     written; ``counts`` says why instructions were not counted ("" where they were);
-    ``restarts`` why a way has no first call with the cache filled ("" where each has one).
+    ``restarts`` why a way has no first call with the cache filled ("" where each has one);
+    ``checks`` what running the recommended way's code as printed, in a fresh process, found
+    (a line per way run, or why none could run), and ``refused`` the ways whose code, so
+    run, was stale, raised or kept objects alive: not recommended.
     """
 
     target: str
@@ -63,6 +69,8 @@ class Advice:
     counts: str = ""
     note: str = ""
     restarts: str = ""
+    checks: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
 
     def row(self, way: str) -> WayRow:
         return next(r for r in self.rows if r.way == way)
@@ -70,19 +78,16 @@ class Advice:
     def why(self) -> str:
         """Why the recommended way was chosen, in the words its ranking earns."""
         chosen = self.row(self.recommended)
-        lower = self._cheaper(chosen, lambda r: r.safe, clearly=False)
-        clean = "" if chosen.lasting else ", no leak, no recompile"
+        clean = "never stale, never raising, no leak" + ("" if chosen.lasting else ", no recompile")
         if chosen.per_instance:
             clean += " but one for each new instance"
-        if not lower:
-            return f"the cheapest never stale, never raising{clean}"
-        clearly = self._cheaper(chosen, lambda r: r.safe)
+        candidate = functools.partial(_candidate, refused=self.refused)
+        if not self._cheaper(chosen, candidate, clearly=False):
+            return f"the cheapest {clean}"
+        clearly = self._cheaper(chosen, candidate)
         if not clearly or any(len(r.lasting) <= len(chosen.lasting) for r in clearly):
-            return (
-                f"never stale, never raising{clean}; no other way is clearly cheaper (their "
-                "figures overlap its own)"
-            )
-        return f"never stale, never raising{clean}, with the fewest hazards of those"
+            return f"{clean}; no other way is clearly cheaper (their figures overlap its own)"
+        return f"{clean}, with the fewest hazards of those"
 
     def faster_hazardous(self) -> list[WayRow]:
         """The ways clearly cheaper than the recommended one that have a hazard it has not."""
@@ -117,7 +122,8 @@ class Advice:
             spreads = {k: Spread(**row[k]) if row.get(k) else None for k in SPREADS}
             lists = {k: tuple(row.get(k, ())) for k in ("hazards", "findings", "per_instance")}
             rows.append(WayRow(**{**row, **spreads, **lists}))
-        return cls(**{**data, "rows": tuple(rows)})
+        ran = {k: tuple(data.get(k, ())) for k in ("checks", "refused")}
+        return cls(**{**data, "rows": tuple(rows), **ran})
 
 
 SPREADS = ("cold", "cold_filled", "dispatch", "cached", "loop")
@@ -155,10 +161,17 @@ def ranking_figure(device: str, counted: bool) -> str:
     return BY_TIME if device == "cpu" else BY_LOOP
 
 
+def _candidate(row: WayRow, refused: Collection[str] = ()) -> bool:
+    """A way advise may recommend: built, never stale, never raising, keeping nothing alive,
+    and not ``refused`` (its code, run as printed in a fresh process, was not so)."""
+    return row.safe and Hazard.LEAK not in row.hazards and row.way not in refused
+
+
 def _ranked(
-    rows: list[WayRow], counted: bool, device: str = "cpu"
+    rows: list[WayRow], counted: bool, device: str = "cpu", refused: Collection[str] = ()
 ) -> tuple[list[WayRow], str, str]:
-    """The rows with their ratio to the call as written, the recommended way, and by what."""
+    """The rows with their ratio to the call as written, the recommended way (of the
+    candidates, :func:`_candidate`; "" for none), and by what."""
     safe = [r for r in rows if r.safe]
     by_counts = counted and bool(safe) and all(r.call_instructions is not None for r in safe)
     ranked_by = ranking_figure(device, by_counts)
@@ -168,11 +181,11 @@ def _ranked(
         if (f := _figure(r, ranked_by)) is not None and base else r
         for r in rows
     ]  # fmt: skip
-    candidates = [r for r in rows if r.safe and _figure(r, ranked_by) is not None]
+    candidates = [r for r in rows if _candidate(r, refused) and _figure(r, ranked_by) is not None]
     if not candidates:
         return rows, "", ranked_by
-    # Fewer hazards first: a way that leaks or compiles again only where every safe way does;
-    # a compile only a new instance pays is not one a loop over the instance meets.
+    # Fewer hazards first: a way that compiles again only where every candidate does; a
+    # compile only a new instance pays is not one a loop over the instance meets.
     fewest = min(len(r.lasting) for r in candidates)
     group = [r for r in candidates if len(r.lasting) == fewest]
     cheapest = min(group, key=lambda r: _figure(r, ranked_by) or 0.0)
@@ -180,6 +193,40 @@ def _ranked(
     # call as written measured again (the same jit) lands on either side of it.
     best = next(r for r in group if not _clearly_cheaper(cheapest, r, ranked_by))
     return rows, best.way, ranked_by
+
+
+def _run(
+    rows: list[WayRow], best: str, ranked_by: str, spec: str | None, call: Call | None,
+    inputs: object, fields: str | None, arrays: int, platform: str, progress: measure.Progress,
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:  # fmt: skip
+    """The recommended way, once its code has been run as printed in a fresh process and
+    audited (the next candidate where it is stale, raises or keeps objects alive), what the
+    runs found, and the ways refused. The call as written, recommended, is the user's own
+    code, audited in its row: no code of advise's runs."""
+    if best in ("", AS_WRITTEN):
+        return best, (), ()
+    if spec is None or not all(isinstance(s, str | None) for s in (call, inputs)):
+        return best, (f"{best}: its code was not run in a fresh process: the target was "
+                      "handed over as an object, not named by its spec (package.module:factory)"
+                      ", and no other process can build it",), ()  # fmt: skip
+    assert isinstance(call, str | None) and isinstance(inputs, str | None)
+    where = "in a fresh process"
+    if platform != "cpu":
+        where += f" (on the CPU: a second process cannot open the {platform} this one holds)"
+    said, refused = [], []
+    while best not in ("", AS_WRITTEN):
+        progress.say(f"{best}: its code, run as printed {where}")
+        row = Row(spec, platform, call=call, inputs=inputs, way=best)
+        (ran,) = run_printed([row], fields=fields, arrays=arrays)
+        if ran.clean:
+            said.append(f"{best}: its code, run as printed {where} on a new object and "
+                        "audited: never stale, never raising, nothing kept alive")  # fmt: skip
+            break
+        refused.append(best)
+        said.append(f"not recommended: {best}: its code, run as printed {where} on a new "
+                    f"object: {ran.said()}")  # fmt: skip
+        best = _ranked(rows, ranked_by == BY_COUNTS, platform, refused)[1]
+    return best, tuple(said), tuple(refused)
 
 
 def advise_object(
@@ -332,8 +379,10 @@ def _advise(
     finally:
         counting.cancel()
     rows, best, ranked_by = _ranked(rows, not counts, platform)
+    best, checks, refused = _run(rows, best, ranked_by, spec, call, inputs, fields, arrays,
+                                 platform, progress)  # fmt: skip
     return Advice(target.name, kind, target.call_name, platform, tuple(rows), best, ranked_by,
-                  counts)  # fmt: skip
+                  counts, checks=checks, refused=refused)  # fmt: skip
 
 
 def _platform(target: Target) -> str:

@@ -32,6 +32,8 @@ import numpy as np
 import numpyro.distributions as ndist
 import optax
 import pgx
+import quax
+import quax.examples.lora as lora
 import sympy
 import sympy2jax
 from distreqx import distributions as dx_dists
@@ -512,3 +514,35 @@ def sparse_matvec(matrix, y):
 def sparse_bcoo() -> Target:
     dense = jnp.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0], [0.0, 0.0, 4.0]])
     return Target(sparse.BCOO.fromdense(dense), (jnp.arange(3.0),), call=sparse_matvec)
+
+
+# gymnax README, "Basic gymnax API Usage": env, env_params = gymnax.make(...), env.step(key,
+# state, action, env_params), whose step gymnax jits itself with a static self (hashed by
+# identity). Catch-bsuite keeps two ints; its state made once from another env, since reset
+# is jitted the same way and would keep every env it is called on.
+GYM_KEY = jr.key(0)
+CATCH, CATCH_PARAMS = gymnax.make("Catch-bsuite")
+CATCH_STATE = CATCH.reset(GYM_KEY, CATCH_PARAMS)[1]
+
+
+def gymnax_catch() -> Target:
+    env, _ = gymnax.make("Catch-bsuite")
+    return Target(env, (GYM_KEY, CATCH_STATE, 1, CATCH_PARAMS), call="step")
+
+
+# quax README, LoRA: an eqx.nn.Linear made LoRA by lora.loraify, called through
+# quax.quaxify(run), jitted as jax.jit(quax.quaxify(run)): the quaxify is part of the call.
+LORA_KEYS = jr.split(jr.PRNGKey(0), 3)
+
+
+def lora_run(model, x):  # the README's run
+    return model(x)
+
+
+lora_call = jax.jit(quax.quaxify(lora_run))
+
+
+def quax_lora() -> Target:
+    linear = eqx.nn.Linear(10, 12, key=LORA_KEYS[0])
+    model = lora.loraify(linear, rank=2, key=LORA_KEYS[2])
+    return Target(model, (jr.normal(LORA_KEYS[1], (10,)),), call=lora_call)

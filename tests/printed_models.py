@@ -84,3 +84,26 @@ def jit_each_call(obj, y):
 
 def pooled() -> jitbench.Target:
     return jitbench.Target(NnxPooled(arrays()), (inputs(),))
+
+
+class StaticSelfScaler(Scaler):
+    """A class whose method is jitted with a static ``self`` hashed by identity, as gymnax
+    jits its environments' ``step``: a flag set in place is not seen, every instance kept."""
+
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, y):
+        out = self.x * y
+        return out * self.mul if self.mul > 1 else out + 1.0
+
+
+class Grid:
+    """A class whose every attribute is static (no array: gymnax's Catch keeps two ints), its
+    method jitted with a static ``self``."""
+
+    def __init__(self, rows, scale):
+        self.rows = rows
+        self.scale = scale
+
+    @partial(jax.jit, static_argnums=0)
+    def step(self, y):
+        return jnp.zeros((self.rows, N)) + y * self.scale

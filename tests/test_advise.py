@@ -712,7 +712,8 @@ def test_a_jit_made_at_every_call_is_measured_hoisted_and_its_misses_named():
         "jit_each_call_jit = jax.jit(partial(jit_each_call, obj))   # once, outside the loop\n"
         "jit_each_call_jit(y)"
     )
-    assert advice.recommended == "pytree registration"
+    # Both see every change; which is cheaper is the timings' to say.
+    assert advice.recommended in ("pytree registration", "helper function")
     # A call that reuses its program gets no such row.
     assert all(r.way != hoisted.way for r in _advice(SEED).rows)
     # The counting process asks for each way by name: the hoisted one too.
@@ -972,3 +973,47 @@ def test_advise_honours_device_for_an_object_handed_over():
     obj = load_target(SEED).obj
     with pytest.raises(NotImplementedError, match="a target is measured unsharded"):
         advise_object(obj, device=jitbench.resolve("cpu-sharded"))
+
+
+def test_the_recommended_code_is_run_as_printed_in_a_fresh_process():
+    """The recommended way's code, as printed, runs in a fresh process on a new object and is
+    audited before it is recommended; an object handed over cannot be built there: one line
+    says so."""
+    advice = _advice(SEED)
+    assert advice.recommended in ("pytree registration", "helper function")
+    assert advice.checks == (
+        f"{advice.recommended}: its code, run as printed in a fresh process on a new object "
+        "and audited: never stale, never raising, nothing kept alive",
+    )
+    assert advice.refused == ()
+    handed = advise_object(load_target(SEED), repeat=1, cold_calls=1, instructions=False)
+    assert handed.recommended and handed.checks == (
+        f"{handed.recommended}: its code was not run in a fresh process: the target was handed "
+        "over as an object, not named by its spec (package.module:factory), and no other "
+        "process can build it",
+    )
+
+
+def test_a_way_whose_printed_code_keeps_objects_alive_is_not_recommended():
+    """A factory that calls a method jitted with a static self (gymnax's reset) leaves every
+    object it builds in that jit's cache. The pytree registration's row plays converted copies
+    and finds no leak; its code as printed registers the class itself and calls the user's
+    own objects, which stay alive: not recommended, and the line says why."""
+    advice = _advice("user_models:resetting", inputs=None)
+    assert advice.row("pytree registration").hazards == ()
+    assert advice.refused == ("pytree registration",) and advice.recommended == ""
+    assert advice.checks[0].startswith(
+        "not recommended: pytree registration: its code, run as printed in a fresh process on "
+        "a new object: leak: "
+    )
+
+
+def test_a_leaking_way_is_never_recommended():
+    from jitbench.advise import _ranked
+
+    written = _row(AS_WRITTEN, 10.0, 9.0, 11.0)
+    leaking = dataclasses.replace(_row("static self, value hash", 5.0, 4.5, 5.5), hazards=("leak",))
+    stale = dataclasses.replace(written, hazards=("stale",))
+    assert _ranked([written, leaking], counted=False)[1] == AS_WRITTEN
+    assert _ranked([stale, leaking], counted=False)[1] == ""
+    assert _ranked([written, leaking], counted=False, refused=[AS_WRITTEN])[1] == ""

@@ -548,3 +548,50 @@ def test_a_sparse_bcoo_matrix_is_a_pytree_whose_leak_is_checked():
     assert result.leaked_instances == result.leaked_arrays == 0 and result.unreferenced == ()
     assert not any("weak" in line for line in result.verdict)
     assert result.verdict[0].startswith("no hazard") and result.matches == "pytree_class"
+
+
+def test_gymnax_s_catch_is_registered_as_shipped_and_its_code_runs():
+    """gymnax jits Catch's step with a static self: stale for a field set in place, every env
+    kept. Its two ints are static data: registered as a pytree (the class as shipped, its step
+    reached through the jit's __wrapped__) or passed to a helper, it is never stale and keeps
+    none; the recommended code, run as printed in a fresh process, agrees."""
+    from jitbench import advise_object
+
+    advice = advise_object("gallery_models:gymnax_catch", repeat=1, cold_calls=1,
+                           instructions=False)  # fmt: skip
+    rows = {r.way: r for r in advice.rows}
+    assert {"stale", "leak"} <= set(rows["as written"].hazards)
+    assert rows["pytree registration"].hazards == rows["helper function"].hazards == ()
+    assert "leak" in rows["static self, value hash"].hazards
+    assert advice.recommended in ("pytree registration", "helper function")
+    code = rows[advice.recommended].code
+    assert code.startswith("from gymnax.environments import Catch\n\n")
+    assert "Catch.step.__wrapped__" in code and "Catch.__" not in code
+    assert "in its place" not in code and "decorator removed" not in code
+    assert "jax.tree_util.register_pytree_node(Catch, lambda o: ((), (o.rows, o.columns))" in (
+        rows["pytree registration"].code
+    )
+    assert advice.refused == () and advice.checks == (
+        f"{advice.recommended}: its code, run as printed in a fresh process on a new object "
+        "and audited: never stale, never raising, nothing kept alive",
+    )
+
+
+def test_quax_s_lora_is_judged_against_its_quaxified_call():
+    """jax.jit(quax.quaxify(run)): the oracle is the call without the jit alone, quaxify kept
+    (run alone cannot multiply a LoraArray), and the audit names the call it audits."""
+    from jitbench.ways.builders import unjitted
+    from jitbench.ways.catalog import names_of
+
+    target = load_target("gallery_models:quax_lora")
+    assert type(unjitted(target)).__name__ == "_Quaxify"
+    assert target.call_name == "gallery_models.lora_call"
+    names = names_of(target, unjitted(target))
+    assert (names.fn, names.unjitted) == ("lora_call.__wrapped__", "lora_call without its jit")
+    # A library's function jitted in the user's module is read through that jit, by the name
+    # the user's module gives it (jax_cosmo's own module names the raw function alike).
+    cosmo = load_target("gallery_models:cosmo_planck15")
+    assert names_of(cosmo, unjitted(cosmo)).fn == "angular_diameter_distance.__wrapped__"
+    result = _audit("quax_lora")
+    assert result.hazards() == {} and result.step("first_call").cell == "1/1"
+    assert result.step("repeat_call").cell == "0/0"

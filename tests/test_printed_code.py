@@ -1,50 +1,61 @@
 """The code advise prints is the code it measured: run as printed, each way's snippet gives
 the compiles and results of its measured row (the audit of that way), step by step.
 
-For a plain class, an eqx.Module, an nnx.Module and a linen module (tests/printed_models.py),
-every way advise builds is audited as advise audits it; then its printed code is run as
-printed, in a namespace holding what the user's module would (the class, the object, the
-call's arguments), and the changes the audit made are made as each library's users make
-them: ``setattr`` and ``Variable``'s ``[...] =`` in place, ``eqx.tree_at`` and linen's
-``clone`` for a new object, where the lines the code marks "once, outside the loop" run
-again, as its caveat tells the user. Only the call line runs at every step, as in a loop.
+For a plain class, an eqx.Module, an nnx.Module, a linen module, a call that jits at every
+call, and classes taken as a library's (installed, so that the code wraps them as shipped:
+one whose method is jitted with a static ``self``, one whose every attribute is static) of
+tests/printed_models.py, every way advise builds is audited as advise audits it; then its
+printed code is audited as printed (``jitbench.ways.printed.PrintedSubject``, the subject
+advise's fresh process audits): its lines run once, the lines it marks "once, outside the
+loop" again for every new object, its last line at every call, in a namespace holding what
+the user's module would. Both audits make every change as each library's users make it
+(``setattr`` and ``Variable``'s ``[...] =`` in place, ``eqx.tree_at`` and linen's ``clone``
+for a new object): their steps agree.
 """
 
 from __future__ import annotations
 
-import ast
-import functools
-
-import equinox as eqx
 import jax
-import numpy as np
 import printed_models as pm
 import pytest
-from flax import nnx
 
 import jitbench
 from jitbench.auditing.audit import audit_subject
-from jitbench.compiles import clear_caches, count_compiles
+from jitbench.ways import catalog
 from jitbench.ways.builders import unjitted
-from jitbench.ways.catalog import AS_WRITTEN, WaySubject, names_of, ways_of
+from jitbench.ways.catalog import AS_WRITTEN, WaySubject, names_of, way_of, ways_of
+from jitbench.ways.printed import Printed, PrintedSubject
 
-KINDS = ("plain class", "eqx.Module", "nnx.Module", "linen module", "jit made at every call")
-# The steps replayed: each field's change and its value back; a new shape and other
-# instances are not (the call's inputs keep their shape).
-REPLAYED = ("new_static", "seen_static", "same_shape_array")
+KINDS = ("plain class", "eqx.Module", "nnx.Module", "linen module", "jit made at every call",
+         "library class, static self", "library class, all static")  # fmt: skip
+# The kinds whose class is taken as an installed library's.
+LIBRARY = ("library class, static self", "library class, all static")
+
+
+@pytest.fixture(autouse=True)
+def _as_installed(request, monkeypatch):
+    """The tests' own folder as a library's (site-packages'), for the kinds in LIBRARY."""
+    kind = request.node.callspec.params.get("kind") if hasattr(request.node, "callspec") else None
+    if kind in LIBRARY:
+        monkeypatch.setattr(catalog, "_library_folders", lambda: (pm.__file__.rpartition("/")[0],))
 
 
 def _target(kind: str) -> tuple[jitbench.Target, type]:
     """The object of ``kind`` and its class: a subclass of the model's own, of the same name,
     so that a way's code registering or hashing the class touches this test's class only."""
     base = {"plain class": pm.Scaler, "eqx.Module": pm.EqxScaler, "nnx.Module": pm.NnxScaler,
-            "linen module": pm.LinenScaler, "jit made at every call": pm.Scaler}[kind]  # fmt: skip
+            "linen module": pm.LinenScaler, "jit made at every call": pm.Scaler,
+            "library class, static self": pm.StaticSelfScaler,
+            "library class, all static": pm.Grid}[kind]  # fmt: skip
     cls = type(base.__name__, (base,), {"__module__": base.__module__})
     y = pm.inputs()
     if kind == "linen module":
         module = cls(mul=2)
         return jitbench.Target(module, (module.init(jax.random.key(0), y), y), call="apply"), cls
-    call = {"plain class": "calc", "jit made at every call": pm.jit_each_call}.get(kind, "__call__")
+    if kind == "library class, all static":
+        return jitbench.Target(cls(3, 2.0), (y,), call="step"), cls
+    call = {"plain class": "calc", "jit made at every call": pm.jit_each_call,
+            "library class, static self": "calc"}.get(kind, "__call__")  # fmt: skip
     return jitbench.Target(cls(pm.arrays(), 2), (y,), call=call), cls
 
 
@@ -65,109 +76,58 @@ def _ways(kind: str) -> list[str]:
 CASES = [(kind, way) for kind in KINDS for way in _ways(kind)]
 
 
-def _changed(kind: str, obj, field: str, value):
-    """``obj`` with ``field`` set to ``value`` as the library's users set it."""
-    if kind == "eqx.Module":
-        return eqx.tree_at(lambda m: getattr(m, field), obj, value)
-    if kind == "linen module":
-        return obj.clone(**{field: value})
-    if kind == "nnx.Module" and isinstance(getattr(obj, field), nnx.Variable):
-        getattr(obj, field)[...] = value
-    else:
-        setattr(obj, field, value)
-    return obj
-
-
-def _get(obj, field: str):
-    value = getattr(obj, field)
-    return value[...] if isinstance(value, nnx.Variable) else value
-
-
-class Printed:
-    """A way's printed code, split as its user runs it: the lines run once (setup), the lines
-    marked to run again for a new object, and the call line."""
-
-    def __init__(self, code: str) -> None:
-        lines = code.splitlines()
-        tree = ast.parse(code)
-        *setup, last = tree.body
-        self.setup = code
-        self.again = "\n".join(
-            ast.get_source_segment(code, node) for node in setup
-            if "once, outside the loop" in lines[node.lineno - 1]
-        )  # fmt: skip
-        self.call = ast.get_source_segment(code, last)
-        # the result: the call's value, or its `out` where the line unpacks (split/merge)
-        self.result = "out" if isinstance(last, ast.Assign) else None
-
-    def run(self, space: dict, source: str) -> tuple[object, int]:
-        if self.result is None:
-            *before, last = source.splitlines() or [""]
-            source = "\n".join([*before, f"__result__ = {last}"])
-        with count_compiles() as stats:
-            exec(source, space)
-            result = jax.block_until_ready(space["out" if self.result else "__result__"])
-        return result, stats.compiles
-
-
-def _oracle(target: jitbench.Target, obj) -> np.ndarray:
-    with jax.disable_jit():
-        return np.asarray(unjitted(target)(obj, *target.inputs))
+def _steps(audit) -> list[tuple[str, str, int, str]]:
+    return [(s.name, s.field, s.compiles, s.outcome) for s in audit.steps]
 
 
 @pytest.mark.parametrize(("kind", "way_name"), CASES, ids=[f"{k}: {w}" for k, w in CASES])
 def test_the_printed_code_run_as_printed_matches_its_measured_row(kind, way_name):
-    target, cls = _target(kind)
-    way = next(w for w in ways_of(target) if w.label == way_name)
+    target, _ = _target(kind)
+    way = way_of(target, way_name)
+    measured = audit_subject(WaySubject(target, way))
+    fresh, _ = _target(kind)  # the user's own object (and class), not the one just audited
+    printed = audit_subject(PrintedSubject(fresh, way))
+    assert _steps(printed) == _steps(measured)
+    assert printed.hazards() == measured.hazards()
+
+
+def test_a_library_s_class_is_wrapped_as_shipped_never_edited(monkeypatch):
+    """A method a library jits with a static self (gymnax's ``step``) is reached through its
+    jit's ``__wrapped__``; the value hash wraps the object in a key of its own, the helper
+    rebuilds it: no line assigns to the class or asks for its method to be rewritten."""
+    monkeypatch.setattr(catalog, "_library_folders", lambda: (pm.__file__.rpartition("/")[0],))
+    target = jitbench.Target(pm.StaticSelfScaler(pm.arrays(), 2), (pm.inputs(),), call="calc")
     names = names_of(target, unjitted(target))
-    printed = Printed(way.code(names))
-    try:
-        audit = audit_subject(WaySubject(target, way))
-    except jitbench.JitbenchError as exc:  # its first call cannot run: advise's row not built
-        audit, failed = None, str(exc)
-    if audit is not None and audit.steps[0].hazard:  # its first call raises under jit alone
-        audit, failed = None, audit.steps[0].error
+    assert (names.fn, names.library) == ("StaticSelfScaler.calc.__wrapped__", True)
+    assert names.imports == "from printed_models import StaticSelfScaler"
+    for way in ways_of(target)[1:]:
+        code = way.code(names)
+        assert code.startswith(names.imports + "\n\n")
+        assert "StaticSelfScaler.__" not in code and "in its place" not in code, way.label
+        assert "StaticSelfScaler.calc.__wrapped__" in code, way.label
 
-    fresh, _ = _target(kind)  # the user's own object, not the one the audit played
-    obj = fresh.obj
-    space = {"jax": jax, "partial": functools.partial, "eqx": eqx, "nnx": nnx,
-             cls.__name__: type(obj), names.var: obj}  # fmt: skip
-    space.update(zip([a.strip() for a in names.args.split(",")], fresh.inputs, strict=True))
-    if not isinstance(target.call, str):
-        space[names.fn] = unjitted(target)
-    target = fresh
-    clear_caches()
-    if audit is None:  # the printed code raises where the measured call did
-        with pytest.raises(Exception) as raised:
-            printed.run(space, printed.setup)
-        assert type(raised.value).__name__ in failed
-        return
-    done = []
 
-    result, compiles = printed.run(space, printed.setup)
-    done.append(("first_call", "", compiles, np.allclose(result, _oracle(target, obj))))
-    result, compiles = printed.run(space, printed.call)
-    done.append(("repeat_call", "", compiles, np.allclose(result, _oracle(target, obj))))
-    kept = {}
-    for step in audit.steps:
-        if step.name not in REPLAYED:
-            continue
-        field = step.field
-        if step.name == "seen_static":
-            value = kept[field]
-        else:
-            kept[field] = before = _get(obj, field)
-            value = before + 1  # a new flag value; a new array of the same shape
-        new = _changed(kind, obj, field, value)
-        if new is not obj:  # a new object: the user runs the lines made once for it again
-            obj = space[names.var] = new
-            exec(printed.again, space)
-        result, compiles = printed.run(space, printed.call)
-        done.append((step.name, field, compiles, np.allclose(result, _oracle(target, obj))))
+def test_an_object_whose_every_attribute_is_static_gets_every_way():
+    """No attribute holds an array (gymnax's Catch keeps two ints): registered as a pytree it
+    is all static data, and the helper takes its flags alone; no line unpacks nothing."""
+    target, _ = _target("library class, all static")
+    assert _ways("library class, all static") == [
+        "pytree registration", "helper function", "static self, value hash",
+    ]  # fmt: skip
+    code = way_of(target, "pytree registration").code(names_of(target, unjitted(target)))
+    assert "lambda o: ((), (o.rows, o.scale))" in code and "= children" not in code
 
-    measured = [
-        (s.name, s.field, s.compiles, s.outcome != "stale")
-        for s in audit.steps
-        if s.name in ("first_call", "repeat_call", *REPLAYED)
-    ]
-    assert done == measured
+
+def test_printed_code_splits_as_its_user_runs_it():
+    """The lines run once keep their decorators; the lines marked once per object run again
+    for a new object; the last line is the call, its result read where it assigns one."""
+    code = (
+        "graphdef, state = nnx.split(model)   # once, outside the loop\n\n"
+        "@jax.jit\ndef step(graphdef, state, x):\n    return x, state\n\n"
+        "out, state = step(graphdef, state, x)   # nnx.update(model, state) when done"
+    )
+    printed = Printed.of(code)
+    assert printed.setup.startswith("@jax.jit\ndef step(")
+    assert printed.per_object == "graphdef, state = nnx.split(model)   # once, outside the loop"
+    assert printed.call.startswith("out, state = step(") and printed.result == "out"
+    assert Printed.of("f = jax.jit(g)\nf(obj, y)").result == ""

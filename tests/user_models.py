@@ -1111,3 +1111,29 @@ def normalize_logged(state, xs):
 def logged_state() -> jitbench.Target:
     state = eqx.nn.make_with_state(Normed)()[1]
     return jitbench.Target(state, (jnp.stack([_x(1), _x(2)]),), call=normalize_logged)
+
+
+# --- An environment reset as gymnax's users reset one: its reset jitted with a static self ----
+
+
+class Resetting:
+    """gymnax's habit: ``reset`` jitted with a static ``self`` (hashed by identity), called on
+    every new object, whose compiled program keeps that object alive; its attributes are
+    numbers alone, as Catch's are."""
+
+    def __init__(self, rows, scale):
+        self.rows = rows
+        self.scale = scale
+
+    @partial(jax.jit, static_argnums=0)
+    def reset(self):
+        return jnp.zeros(self.rows)
+
+    def calc(self, y):
+        return y * self.scale + self.rows
+
+
+def resetting() -> jitbench.Target:
+    obj = Resetting(3, 2.0)
+    obj.reset()
+    return jitbench.Target(obj, (vector(),), call="calc")

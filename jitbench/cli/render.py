@@ -315,7 +315,9 @@ def advice(result: Advice, form: str) -> None:
     if result.device != "cpu":
         print(bound(result))
     if not result.recommended:
-        print("\nno way is free of stale results and errors: see the audit of each")
+        print("\nno way is free of stale results, errors and leaks: see the audit of each")
+        for line in result.checks:
+            print(line)
         return
     best = result.row(result.recommended)
     print(f"\nrecommended: {best.way} ({result.why()}; ranked by {result.ranked_by})")
@@ -330,6 +332,8 @@ def advice(result: Advice, form: str) -> None:
     for r in result.faster_hazardous():
         what = r.caveat or "the call as the user wrote it"
         print(f"faster, but {', '.join(r.hazards)}: {r.way}: {what}")
+    for line in result.checks:
+        print(line)
 
 
 def _sampled_all() -> str:

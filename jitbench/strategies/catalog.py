@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import importlib.util
+import re
 from collections.abc import Callable
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -28,15 +29,13 @@ from jitbench.strategies.codegen import (
 from jitbench.ways import builders as build
 from jitbench.ways.builders import Applies, Build, Convert
 
-NO_BODY = "    ...  # the body of {fn}, with these names for self.<name>"
-
 
 @dataclasses.dataclass(frozen=True)
 class Names:
     """What a way's code snippet reads: the class, the call and its arguments."""
 
     cls: str
-    fn: str  # the raw function as the user names it: Scaler.calc, forward
+    fn: str  # the raw function as the user reaches it: Scaler.calc, forward, Catch.step.__wrapped__
     name: str  # the jitted call's name: calc (a method's), forward_jit (a function's)
     args: str  # the call's arguments after the object: y / x, key
     var: str  # the object's name in the snippet: model, obj
@@ -46,8 +45,16 @@ class Names:
     data: str = "leaf"  # what an array's hashed bytes are read from (a typed key: its data)
     prelude: str = ""  # a helper the snippet needs first
     unjitted: str = ""  # the comment on where the raw function comes from
-    body: str = NO_BODY  # the raw function's body, self.<name> read as <name> (indented)
+    body: str = ""  # the raw function's body, self.<name> read as <name> (indented); "": none
     held: str = ""  # the field holding the function called (build.HeldCall), if it is one
+    # The object's class (or the raw call) is an installed library's: the code wraps the class
+    # as shipped, never edits it (a way's ``wrapping`` snippet), and imports it (``imports``).
+    library: bool = False
+    imports: str = ""
+    # What the first name of ``fn`` is in the user's code: "class" (a method: Catch.step),
+    # "raw" (the user's function, as written or its jit decorator removed), "written" (the
+    # call as written, whose ``__wrapped__`` the code reads), "object" (a function it holds).
+    binds: str = "class"
 
 
 def _always(obj: object) -> str | None:
@@ -82,9 +89,12 @@ class Way:
     returns ``bind`` (``bind(obj)`` is a :data:`~jitbench.ways.builders.Bound`), ``applies``
     says why it cannot be built for an object (None: it can), ``convert`` makes a new
     instance into the object the way calls, ``filters``: its call hashes non-array leaves,
-    ``body``: its code carries the call's body, ``copies``: its jit takes a copy of the object
-    (a pytree flattened and rebuilt), so what the call writes into the object is not written
-    back, and it is not built for a call that writes.
+    ``body``: its code carries the call's body where that can be rewritten without ``self``,
+    ``wrapping`` the code printed where the class is an installed library's (or, for a way
+    whose code carries the body, where the body cannot be rewritten): the class used as
+    shipped, never edited; ``copies``: its jit takes a copy of the object (a pytree flattened
+    and rebuilt), so what the call writes into the object is not written back, and it is not
+    built for a call that writes.
     """
 
     name: str
@@ -106,6 +116,7 @@ class Way:
     filters: bool = False
     body: bool = False
     copies: bool = False
+    wrapping: str = ""
 
     def __post_init__(self) -> None:
         """Refuse what :attr:`unavailable_reason` could not parse later."""
@@ -162,6 +173,10 @@ class Way:
         """The generated module source for ``shape``."""
         return source(self, shape)
 
+    def wraps(self, names: Names) -> bool:
+        """Whether this way's code for ``names`` is its ``wrapping`` form."""
+        return bool(self.wrapping) and (names.library or (self.body and not names.body))
+
     def code(self, names: Names) -> str:
         """Advise's snippet for this object's class and call."""
         fields = dataclasses.asdict(names)
@@ -171,9 +186,33 @@ class Way:
             attributes = getattr(names, part)
             fields[f"{part}_of"] = tuple_source([f"o.{n}" for n in attributes])
             fields[f"self_{part}"] = tuple_source([f"self.{n}" for n in attributes])
-            fields[f"set_{part}"] = tuple_source([f"obj.{n}" for n in attributes])
+            fields[f"var_{part}"] = tuple_source([f"{names.var}.{n}" for n in attributes])
             fields[f"bare_{part}"] = tuple_source(attributes)
-        return self.snippet.format(**fields).strip("\n")
+        # obj.<name> set from each non-empty part (an object whose attributes are all static
+        # has no arrays: no line for them); in the helper, its bare names from both parts.
+        fields["set_parts"] = _assignments(
+            [([f"obj.{n}" for n in names.children], "children"),
+             ([f"obj.{n}" for n in names.aux], "aux")], "    "
+        )  # fmt: skip
+        fields["rebuild"] = _assignments(
+            [([f"{names.var}.{n}" for n in names.aux], "statics"),
+             ([f"{names.var}.{n}" for n in names.children], "arrays")], "    "
+        )  # fmt: skip
+        fields["unpack"] = _assignments(
+            [(list(names.aux), "statics"), (list(names.children), "arrays")], "    "
+        )  # fmt: skip
+        snippet = self.wrapping if self.wraps(names) else self.snippet
+        code = snippet.format(**fields).strip("\n")
+        # The import of a library's class, where a line of code (not a comment) names it.
+        lines = [line.partition("#")[0] for line in code.splitlines()]
+        if names.imports and any(re.search(rf"\b{names.cls}\b", line) for line in lines):
+            code = f"{names.imports}\n\n{code}"
+        return code
+
+
+def _assignments(parts: list[tuple[list[str], str]], indent: str) -> str:
+    """``(a, b) = source`` for each part with targets, one line each (none for an empty part)."""
+    return "\n".join(f"{indent}{tuple_source(t)} = {source}" for t, source in parts if t)
 
 
 # --- The catalog: the built-in strategies in the suite's order, then advise's ways alone ----
@@ -212,16 +251,29 @@ HELPER_FUNCTION = Way(
     recipes.helper_function,
     kind=OBJECT,
     label="helper function",
-    caveat="the method's body moves to a module-level function; every attribute it reads is "
-    "passed in (flags static), so a new attribute is a new argument to add",
+    caveat="a module-level function takes every attribute the call reads, its arrays traced "
+    "and the rest static (hashed: a new value compiles once): a new attribute is a new "
+    "argument to add",
     snippet="""
 @partial(jax.jit, static_argnums=0)
 def _{name}(statics, arrays{comma_args}):
-    {bare_aux}, {bare_children} = statics, arrays
+{unpack}
 {body}
 
 def {name}(self{comma_args}):   # {fn}'s new body: write it in its place
     return _{name}({self_aux}, {self_children}{comma_args})
+
+{name}({var}{comma_args})
+""",
+    wrapping="""
+@partial(jax.jit, static_argnums=0)
+def _{name}(statics, arrays{comma_args}):
+    {var} = object.__new__({cls})   # rebuilt from its attributes, {cls} as it is
+{rebuild}
+    return {fn}({var}{comma_args})   # {unjitted}
+
+def {name}({var}{comma_args}):   # called in place of the call as written
+    return _{name}({var_aux}, {var_children}{comma_args})
 
 {name}({var}{comma_args})
 """,
@@ -253,6 +305,34 @@ def _key(obj):   # every field: arrays by shape, dtype and bytes, static data wr
 {name} = partial(jax.jit, static_argnums=0)({fn})   # {unjitted}
 {name}({var}{comma_args})
 """,
+    wrapping="""{prelude}
+def _key(obj):   # every field: arrays by shape, dtype and bytes, static data written out
+    leaves, structure = jax.tree_util.tree_flatten({state})
+    return str(structure), tuple(   # str: a PyTreeDef's hash omits static data
+        (leaf.shape, str(leaf.dtype), {data}.tobytes()) if hasattr({data}, "tobytes") else leaf
+        for leaf in leaves
+    )
+
+class _Hashed:   # {cls} as it is, hashed and compared by its values
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return hash(_key(self.obj))
+
+    def __eq__(self, other):
+        same = type(other) is _Hashed and type(other.obj) is type(self.obj)
+        return same and _key(self.obj) == _key(other.obj)
+
+@partial(jax.jit, static_argnums=0)
+def _{name}(hashed{comma_args}):
+    return {fn}(hashed.obj{comma_args})   # {unjitted}
+
+def {name}({var}{comma_args}):   # called in place of the call as written
+    return _{name}(_Hashed({var}){comma_args})
+
+{name}({var}{comma_args})
+""",
     build=build.value_hash,
     applies=build.value_hash_applies,
     filters=True,  # every leaf is hashed, numbers too
@@ -270,8 +350,7 @@ PYTREE_CLASS = Way(
     snippet="""
 def _unflatten(aux, children):
     obj = object.__new__({cls})
-    {set_children} = children
-    {set_aux} = aux
+{set_parts}
     return obj
 
 jax.tree_util.register_pytree_node({cls}, lambda o: ({children_of}, {aux_of}), _unflatten)
@@ -333,7 +412,8 @@ NNX_CACHED_PARTIAL = Way(
     caveat="the model's graph is cached when the partial is made: a structural change to it "
     "made after needs a new partial",
     snippet="""
-{name} = nnx.cached_partial(nnx.jit({fn}), {var})   # once, outside the loop
+jitted = nnx.jit({fn})
+{name} = nnx.cached_partial(jitted, {var})   # once, outside the loop
 {name}({args})
 """,
     build=build.cached_partial,

@@ -72,7 +72,13 @@ class Target:
         """The call as a user reads it: ``__call__``, ``calc`` or ``module.function``."""
         if isinstance(self.call, str):
             return self.call
-        return f"{getattr(self.call, '__module__', '?')}.{getattr(self.call, '__qualname__', '?')}"
+        module = getattr(self.call, "__module__", None) or "?"
+        name = getattr(self.call, "__qualname__", "?")
+        # A wrapper keeps its function's names (jax.jit(quax.quaxify(run)) is "run"): the
+        # name its module holds it by, where that is another.
+        space = vars(sys.modules[module]) if module in sys.modules else {}
+        held = [k for k, v in space.items() if v is self.call]
+        return f"{module}.{name if name in held or not held else held[0]}"
 
     def function(self) -> Callable[[], object]:
         """The call on this object with its inputs, as a zero-argument function."""

@@ -86,9 +86,10 @@ def held_method(target: Target, raw: Raw) -> bool:
 
 
 def unjitted(target: Target) -> Raw:
-    """The raw function under the target's call: :func:`written` with its jit wrappers, which
-    keep it as ``__wrapped__``, removed; a plain function's ``__wrapped__`` is the user's own
-    decorator (numpyro's ``@validate_sample``), part of what the call computes: kept."""
+    """The raw function under the target's call: :func:`written` with its jit wrappers taken
+    off, outermost first (each keeps what it jits as ``__wrapped__``). A wrapper that is no
+    jit stays, with what it wraps: it is part of what the call computes (quax's ``quaxify``,
+    numpyro's ``@validate_sample``, a user's own decorator)."""
     call = written(target)
     if not isinstance(call, HeldCall):
         return _unwrapped(call)
@@ -98,8 +99,17 @@ def unjitted(target: Target) -> Raw:
     return dataclasses.replace(call, unjitted=True)  # what the object holds, read at every call
 
 
+def jit_layers(call: Raw) -> int:
+    """How many jit wrappers :func:`unjitted` takes off ``call``: the ``.__wrapped__`` that
+    reach its raw function from it."""
+    layers = 0
+    while is_jit(call):
+        call, layers = call.__wrapped__, layers + 1
+    return layers
+
+
 def _unwrapped(call: Raw) -> Raw:
-    while hasattr(call, "__wrapped__") and not _plain(call):
+    while is_jit(call):
         call = call.__wrapped__
     return call
 
@@ -109,14 +119,19 @@ def _unwrapped(call: Raw) -> Raw:
 PYTHON_JITS = (("penzai/core/variables.py", "variable_jit.<locals>.outer_fun"),)
 
 
-def _plain(call: Raw) -> bool:
-    """Whether ``call`` is a Python function (or a method of one), not a jit's wrapper."""
+def is_jit(call: object) -> bool:
+    """Whether ``call`` (or the function of a bound method) is a jit's wrapper around the
+    function it keeps as ``__wrapped__``: one that lowers it ahead of time (``jax.jit``,
+    ``eqx.filter_jit``, ``nnx.jit``: each has ``.lower``) or a jit written in Python
+    (:data:`PYTHON_JITS`)."""
     function = call.__func__ if isinstance(call, types.MethodType) else call
-    if not isinstance(function, types.FunctionType):
+    if getattr(function, "__wrapped__", None) is None:
         return False
+    if not isinstance(function, types.FunctionType):
+        return callable(getattr(function, "lower", None))
     code = function.__code__
     where = (code.co_filename.replace("\\", "/"), getattr(code, "co_qualname", ""))
-    return not any(where[0].endswith(file) and where[1] == name for file, name in PYTHON_JITS)
+    return any(where[0].endswith(file) and where[1] == name for file, name in PYTHON_JITS)
 
 
 def as_written(target: Target, bind: Bind) -> bool:
@@ -418,11 +433,18 @@ def writes(target: Target, raw: Raw) -> str:
 
 
 def plain_applies(obj: object) -> str | None:
+    """Why a plain object cannot be split into its arrays (traced) and the rest (static data in
+    jit's key): no attributes of its own, or one that cannot be hashed. An object whose every
+    attribute is static (gymnax's environments) is split too: its arrays are none."""
     if attributes(obj) is None:
         return f"a {type(obj).__name__} has no attributes of its own to split"
-    children, aux = split_attributes(obj)
-    if not children:
-        return "no attribute holds an array: nothing to trace"
+    if kinds.is_linen_module(obj):
+        return (
+            "a linen module is built by its constructor or .clone(), never rebuilt from its "
+            "attributes (its __post_init__ binds it): jit its apply with the variables as "
+            "arguments"
+        )
+    _, aux = split_attributes(obj)
     for name in aux:
         value = getattr(obj, name)
         try:

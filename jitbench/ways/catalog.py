@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import itertools
+import os
+import site
+import sys
+import sysconfig
 import textwrap
 from collections.abc import Callable
 
@@ -29,7 +34,6 @@ from jitbench.strategies.catalog import (
     NNX_SPLIT_OUTPUT,
     NNX_TAKING_OBJECT,
     NNX_TREE_MODE,
-    NO_BODY,
     PENZAI_FROZEN,
     PENZAI_VARIABLE_JIT,
     PYTREE_CLASS,
@@ -99,13 +103,13 @@ def names_of(target: Target, raw: Raw) -> Names:
     args = params[: len(target.inputs)]
     args += [f"x{i}" for i in range(len(args), len(target.inputs))]
     args += list(target.kwargs)
+    fn, unjitted, binds = _raw_named(target, raw)
     if isinstance(target.call, str):
-        method = raw.__name__ if build.held_method(target, raw) else target.call
-        fn, name = f"{cls}.{method}", target.call.strip("_") or "call"
+        name = target.call.strip("_") or "call"
     else:  # the jitted function gets a name of its own: it calls the user's
-        fn = getattr(raw, "__name__", "")
-        fn = fn if fn.isidentifier() else "call"  # a lambda: named as the snippet reads it
-        name = f"{fn}_jit"
+        base = getattr(raw, "__name__", "")
+        base = base if base.isidentifier() else fn.partition(".")[0]
+        name = f"{base}_jit"
     module = (
         kinds.is_nnx_module(obj) or kinds.is_eqx_module(obj) or kinds.holds_penzai_variables(obj)
     )
@@ -118,20 +122,96 @@ def names_of(target: Target, raw: Raw) -> Names:
     if not hasattr(obj, "__dict__") or (attributes is not None and set(vars(obj)) != set(own)):
         state = "{" + ", ".join(f"{n!r}: obj.{n}" for n in own) + "}"
     var = "model" if module else "obj"
-    decorated = build.written(target) is not raw and not build.held_method(target, raw)
-    unjitted = f"the jit decorator removed from {fn}" if decorated else f"{fn} as written"
-    if fn == "call" and getattr(raw, "__name__", "") == "<lambda>":
-        unjitted = "call: the call's lambda as written"
     if held:  # the snippets' functions take the object first: one that calls what it holds
         rest = "*args, **kwargs" if target.kwargs else "*args"
         fn = f"lambda {var}, {rest}: {var}.{raw.name}({rest})"
-        unjitted = f"{var}.{raw.name} as written"
+        unjitted, binds = f"{var}.{raw.name} as written", "object"
+    library = installed(type(obj)) or (binds != "raw" and installed(raw))
+    imports = _import_of(type(obj)) if installed(type(obj)) else ""
+    # The body is copied into the user's code only where the class is the user's own.
     body = helper_body(raw, (*children, *aux)) if attributes is not None and not held else None
     names = Names(cls, fn, name, ", ".join(args), var, children, aux, state, unjitted=unjitted,
-                  body=body or NO_BODY, held=raw.name if held else "")  # fmt: skip
+                  body="" if library else body or "", held=raw.name if held else "",
+                  library=library, imports=imports, binds=binds)  # fmt: skip
     if any(kinds.is_key(leaf) for leaf in jax.tree_util.tree_leaves(attributes or [])):
         return dataclasses.replace(names, data="_data(leaf)", prelude=_KEY_DATA)
     return names
+
+
+def _raw_named(target: Target, raw: Raw) -> tuple[str, str, str]:
+    """How the code names the raw call (``Names.fn``), the comment saying where it comes from
+    (``Names.unjitted``), and what its first name is (``Names.binds``): the method or
+    function itself where the user wrote it without jit, or wrote the jit as a decorator on
+    code of their own (which they remove); else what the jit as written keeps as
+    ``__wrapped__``, reached through the class or the call as written: a library's method or
+    function as shipped, or a wrapper kept under the jit (``jax.jit(quax.quaxify(run))``)."""
+    written = build.written(target)
+    layers = "" if isinstance(raw, build.HeldCall) else ".__wrapped__" * build.jit_layers(written)
+    if isinstance(target.call, str):
+        cls = type(target.obj).__name__
+        if build.held_method(target, raw):  # self.jitted = jax.jit(self.calc): Cls.calc as is
+            return f"{cls}.{raw.__name__}", f"{cls}.{raw.__name__} as written", "class"
+        fn = f"{cls}.{target.call}"
+        if not layers:
+            return fn, f"{fn} as written", "class"
+        if not installed(raw):
+            return fn, f"the jit decorator removed from {fn}", "class"
+        return fn + layers, f"{fn} as shipped, its jit taken off", "class"
+    name = getattr(raw, "__name__", "")
+    name = name if name.isidentifier() else ""
+    # The user's modules that may name the call (the target factory's, the jit's, the raw
+    # function's), a library's left out: the code runs where the user's names are.
+    homes = [vars(sys.modules[m]) for m in dict.fromkeys(
+        getattr(f, "__module__", None) or "" for f in (target.factory, written, raw)
+    ) if m in sys.modules and not installed(sys.modules[m])]  # fmt: skip
+    if name and any(home.get(name) is raw for home in homes):
+        return name, f"{name} as written", "raw"
+    if layers and name and not installed(raw) and any(h.get(name) is written for h in homes):
+        return name, f"the jit decorator removed from {name}", "raw"  # @jax.jit on their own
+    held_as = next((k for home in homes for k, v in home.items() if v is written), "")
+    if layers and held_as:
+        return held_as + layers, f"{held_as} without its jit", "written"
+    if getattr(raw, "__name__", "") == "<lambda>":
+        return "call", "call: the call's lambda as written", "raw"
+    return "call", "call: the call as written, its jit taken off", "raw"
+
+
+def _import_of(cls: type) -> str:
+    """The line importing ``cls`` from the shortest public module of its package that holds it
+    by its name (``from equinox.nn import Linear``, not ``equinox.nn._linear``; ``from
+    jax.scipy.interpolate import RegularGridInterpolator``), else from its own module; "" for
+    a class its own module does not hold by its name (one made inside a function)."""
+    name, home = cls.__name__, cls.__module__
+    own = sys.modules.get(home)
+    if own is None or vars(own).get(name) is not cls:
+        return ""
+    top = home.partition(".")[0]
+    public = sorted(
+        (module for module, found in list(sys.modules.items())
+         if (module == top or module.startswith(f"{top}."))
+         and not any(part.startswith("_") for part in module.split("."))
+         and getattr(found, "__dict__", {}).get(name) is cls),
+        key=lambda module: (module.count("."), module),
+    )  # fmt: skip
+    return f"from {public[0] if public else home} import {name}"
+
+
+def installed(thing: object) -> bool:
+    """Whether ``thing`` (a class or a function) comes from an installed library, not the
+    user's own code: its source file lies in one of the interpreter's site-packages folders
+    (a project installed in development mode keeps its files where they are: its own)."""
+    try:
+        path = os.path.realpath(inspect.getfile(thing))  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return any(path.startswith(folder) for folder in _library_folders())
+
+
+@functools.cache
+def _library_folders() -> tuple[str, ...]:
+    folders = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    folders |= {*site.getsitepackages(), site.getusersitepackages()}
+    return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
 
 
 def _positional(function: Callable[..., object]) -> list[str]:
@@ -216,11 +296,6 @@ class WaySubject(Walked):
         self.way, self.raw = way, build.unjitted(target)
         if (reason := way.applies(target.obj)) is not None:  # the call as written always does
             raise JitbenchError(reason)
-        if way.body and helper_body(self.raw, sum(build.split_attributes(target.obj), ())) is None:
-            raise JitbenchError(
-                "its code is the call's body with self.<name> read as <name>, and this body "
-                "reads the object otherwise (a method of it, or itself), or has no source"
-            )
         self._convert = way.convert(target.obj) if way.convert else None
         self._bind = way.build(target.obj, self.raw) if way.build else None
         if self._bind is not None and build.as_written(target, self._bind):
@@ -267,9 +342,9 @@ class WaySubject(Walked):
         return self.raw(obj, *inputs, **kwargs)
 
 
-def way_subject(target: Target, name: str, *, checked: bool = True) -> WaySubject:
-    """The subject of the way called ``name`` on ``target`` (JitbenchError: unknown, or it
-    does not apply to the object's kind; ``checked``: as :class:`WaySubject` takes it)."""
+def way_of(target: Target, name: str) -> Way:
+    """The way called ``name`` for ``target`` (JitbenchError: unknown, or it does not apply to
+    the object's kind)."""
     # The hoisted jit is a way only of a call that jits at every call (running it twice
     # tells): asked for by name only, as advise's counting process asks for its row.
     hoisted = name == BOUND_METHOD_JIT.label
@@ -278,4 +353,10 @@ def way_subject(target: Target, name: str, *, checked: bool = True) -> WaySubjec
     if way is None:
         choices = ", ".join(w.label for w in valid)
         raise JitbenchError(f"unknown way {name!r} for {target.name!r}; valid: {choices}")
-    return WaySubject(target, way, checked=checked)
+    return way
+
+
+def way_subject(target: Target, name: str, *, checked: bool = True) -> WaySubject:
+    """The subject of the way called ``name`` on ``target`` (:func:`way_of`; ``checked``: as
+    :class:`WaySubject` takes it)."""
+    return WaySubject(target, way_of(target, name), checked=checked)
