@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from jitbench.suite import asvcompat, scaffold
 
 
 def run(args: argparse.Namespace) -> int:
-    return asvcompat.run_asv(args.asv, str(scaffold.machine_file(".")))
+    machines = scaffold.machine_file(".")
+    # pip's, virtualenv's and matplotlib's caches in the suite's own folder, not the home one.
+    os.environ.update(scaffold.suite_environment(".", os.environ))
+    return asvcompat.run_asv(args.asv, str(machines))
