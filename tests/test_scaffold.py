@@ -476,17 +476,20 @@ def test_init_writes_nothing_into_the_home_folder(tmp_path):
     assert [p.name for p in home.iterdir() if p.name != ".rustup"] == []
 
 
-def test_jitbench_asv_keeps_the_caches_in_the_suite(written, monkeypatch):
-    """What jitbench asv sets for asv and the processes it starts: pip's, virtualenv's and
-    matplotlib's caches in the suite's .jitbench/cache, unless the user set them."""
+def test_commands_in_the_suite_keep_the_caches_in_it(written, monkeypatch):
+    """What a command run in the suite folder (jitbench asv, report...) sets for itself and the
+    processes it starts: pip's, virtualenv's and matplotlib's caches in the suite's
+    .jitbench/cache, unless the user set them."""
+    from jitbench.suite import caches
+
     repo, _ = written
     suite = repo / "benchmarks"
     cache = suite.resolve() / scaffold.HOME / "cache"
-    assert scaffold.suite_environment(suite, {}) == {
+    assert caches.suite_environment(suite, {}) == {
         "PIP_CACHE_DIR": str(cache / "pip"),
         "VIRTUALENV_OVERRIDE_APP_DATA": str(cache / "virtualenv"),
         "MPLCONFIGDIR": str(cache / "matplotlib"),
     }
     mine = {"PIP_CACHE_DIR": "/elsewhere"}
-    assert "PIP_CACHE_DIR" not in scaffold.suite_environment(suite, mine)
-    assert scaffold.suite_environment(repo, {}) == {}  # not a suite folder of init's
+    assert "PIP_CACHE_DIR" not in caches.suite_environment(suite, mine)
+    assert caches.suite_environment(repo, {}) == {}  # not a suite folder of init's

@@ -33,6 +33,7 @@ from jitbench.options import (
     REPEAT,
     VALIDATE_PHASES,
 )  # fmt: skip
+from jitbench.suite import caches
 
 
 def _target_options(parser: argparse.ArgumentParser) -> None:
@@ -265,6 +266,8 @@ def run(args: argparse.Namespace) -> int:
     (the CLI's one lazy import: each command's own imports load with it, and no other's)."""
     if args.command in EXTRA:
         extras.require(EXTRA[args.command], args.command)
+    # In a suite folder of init's, what pip, virtualenv and matplotlib cache stays in it.
+    os.environ.update(caches.suite_environment(Path.cwd(), os.environ))
     name = args.command.replace("-", "_")
     return importlib.import_module(f"jitbench.cli.commands.{name}").run(args)
 

@@ -13,7 +13,6 @@ import shutil
 import sys
 import tempfile
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -29,13 +28,12 @@ from jitbench.measure.counting.instructions import OPT_IN_ENV
 from jitbench.options import CI_PROVIDERS
 from jitbench.suite import ci as ci_module
 from jitbench.suite.asvrun import git, load_config
+from jitbench.suite.caches import HOME
 from jitbench.suite.install import HELD
 
 # The folder init writes into, from the project's root: asv's config, the suite package (of
 # the same name, inside it: asv imports it by that name) and what git ignores.
 SUITE = "benchmarks"
-# Inside SUITE, ignored by git: the jitbench wheel asv installs and asv's machine file.
-HOME = ".jitbench"
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 ASV_CONF = """\
@@ -496,27 +494,6 @@ def machine_file(root: str | Path) -> Path:
             "--wheel from the repository's root first"
         )
     return root / HOME / "asv-machine.json"
-
-
-# Where jitbench keeps, in HOME of a suite folder, what pip, virtualenv and matplotlib would
-# write into the user's home folder, and the variable that moves each there.
-CACHES = {
-    "PIP_CACHE_DIR": "pip",
-    "VIRTUALENV_OVERRIDE_APP_DATA": "virtualenv",
-    "MPLCONFIGDIR": "matplotlib",
-}
-
-
-def suite_environment(root: str | Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables to set, where ``environ`` sets none of them, for the commands run in
-    the suite folder ``root`` init wrote and the processes they start (asv, pip, virtualenv,
-    the benchmarks, the report): their caches in ``root``/:data:`HOME`/cache, nothing
-    written into the home folder. Empty outside such a folder."""
-    root = Path(root).resolve()
-    if not ((root / "asv.conf.json").is_file() and (root / HOME).is_dir()):
-        return {}
-    cache = root / HOME / "cache"
-    return {name: str(cache / where) for name, where in CACHES.items() if not environ.get(name)}
 
 
 def target_notes(folder: str | Path, targets: list[str]) -> list[str]:
