@@ -165,3 +165,38 @@ def test_a_module_the_project_itself_lacks_gets_no_such_advice(tmp_path, capsys)
     assert targets_built(str(suite)) == 1
     out = capsys.readouterr().out
     assert out.endswith("No module named 'json.no_such_part'\n"), out
+
+
+def test_each_commit_installs_its_own_code_even_at_the_same_version(tmp_path):
+    """Two commits of one release build wheels of one name: the second is installed all the
+    same (pip took it as satisfied, and asv measured the first commit's code again under the
+    second's hash, where asv.conf.json's project named another distribution)."""
+    import site
+
+    venv = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    outer = [p for p in site.getsitepackages() if os.path.isdir(p)]  # pip and jitbench
+    Path(purelib, "outer.pth").write_text(f"import site; [site.addsitedir(p) for p in {outer!r}]\n")
+    suite = _suite(tmp_path, {})
+    (suite / "bench_targets.py").write_text("TARGETS = []\n")
+    env = {**_pip_env(), "PIP_DRY_RUN": ""}
+    for value in (1, 2):
+        folder = tmp_path / f"commit{value}"
+        folder.mkdir()
+        wheel = _wheel(folder, "packaging")
+        with zipfile.ZipFile(wheel, "a") as archive:
+            archive.writestr("tiny.py", f"VALUE = {value}\n")
+        done = subprocess.run(
+            [str(python), "-m", "jitbench.suite.install", str(wheel), str(wheel), str(suite)],
+            capture_output=True, text=True, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        found = subprocess.run(
+            [str(python), "-c", "import tiny; print(tiny.VALUE)"], capture_output=True, text=True
+        )  # fmt: skip
+        assert found.stdout.strip() == str(value), found.stdout + found.stderr

@@ -1,15 +1,15 @@
 """``python -m jitbench.suite.install WHEEL JITBENCH_WHEEL SUITE``: asv's install of one commit
 of a project set up by ``jitbench init``.
 
-pip installs the commit's wheel and jitbench's with every :data:`HELD` package the matrix
-pins held at the release asv installed from it, so that no commit's requirements move JAX
-under the results; then a new process builds each target of the suite
-package ``SUITE`` at this commit and makes its call once. Where a commit's requirements
-forbid a held release, or a target cannot be built there (a class it predates) or its call
-fails under the held releases (a JAX function it calls was removed), one line says why and
-the exit status is 1: asv skips that commit and goes on. Run inside asv's environment,
-before jitbench's dependencies may be there: this module imports the standard library alone
-(and :mod:`jitbench.child`, which does too).
+pip installs the commit's wheel (the distribution installed before it taken out first) and
+jitbench's with every :data:`HELD` package the matrix pins held at the release asv installed
+from it, so that no commit's requirements move JAX under the results; then a new process
+builds each target of the suite package ``SUITE`` at this commit and makes its call once.
+Where a commit's requirements forbid a held release, or a target cannot be built there (a
+class it predates) or its call fails under the held releases (a JAX function it calls was
+removed), one line says why and the exit status is 1: asv skips that commit and goes on.
+Run inside asv's environment, before jitbench's dependencies may be there: this module
+imports the standard library alone (and :mod:`jitbench.child`, which does too).
 """
 
 from __future__ import annotations
@@ -49,6 +49,11 @@ def held(config: Path) -> dict[str, str]:
     return found
 
 
+def distribution(wheel: str) -> str:
+    """The distribution a wheel holds, from its file name (``name-version-...-tag.whl``)."""
+    return Path(wheel).name.split("-")[0]
+
+
 def why_not(output: str) -> str:
     """pip's reason in one line: what the commit requires in conflict (the held packages'
     own requirements left out), else pip's last error line."""
@@ -82,6 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     *wheels, suite = args
     pins = held(Path(suite).resolve().parent / "asv.conf.json")
+    # The commit's distribution out first: pip takes a wheel of the release already installed
+    # (the commit before, of the same version) as satisfied and installs nothing, and asv's
+    # uninstall names asv.conf.json's "project", which a setup.py project's may not be.
+    child.run([sys.executable, "-m", "pip", "uninstall", "-y", distribution(wheels[0])],
+              what="pip uninstall")  # fmt: skip
     # Not quiet: pip names the requirements in conflict only in its full output.
     command = [sys.executable, "-m", "pip", "install", *wheels]
     done = child.run(command + [f"{name}=={version}" for name, version in pins.items()],
