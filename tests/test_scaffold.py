@@ -493,3 +493,23 @@ def test_commands_in_the_suite_keep_the_caches_in_it(written, monkeypatch):
     mine = {"PIP_CACHE_DIR": "/elsewhere"}
     assert "PIP_CACHE_DIR" not in caches.suite_environment(suite, mine)
     assert caches.suite_environment(repo, {}) == {}  # not a suite folder of init's
+
+
+@pytest.mark.parametrize(
+    ("files", "name"),
+    [
+        ({"setup.py": 'from setuptools import setup\nsetup(\n    name="jaxopt",\n)\n'}, "jaxopt"),
+        ({"setup.cfg": "[metadata]\nname = my-lib\n", "setup.py": "setup()\n"}, "my-lib"),
+        ({"setup.py": "setup(name=NAME)\n"}, "checkout"),  # not a literal: the folder's
+    ],
+    ids=["setup.py", "setup.cfg", "folder"],
+)
+def test_a_setup_py_project_is_named_as_it_names_itself(tmp_path, files, name):
+    """asv.conf.json's project (the dashboard's title) is the distribution's name, where a
+    project without pyproject.toml says it in setup.cfg or in a literal of setup.py."""
+    repo = _repo(tmp_path / "checkout", pyproject=False)
+    for file, text in files.items():
+        (repo / file).write_text(text)
+    done = _init(repo, env=NO_COUNTS)
+    assert done.returncode == 0, done.stderr
+    assert Config.load(str(repo / "benchmarks" / "asv.conf.json")).project == name

@@ -6,6 +6,7 @@ overwritten: an existing file is one error, and nothing is written."""
 
 from __future__ import annotations
 
+import configparser
 import importlib.metadata
 import json
 import re
@@ -321,6 +322,27 @@ def _declared(project: dict[str, Json], folder: Path) -> set[str]:
     return names
 
 
+def distribution_name(project: dict[str, Json], folder: Path) -> str:
+    """The project's distribution (asv.conf.json's project: the dashboard's title, what asv
+    uninstalls): pyproject.toml's name, else setup.cfg's, else the one literal ``name=`` of
+    setup.py, else the folder's name."""
+    name = project.get("name")
+    if isinstance(name, str) and name:
+        return name
+    config = configparser.ConfigParser()
+    try:
+        config.read(folder / "setup.cfg")
+    except configparser.Error:
+        pass
+    name = config.get("metadata", "name", fallback="")
+    if name:
+        return name
+    setup = folder / "setup.py"
+    text = setup.read_text(errors="replace") if setup.is_file() else ""
+    found = set(re.findall(r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]*)["']""", text))
+    return found.pop() if len(found) == 1 else folder.resolve().name
+
+
 def held_releases(project: dict[str, Json], folder: Path, jax: str | None = None) -> dict[str, str]:
     """The releases every commit is measured with (:data:`HELD`): JAX at ``jax`` (default: it
     and jaxlib as installed here), and equinox and flax where the project requires them, as
@@ -564,10 +586,7 @@ def init_project(
         raise JitbenchError(f"will not overwrite existing {', '.join(existing)}; nothing written")
     conf, readme, ignore, attributes, init, bench = files[:6]
     hooks, why = counting_hooks(ci is not None)
-    # The distribution name in pyproject.toml (what asv uninstalls), else the folder's.
-    name = project.get("name")
-    if not (isinstance(name, str) and name):
-        name = folder.resolve().name
+    name = distribution_name(project, folder)
     branch = git(folder, "symbolic-ref", "--short", "HEAD") or "main"
     wheel_path = f"{{conf_dir}}/{HOME}/{wheel.name}"
     home_words, home_lines = HOME_IGNORED[ci is not None]
