@@ -392,6 +392,7 @@ def test_ci_writes_the_workflow_and_commits_the_wheel_it_installs(with_ci):
     guide = (repo / "benchmarks" / "README.md").read_text()
     assert "In CI: `.github/workflows/jitbench.yml`" in guide
     assert "The jitbench wheel is committed (CI installs it)" in guide
+    assert 'git add . ../.github && git commit -m "asv benchmarks through jitbench"' in guide
 
 
 def test_ci_counts_where_this_machine_cannot(with_ci):

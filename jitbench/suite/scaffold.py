@@ -132,7 +132,7 @@ Run from this folder, where jitbench is installed
 its machine file kept in `{home}/` rather than your home folder:
 
 ```bash
-git add . && git commit -m "asv benchmarks through jitbench"
+git add .{git_add_ci} && git commit -m "asv benchmarks through jitbench"
 jitbench asv machine --yes
 # the newest commit of {branch}, in a virtualenv asv builds (env/)
 jitbench asv run
@@ -619,6 +619,8 @@ def init_project(
         # One line per package: a package the project forgets is one line to add.
         "matrix": json.dumps(_matrix(hooks, held, extra), indent=4).replace("\n", "\n    "),
         "home_words": home_words,
+        # The workflow is at the repository's root, beside this folder.
+        "git_add_ci": f" ../{ci_module.WORKFLOW.parts[0]}" if ci is not None else "",
         "ignored": f"`{HOME}/` (but the wheel)" if ci is not None else f"`{HOME}/`",
         "audit_target": chosen[0] if chosen else f"{SUITE}.targets:make",
     }
