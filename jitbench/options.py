@@ -8,6 +8,8 @@ parser is built without pandas, asv or JAX.
 from __future__ import annotations
 
 FORMATS = ("table", "json", "csv")
+# The CI providers jitbench init --ci writes a workflow for (jitbench.suite.ci).
+CI_PROVIDERS = ("github",)
 # What jitbench compare's BASE and HEAD name.
 COMPARE_BY = ("commit", "env", "machine")
 # jitbench validate's phases, in the order they run; the default leaves counts out (Valgrind).

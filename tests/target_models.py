@@ -1,7 +1,8 @@
 """Targets written the way their users write them, for the tests of targets in the grid.
 
 ``make_model``: a ``jax.tree_util.register_dataclass`` model whose ``__call__``
-calls a module-level jitted function with the model as a pytree argument.
+calls a module-level jitted function with the model as a pytree argument;
+``make_rejitted``: the same model jitting a new function at every call (a recompile at each).
 """
 
 from __future__ import annotations
@@ -66,3 +67,16 @@ def make_on_one_cpu() -> Target:
     if cpus != 1:
         raise RuntimeError(f"this process may use {cpus} CPUs")
     return make_model()
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Rejitted(Affine):
+    """Affine's call through a new jitted function at every call: it compiles every time."""
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return jax.jit(lambda model, x: _apply(model, x))(self, x)
+
+
+def make_rejitted() -> Target:
+    return Target(Rejitted(jnp.ones(8), jnp.zeros(8)), inputs=(jnp.arange(8.0),))

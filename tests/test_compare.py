@@ -98,6 +98,8 @@ def test_slower_benchmark_fails(runs, frame, capsys):
     assert _compare(runs.results, runs.c1, runs.c3) == 1
     out = capsys.readouterr().out
     assert "combinations are present on one side only" in out
+    # What fails is the row that ran on c1 and fails on c3, not the slower times.
+    assert out.splitlines()[-1] == "fails: 1 row that ran on BASE failed on HEAD"
     table = compare.compare_frames(
         results.select(frame, commit=runs.c1), results.select(frame, commit=runs.c3), 1.1
     )
@@ -265,7 +267,10 @@ def test_by_env(runs, tmp_path, capsys):
 
     copy, slow_env = _scaled_copy(runs, tmp_path, rename, SLOWDOWN)
     base_env = results.load(copy, commit=runs.c1)["env"].iloc[0]
-    assert _compare(copy, base_env, slow_env, by="env") == 1
+    # The cached call got SLOWDOWN times slower: marked, and shown, but a time never fails.
+    assert _compare(copy, base_env, slow_env, by="env") == 0
+    out = capsys.readouterr().out
+    assert ("+", CACHED) in {(mark, case.split("(")[0]) for mark, case in _rows(out)}
     assert _compare(copy, base_env, base_env, by="env", commit=runs.c1[:6]) == 0
     with pytest.raises(JitbenchError, match="no results for env 'jax9'"):
         _compare(copy, base_env, "jax9", by="env")
@@ -283,9 +288,13 @@ def test_by_machine(runs, tmp_path, capsys):
         return "otherbox"
 
     copy, other = _scaled_copy(runs, tmp_path, rename, SLOWDOWN)
-    assert _compare(copy, MACHINE, other, by="machine", commit=runs.c1) == 1
+    # Times are shown, never judged: SLOWDOWN times slower, marked +, and exit 0.
+    assert _compare(copy, MACHINE, other, by="machine", commit=runs.c1) == 0
     out = capsys.readouterr().out
     assert f"HEAD otherbox {runs.c1[:8]}" in out
+    slowed = [mark for mark, case in _rows(out) if case.startswith(CACHED + "(")]
+    assert "+" in slowed and set(slowed) <= {"+", ""}
+    assert out.splitlines()[-1] == f"passes: {compare.NOTHING_FAILS}"
     with pytest.raises(JitbenchError, match="--machine cannot be combined"):
         _compare(copy, MACHINE, other, by="machine", machine=MACHINE)
 
@@ -511,9 +520,10 @@ def test_a_hazard_new_at_head_is_named_and_fails(runs, tmp_path, capsys):
     copy = _c1_as_c2(runs, tmp_path, plant)
     assert _compare(copy, runs.c1[:8], runs.c2[:8], factor=1e6) == 1
     lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "fails: 1 new hazard at HEAD: recompiles every call"
     repeat = catalog.HAZARDS["repeat_call_compiles"]
     # The part is named, not also its whole (the same hazard).
-    assert [line for line in lines if "hazard" in line and " at HEAD: " in line] == [
+    assert [line for line in lines if line.startswith(("new hazard", "hazard gone"))] == [
         f"new hazard at HEAD: recompiles every call in pytree_class on cpu ({repeat} 0 -> 1); "
         "jitbench audit --strategy pytree_class --explain says where",
         "hazard gone at HEAD: leaks in bound_method_jit on cpu "
@@ -532,3 +542,57 @@ def _set(data: dict, benchmark: str, combo: tuple[str, ...], value: float) -> No
     column = data["result_columns"].index
     combos = list(itertools.product(*entry[column("params")]))
     entry[column("result")][combos.index(combo)] = value
+
+
+def test_the_summary_holds_the_counts_the_hazard_and_the_times(runs, tmp_path, capsys):
+    """--summary appends Markdown (a CI job's summary): the verdict, every count with its
+    change, each new hazard with the command that says where, then the times unmarked."""
+
+    def plant(data, is_c2):
+        if is_c2:
+            _set(data, catalog.HAZARDS["recompiles"], ("'pytree_class'", "'cpu'"), 4.0)
+            _set(data, catalog.HAZARDS["repeat_call_compiles"], ("'pytree_class'", "'cpu'"), 1.0)
+            name = catalog.INSTRUCTIONS["call"]
+            column = data["result_columns"].index("result")
+            data["results"][name][column] = [v * 1.02 for v in data["results"][name][column]]
+
+    copy = _c1_as_c2(runs, tmp_path, plant)
+    summary = tmp_path / "summary.md"
+    summary.write_text("an earlier step's lines\n")
+    assert _compare(copy, runs.c1[:8], runs.c2[:8], summary=summary) == 1
+    printed = capsys.readouterr().out
+    text = summary.read_text()
+    assert text.startswith(
+        f"an earlier step's lines\n### jitbench: HEAD `{runs.c2[:8]}` against BASE "
+        f"`{runs.c1[:8]}`: fails\n"
+    )
+    verdict = printed.splitlines()[-1].removeprefix("fails: ")
+    assert f"**{verdict}**. Instruction counts are judged to 1%" in text
+    assert "instruction counts rose by over 1%" in verdict and "recompiles every call" in verdict
+    counts, timed = text.split("shown, never judged</summary>")
+    counted = [line for line in counts.splitlines() if catalog.INSTRUCTIONS["call"] in line]
+    assert counted and all(line.startswith("| +  |") and "+2.00%" in line for line in counted)
+    assert (
+        "New hazard: **recompiles every call** in `pytree_class` on cpu "
+        "(track_repeat_call_compiles 0 -> 1). `jitbench audit --strategy pytree_class --explain` "
+        "says where."
+    ) in counts
+    assert CACHED in timed and not re.search(r"^\| [+!~-] ", timed, re.M)
+
+
+def test_a_gate_without_counts_is_refused(runs, tmp_path, capsys):
+    """--require-counts: results whose count rows are n/a on both sides would let the gate
+    judge hazards alone; one line, exit 2, nothing printed."""
+
+    def drop(data, is_c2):
+        column = data["result_columns"].index("result")
+        for name, row in data["results"].items():
+            if name.endswith("_instructions"):  # every count benchmark's name
+                row[column] = [math.nan] * len(row[column])
+
+    copy = _c1_as_c2(runs, tmp_path, drop)
+    with pytest.raises(JitbenchError, match="no instruction count was measured on either side"):
+        _compare(copy, runs.c1[:8], runs.c2[:8], require_counts=True)
+    assert capsys.readouterr().out == ""
+    assert _compare(copy, runs.c1[:8], runs.c2[:8]) == 0
+    capsys.readouterr()

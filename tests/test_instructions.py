@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -160,8 +161,7 @@ def test_a_tcmalloc_path_that_is_not_a_file_is_one_line_and_exit_2(monkeypatch, 
     if shutil.which("valgrind") is not None and importlib.util.find_spec("pytest_codspeed"):
         assert reason == (
             f"JITBENCH_TCMALLOC={str(missing)!r} is not a file: set it to a "
-            "libtcmalloc_minimal.so or unset it to use the system's (where jitbench init "
-            "recorded it: in asv.conf.json's matrix)"
+            "libtcmalloc_minimal.so or unset it to use the system's"
         )
         done = subprocess.run(
             [sys.executable, "-m", "jitbench.measure.counting.callgrind"],
@@ -175,27 +175,22 @@ def test_a_tcmalloc_path_that_is_not_a_file_is_one_line_and_exit_2(monkeypatch, 
     assert not missing.exists()
 
 
-def test_a_tcmalloc_named_by_jitbench_tcmalloc_is_what_init_records(monkeypatch, tmp_path):
-    """asv's benchmarks run from another shell: where JITBENCH_TCMALLOC names the library, init
-    writes it, as an absolute path, beside JITBENCH_INSTRUCTIONS=1 in the matrix."""
+def test_a_tcmalloc_named_by_jitbench_tcmalloc_stays_out_of_asv_conf(monkeypatch, tmp_path):
+    """A path of this machine's is not committed: where JITBENCH_TCMALLOC names the library,
+    init writes the counts' opt-in alone into the matrix (the benchmarks find tcmalloc where
+    they run, from the environment of asv run), so asv's environment is named the same on
+    every machine."""
     from jitbench.suite import scaffold
 
     library = tmp_path / "lib" / "libtcmalloc_minimal.so.4"
     library.parent.mkdir()
     library.write_bytes(b"")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(callgrind.ALLOCATOR_ENV, "lib/libtcmalloc_minimal.so.4")
-    assert callgrind.allocator_setting() == {callgrind.ALLOCATOR_ENV: str(library)}
-    matrix = scaffold._matrix("5.0.4", {})
-    assert matrix["env_nobuild"] == {
-        instructions.OPT_IN_ENV: ["1"],
-        callgrind.ALLOCATOR_ENV: [str(library)],
-    }
-    assert "env_nobuild" not in scaffold._matrix(None, {})  # no counts: nothing of tcmalloc
-    monkeypatch.delenv(callgrind.ALLOCATOR_ENV)
-    if callgrind.unavailable_reason() is None:  # the system's tcmalloc: found there as here
-        assert callgrind.allocator_setting() == {}
-        assert scaffold._matrix("5.0.4", {})["env_nobuild"] == {instructions.OPT_IN_ENV: ["1"]}
+    monkeypatch.setenv(callgrind.ALLOCATOR_ENV, str(library))
+    assert callgrind.allocator() == str(library)
+    matrix = scaffold._matrix("5.0.4", {}, {})
+    assert matrix["env_nobuild"] == {instructions.OPT_IN_ENV: ["1"]}
+    assert str(tmp_path) not in json.dumps(matrix)
+    assert "env_nobuild" not in scaffold._matrix(None, {}, {})  # no counts: no opt-in
 
 
 def test_a_process_without_tcmalloc_loaded_refuses_to_count(tmp_path):

@@ -141,7 +141,7 @@ def test_notes_commands_and_marks_are_about_the_targets_suite(project, tmp_path,
     # A failure is named by the suite's own benchmark, not the built-in one it is shown under.
     assert f"- {AFTER_CHANGE}: 1 parameter combinations failed" in index
     assert "`asv run`" in index  # counts: the project's own command
-    assert f"`jitbench audit {TARGET} --format json > audit.json`" in index
+    assert f"`python -m jitbench audit {TARGET} --format json > audit.json`" in index
     # One target, nothing compared: no star, and no legend for one.
     assert "★" not in index
     glance = index.split("## At a glance")[1].split("\n## ")[0]

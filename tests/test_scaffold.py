@@ -231,7 +231,8 @@ def test_where_this_machine_counts_every_asv_run_counts(written):
     guide = (repo / "benchmarks" / "README.md").read_text()
     assert "Instruction counts: on. asv's environments install pytest-codspeed" in guide
     assert "jitbench asv continuous --factor 2 trunk HEAD" in guide
-    assert "jitbench compare --factor 2 $(git rev-parse trunk) $(git rev-parse HEAD)" in guide
+    assert "jitbench compare trunk HEAD" in guide
+    assert f"python -m jitbench audit {TARGET} --explain" in guide
 
 
 def test_where_this_machine_cannot_count_the_readme_says_why_and_how(tmp_path):
@@ -343,6 +344,173 @@ def test_a_commit_that_cannot_build_a_target_is_skipped_in_one_line(tmp_path, ca
         "module 'suitecheck.targets': ImportError: cannot import name 'Interpolator1D' from "
         "'json'" + f" ({json.__file__})\n"
     )
-    (suite / "targets.py").write_text("def make():\n    return abs\n")
+    (suite / "targets.py").write_text("def make():\n    return list\n")  # list(): []
     sys.modules.pop("suitecheck.targets", None)
     assert targets_built(str(suite)) == 0
+
+
+def _tracked(repo: Path) -> list[str]:
+    """What ``git status`` shows to commit, from the repository's root."""
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True,
+        text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    return sorted(line[3:] for line in status)
+
+
+@pytest.fixture(scope="module")
+def with_ci(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """init --ci github on a machine that cannot count, one undeclared package added."""
+    repo = _repo(tmp_path_factory.mktemp("ci") / "project")
+    done = _init(repo, "--target", TARGET, "--ci", "github", "--with", "six", env=NO_COUNTS)
+    assert done.returncode == 0, done.stderr
+    return repo, done
+
+
+def test_ci_writes_the_workflow_and_commits_the_wheel_it_installs(with_ci):
+    import yaml
+
+    from jitbench.suite import ci
+
+    repo, done = with_ci
+    assert done.stdout.splitlines()[-1] == str(repo / ".github" / "workflows" / "jitbench.yml")
+    # The wheel is the workflow's jitbench: git sees it; the rest of .jitbench/ stays ignored.
+    (repo / "benchmarks" / scaffold.HOME / "asv-machine.json").write_text("{}")
+    (repo / "benchmarks" / scaffold.HOME / "cache").mkdir()
+    (repo / "benchmarks" / scaffold.HOME / "cache" / "x").write_text("")
+    expected = [*TRACKED, f"benchmarks/{WHEEL}", ".github/workflows/jitbench.yml"]
+    assert _tracked(repo) == sorted([*expected, "pyproject.toml"])
+    workflow = yaml.safe_load((repo / ci.WORKFLOW).read_text())
+    assert set(workflow["jobs"]) == {"gate", "dashboard"}
+    assert workflow[True] == {"pull_request": None, "push": {"branches": ["trunk"]}}
+    steps = [step.get("run", "") for step in workflow["jobs"]["gate"]["steps"]]
+    pins = " ".join(f"{k}=={v}" for k, v in INSTALLED.items())
+    assert any(f'"./{WHEEL}[report,instructions]" {pins}' in run for run in steps), steps
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    setup = [s for s in workflow["jobs"]["gate"]["steps"] if "setup-python" in s.get("uses", "")]
+    assert setup[0]["with"]["python-version"] == python
+    guide = (repo / "benchmarks" / "README.md").read_text()
+    assert "In CI: `.github/workflows/jitbench.yml`" in guide
+    assert "The jitbench wheel is committed (CI installs it)" in guide
+    assert 'git add . ../.github && git commit -m "asv benchmarks through jitbench"' in guide
+
+
+def test_ci_counts_where_this_machine_cannot(with_ci):
+    """The runner installs Valgrind and tcmalloc: with --ci the matrix asks for counts
+    whatever this machine has, and init says this machine cannot count."""
+    repo, done = with_ci
+    matrix = Config.load(str(repo / "benchmarks" / "asv.conf.json")).matrix
+    assert matrix["req"]["pytest-codspeed"] == [importlib.metadata.version("pytest-codspeed")]
+    assert matrix["env_nobuild"] == {"JITBENCH_INSTRUCTIONS": ["1"]}
+    reason = f"JITBENCH_TCMALLOC={NO_COUNTS['JITBENCH_TCMALLOC']!r} is not a file"
+    counts = next(line for line in done.stderr.splitlines() if line.startswith("instruction"))
+    assert counts.startswith("instruction counts: on: pytest-codspeed ")
+    assert f"(this machine cannot count: {reason}: " in counts
+    assert counts.endswith("; CI's runner installs Valgrind)")
+
+
+def test_the_files_init_writes_hold_no_path_of_this_machine(with_ci):
+    """Nothing machine-specific is committed: no folder of this machine, no tcmalloc."""
+    repo, _ = with_ci
+    for name in _tracked(repo):
+        if name.endswith(".whl"):
+            continue
+        text = (repo / name).read_text()
+        for path in (str(repo.parent), str(Path.home()), sys.prefix, "libtcmalloc_minimal.so"):
+            assert path not in text, (name, path)
+
+
+def test_a_package_the_project_forgets_is_one_line_of_the_matrix(with_ci):
+    repo, done = with_ci
+    text = (repo / "benchmarks" / "asv.conf.json").read_text()
+    assert '\n            "six": [\n                ""\n            ],\n' in text  # a line to add
+    req = Config.load(str(repo / "benchmarks" / "asv.conf.json")).matrix["req"]
+    # Before the releases held: nothing installed after JAX moves it.
+    assert list(req)[:2] == ["asv_runner", "six"] and list(req).index("jax") > 1
+    assert req["six"] == [""]
+    assert (
+        "packages added to every commit's environment: six (newest) (a package the project "
+        'imports without declaring it: one line of "req" in benchmarks/asv.conf.json, '
+        '"six": [""], or --with six)'
+    ) in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--with", "six>=1"], "--with 'six>=1' must be a package, or a package==release, such "
+         "as six or six==1.17.0"),
+        (["--with", "jax"], "--with jax: jitbench holds it already (--jax chooses JAX's release)"),
+        (["--ci", "gitlab"], "argument --ci: unknown CI 'gitlab'; valid: github"),
+    ],
+)  # fmt: skip
+def test_a_bad_ci_or_package_is_one_line_and_nothing_is_written(tmp_path, capsys, args, message):
+    repo = _repo(tmp_path / "project")
+    before = _files(repo)
+    try:
+        status = main(["init", str(repo), *args])
+    except SystemExit as exc:  # argparse's own errors
+        status = exc.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith(message), err
+    assert _files(repo) == before
+
+
+def test_a_pinned_package_is_held_at_its_release(tmp_path):
+    repo = _repo(tmp_path / "project")
+    done = _init(repo, "--with", "six==1.17.0", "--with", "PyYAML", env=NO_COUNTS)
+    assert done.returncode == 0, done.stderr
+    req = Config.load(str(repo / "benchmarks" / "asv.conf.json")).matrix["req"]
+    assert (req["six"], req["PyYAML"]) == (["1.17.0"], [""])
+
+
+def test_init_writes_nothing_into_the_home_folder(tmp_path):
+    """The wheel's build keeps nothing in pip's cache. (rustup's proxy, where rustc is on
+    PATH, writes its own settings whenever pip asks rustc its version for its user agent:
+    not this project's, left out.)"""
+    repo = _repo(tmp_path / "project")
+    home = tmp_path / "home"
+    home.mkdir()
+    done = _init(repo, env={**NO_COUNTS, "HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in home.iterdir() if p.name != ".rustup"] == []
+
+
+def test_commands_in_the_suite_keep_the_caches_in_it(written, monkeypatch):
+    """What a command run in the suite folder (jitbench asv, report...) sets for itself and the
+    processes it starts: pip's, virtualenv's and matplotlib's caches in the suite's
+    .jitbench/cache, unless the user set them."""
+    from jitbench.suite import caches
+
+    repo, _ = written
+    suite = repo / "benchmarks"
+    cache = suite.resolve() / scaffold.HOME / "cache"
+    assert caches.suite_environment(suite, {}) == {
+        "PIP_CACHE_DIR": str(cache / "pip"),
+        "VIRTUALENV_OVERRIDE_APP_DATA": str(cache / "virtualenv"),
+        "MPLCONFIGDIR": str(cache / "matplotlib"),
+    }
+    mine = {"PIP_CACHE_DIR": "/elsewhere"}
+    assert "PIP_CACHE_DIR" not in caches.suite_environment(suite, mine)
+    assert caches.suite_environment(repo, {}) == {}  # not a suite folder of init's
+
+
+@pytest.mark.parametrize(
+    ("files", "name"),
+    [
+        ({"setup.py": 'from setuptools import setup\nsetup(\n    name="jaxopt",\n)\n'}, "jaxopt"),
+        ({"setup.cfg": "[metadata]\nname = my-lib\n", "setup.py": "setup()\n"}, "my-lib"),
+        ({"setup.py": "setup(name=NAME)\n"}, "checkout"),  # not a literal: the folder's
+    ],
+    ids=["setup.py", "setup.cfg", "folder"],
+)
+def test_a_setup_py_project_is_named_as_it_names_itself(tmp_path, files, name):
+    """asv.conf.json's project (the dashboard's title) is the distribution's name, where a
+    project without pyproject.toml says it in setup.cfg or in a literal of setup.py."""
+    repo = _repo(tmp_path / "checkout", pyproject=False)
+    for file, text in files.items():
+        (repo / file).write_text(text)
+    done = _init(repo, env=NO_COUNTS)
+    assert done.returncode == 0, done.stderr
+    assert Config.load(str(repo / "benchmarks" / "asv.conf.json")).project == name

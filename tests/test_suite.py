@@ -20,6 +20,7 @@ from jax_releases import below_minimum, for_release, runnable
 
 import jitbench
 from jitbench.auditing import scenario
+from jitbench.auditing.audit import audit_subject
 from jitbench.compiles import clear_caches, count_compiles
 from jitbench.devices import host_devices
 from jitbench.errors import JitbenchError
@@ -27,6 +28,7 @@ from jitbench.measure import case, diskcache
 from jitbench.measure.case import Row
 from jitbench.strategies.codegen import Shape
 from jitbench.suite import families, grid
+from jitbench.vocabulary import Outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -495,6 +497,25 @@ def test_audit_all_keeps_what_this_process_serves():
             "repeat_call_compiles": 0,
         },
     }
+
+
+def test_a_recompile_at_every_call_moves_every_compile_track():
+    """A target's hazard tracks, as asv reads them, for the model and the same model jitting a
+    new function at every call: every step of its scenario compiles, and the compile and
+    trace tracks count each step's, as the recompile tracks count the steps that recompiled."""
+    specs = ["target_models:make_model", "target_models:make_rejitted"]
+    hazards = families.benchmark_classes(specs)["TargetHazards"]()
+    totals = hazards.totals()
+    track = {name: [getattr(hazards, f"track_{name}")(totals, s, "cpu") for s in specs]
+             for name in ("compiles", "traces", "recompiles", "repeat_call_compiles")}  # fmt: skip
+    steps = audit_subject(Row(specs[1], "cpu").load()).steps
+    played = [s for s in steps if s.outcome is not Outcome.NOT_APPLICABLE]
+    assert all(step.compiles >= 1 for step in played)
+    assert track["compiles"] == [track["compiles"][0], sum(s.compiles for s in steps)]
+    assert track["traces"][1] == sum(s.traces for s in steps)
+    for name, (model, rejitted) in track.items():
+        assert rejitted > model, (name, model, rejitted)
+    assert track["repeat_call_compiles"] == [0, 1]
 
 
 # --- Benchmark processes -------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from jitbench.cli.arguments import Parser, choice, factor, fraction, items, perc
 from jitbench.devices import DEVICE_SPECS
 from jitbench.errors import JitbenchError
 from jitbench.options import (
+    CI_PROVIDERS,
     COMPARE_BY,
     COUNT_TOLERANCE,
     DEFAULT_ARRAYS,
@@ -32,6 +33,7 @@ from jitbench.options import (
     REPEAT,
     VALIDATE_PHASES,
 )  # fmt: skip
+from jitbench.suite import caches
 
 
 def _target_options(parser: argparse.ArgumentParser) -> None:
@@ -141,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser(
-        "compare", help="compare two commits, envs or machines; exit 1 on regression"
+        "compare",
+        help="compare two commits, envs or machines; exit 1 where a count rose, a row newly "
+        "fails or a hazard appeared (times shown, never judged)",
     )
     p.add_argument(
         "base", metavar="BASE", help="reference commit (hash prefix or git's name), env or machine"
@@ -172,6 +176,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NOISE_CSV",
         help="jitbench validate's noise.csv: a change within a row's measured noise is marked ~",
     )
+    p.add_argument(
+        "--summary",
+        type=Path,
+        metavar="FILE",
+        help="also append the comparison to FILE as Markdown (a CI job's $GITHUB_STEP_SUMMARY)",
+    )
+    p.add_argument(
+        "--require-counts",
+        action="store_true",
+        help="exit 2 where no instruction count was measured on either side (a gate)",
+    )
 
     p = sub.add_parser("device-run", help="every strategy on this host's devices into results/")
     p.add_argument(
@@ -195,6 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--python", metavar="X.Y", help="the Python of asv's environments (default: this one)"
     )
+    p.add_argument(
+        "--ci", type=choice("CI", CI_PROVIDERS), metavar="PROVIDER",
+        help="also write a CI workflow: a gate on every pull request (instruction counts and "
+        "hazards), the dashboard published from the main line (github)",
+    )  # fmt: skip
+    p.add_argument(
+        "--with", action="append", metavar="PACKAGE",
+        help="a package every commit's environment installs, one the project imports without "
+        "declaring it (repeatable): six, or six==1.17.0",
+    )  # fmt: skip
     p.add_argument(
         "--wheel", action="store_true",
         help="only build the jitbench wheel again (a fresh clone of a project set up by init)",
@@ -241,6 +266,8 @@ def run(args: argparse.Namespace) -> int:
     (the CLI's one lazy import: each command's own imports load with it, and no other's)."""
     if args.command in EXTRA:
         extras.require(EXTRA[args.command], args.command)
+    # In a suite folder of init's, what pip, virtualenv and matplotlib cache stays in it.
+    os.environ.update(caches.suite_environment(Path.cwd(), os.environ))
     name = args.command.replace("-", "_")
     return importlib.import_module(f"jitbench.cli.commands.{name}").run(args)
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib.util
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -125,10 +127,12 @@ def target_problems(specs: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def targets_built(suite: str) -> int:
+def targets_built(suite: str, releases: str = "") -> int:
     """Build every target of the suite folder ``suite`` (its ``bench_targets.TARGETS`` and
     ``JITBENCH_TARGETS``) as this commit's project builds it, importing the folder as asv
-    does; one line for each that cannot be built, and 1 where one cannot (0 where all can)."""
+    does, and make its call once, waiting for the result: one line for each that cannot be
+    built or called (the exception's first line; ``releases``, those every commit is
+    measured with, named), and 1 where one cannot (0 where all can)."""
     folder = Path(suite).resolve()
     use_import_roots({folder.name: str(folder.parent)})
     tree = ast.parse((folder / "bench_targets.py").read_text())
@@ -138,12 +142,47 @@ def targets_built(suite: str) -> int:
     )  # fmt: skip
     failed = 0
     for spec in target_specs(declared):
-        try:
-            check_call(load_target(spec))
-        except JitbenchError as exc:
-            print(f"jitbench: this commit is skipped: {exc}", flush=True)
+        reason = _cannot_call(spec, releases)
+        if reason:
+            print(f"jitbench: this commit is skipped: {reason}{_undeclared(reason)}", flush=True)
             failed = 1
     return failed
+
+
+def _cannot_call(spec: str, releases: str) -> str:
+    """Why the target ``spec`` cannot be built or called at this commit, or ""."""
+    try:
+        target = load_target(spec)
+        check_call(target)
+    except JitbenchError as exc:
+        return str(exc)
+    import jax
+
+    try:
+        jax.block_until_ready(subject_of(target).call(target.obj)())
+    except NotImplementedError:  # a row asv shows as n/a: not this commit's failure
+        return ""
+    except Exception as exc:
+        lines = str(exc).strip().splitlines()
+        first = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+        under = f" under {releases}" if releases else ""
+        return f"target {spec!r}: its call raised {first}{under}"
+    return ""
+
+
+def _undeclared(reason: str) -> str:
+    """How to add the package of a module the reason says is missing, where no part of that
+    package is installed (a module the project itself lost is no missing package)."""
+    found = re.search(r"No module named '([\w.]+)'", reason)
+    if found is None:
+        return ""
+    top = found.group(1).partition(".")[0]
+    if importlib.util.find_spec(top) is not None:
+        return ""
+    return (
+        f"; if the project imports {top} without declaring it, install its package in every "
+        f'commit\'s environment: one line in the "req" of asv.conf.json\'s matrix, "{top}": [""]'
+    )
 
 
 # --- The call, as code of its own -----------------------------------------------------------

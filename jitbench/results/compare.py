@@ -1,5 +1,8 @@
 """``jitbench compare``: two commits, two envs (e.g. two JAX releases) or two machines, marked
-as ``asv compare`` marks them; counts by a tolerance, noise from validate (docs/running.md)."""
+as ``asv compare`` marks them; counts by a tolerance, noise from validate (docs/running.md).
+What sets the exit status (:func:`gating`): a count that rose, a row that newly fails, a new
+hazard; times and memory are shown, never judged (a busy machine moves them by 2x). The
+same comparison as Markdown for a CI job's summary: :func:`summary`."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import pandas as pd
 from asv_runner.statistics import get_err
 
 from jitbench import document, hazards, results
+from jitbench.document import Bold, Code
 from jitbench.errors import JitbenchError
 from jitbench.figure import FAILED, NOT_MEASURED, Figure
 from jitbench.measure.counting.instructions import COUNT_UNIT
@@ -45,11 +49,18 @@ def run_compare(
     noise: str | Path | None = None,
     count_tolerance: float = COUNT_TOLERANCE,
     any_jax: bool = False,
+    summary: str | Path | None = None,
+    require_counts: bool = False,
 ) -> int:
-    """Print the comparison; 1 when something regressed beyond the factor or a hazard appeared
-    at HEAD, else 0. The marks and ``noise``: docs/running.md#comparing-commits-and-jax-releases;
+    """Print the comparison; 1 where an instruction count rose past ``count_tolerance``, a row
+    that ran on BASE fails on HEAD, or a hazard appeared at HEAD (:func:`gating`), else 0.
+    Times and memory are marked as ``asv compare`` marks them by ``factor`` and shown, never
+    judged. The marks and ``noise``: docs/running.md#comparing-commits-and-jax-releases;
     counts: :func:`count_mark`. Sides that ran different JAX releases are refused unless
-    ``any_jax`` or ``by="env"`` (:func:`check_same_jax`).
+    ``any_jax`` or ``by="env"`` (:func:`check_same_jax`). ``summary``: a file the comparison
+    is appended to as Markdown (a CI job's summary, :func:`summary`); ``require_counts``: a
+    JitbenchError where no instruction count was measured on either side (a gate that could
+    judge hazards alone).
     """
     if not (math.isfinite(factor) and factor > 0):
         raise JitbenchError(f"--factor must be a finite number > 0 such as 1.1, got {factor}")
@@ -62,12 +73,21 @@ def run_compare(
     filters = {"machine": machine, "commit": commit, "env": env}
     if filters[by] is not None:
         raise JitbenchError(f"--{by} cannot be combined with --by {by}")
+    if summary is not None and Path(summary).is_dir():
+        raise JitbenchError(f"--summary {str(summary)!r} is a folder; give a file to append to")
     measured = Noise.load(noise) if noise is not None else None
     frame = load(project.results_dir(results), skip_bad=skip_bad)
     base_rows, head_rows = _sides(frame, base, head, by, filters)
     if by != "env" and not any_jax:
         check_same_jax(base_rows, head_rows)
     table = compare_frames(base_rows, head_rows, factor, noise=measured, tolerance=count_tolerance)
+    if require_counts and not counted(table).any():
+        raise JitbenchError(
+            "no instruction count was measured on either side: the count rows are n/a (asv run "
+            "-e prints why; Valgrind, tcmalloc and pytest-codspeed in asv's environments, "
+            "JITBENCH_INSTRUCTIONS=1 in asv.conf.json's matrix); without counts only hazards "
+            "would be judged"
+        )
     print(f"BASE {_describe(base_rows)}")
     print(f"HEAD {_describe(head_rows)}")
     only_one = len(set(base_rows["case"]) ^ set(head_rows["case"]))
@@ -83,11 +103,17 @@ def run_compare(
     if (table["unit"] == COUNT_UNIT).any():
         rule += f"; instruction counts by --count-tolerance {count_tolerance:g}"
     print(", ".join(f"{n} {mark}" for mark, n in counts.items()) + f" ({rule}{applied})")
-    changed = hazards_changed(table)
-    for line in changed:
-        print(line)
-    new = any(line.startswith(NEW_HAZARD) for line in changed)
-    return 1 if new or table["mark"].isin(REGRESSION_MARKS).any() else 0
+    changes = hazards_changed(table)
+    where = command_folder(results)
+    for change in changes:
+        print(change.line(where))
+    failing = verdict(table, changes, count_tolerance)
+    print(f"fails: {'; '.join(failing)}" if failing else f"passes: {NOTHING_FAILS}")
+    if summary is not None:
+        text = summary_markdown(base_rows, head_rows, table, changes, count_tolerance, results)
+        with open(summary, "a") as out:
+            out.write(text)
+    return 1 if failing else 0
 
 
 # The packages whose release a comparison of two commits must hold still.
@@ -126,10 +152,49 @@ def check_same_jax(base: pd.DataFrame, head: pd.DataFrame) -> None:
     )
 
 
-def hazards_changed(table: pd.DataFrame) -> list[str]:
-    """A line per hazard of a strategy's or target's row that HEAD has and BASE had not
-    (its audit count 0 -> above 0), then one per hazard gone; a part named in place of its
-    whole (``recompiles every call``, not also ``recompiles``)."""
+@dataclasses.dataclass(frozen=True)
+class HazardChange:
+    """A hazard of a strategy's or a target's row that HEAD has and BASE had not (``new``: its
+    audit count 0 -> above 0), or the other way round: ``total`` names it (a key of
+    :data:`jitbench.hazards.WORDS`), ``benchmark`` the track that counted it."""
+
+    total: str
+    subject: str
+    target: bool
+    device: str
+    benchmark: str
+    base: float
+    head: float
+    new: bool
+
+    @property
+    def words(self) -> str:
+        return hazards.WORDS[self.total]
+
+    @property
+    def command(self) -> str:
+        """The command that says where: a target's module imported from the folder it runs in
+        (``python -m`` puts that folder on the path, as asv's import of the suite does)."""
+        if self.target:
+            return f"python -m jitbench audit {self.subject} --explain"
+        return f"jitbench audit --strategy {self.subject} --explain"
+
+    def line(self, where: str = "") -> str:
+        """The line compare prints; ``where``: the folder a target's command runs in."""
+        found = (
+            f"{self.words} in {self.subject} on {self.device} "
+            f"({self.benchmark} {self.base:g} -> {self.head:g})"
+        )
+        if not self.new:
+            return f"hazard gone at HEAD: {found}"
+        folder = f", from {where}," if self.target and where else ""
+        return f"{NEW_HAZARD}: {found}; {self.command}{folder} says where"
+
+
+def hazards_changed(table: pd.DataFrame) -> list[HazardChange]:
+    """Each hazard of a strategy's or target's row that HEAD has and BASE had not (its audit
+    count 0 -> above 0), then each gone; a part named in place of its whole (``recompiles
+    every call``, not also ``recompiles``)."""
     totals = {bench: name for name, bench in catalog.HAZARDS.items()}
     totals |= {catalog.TARGET_TWINS[bench]: name for bench, name in list(totals.items())}
     measured = (table["base_status"] == "ok") & (table["head_status"] == "ok")
@@ -137,22 +202,75 @@ def hazards_changed(table: pd.DataFrame) -> list[str]:
     rows = rows.assign(total=rows["benchmark"].map(totals))
     subject = [c for c in ("strategy", "target") if c in rows]
     keys = [*(c for c in CONTEXT if c in rows), *subject, "device"]
-    lines: dict[bool, list[str]] = {True: [], False: []}
-    for _, found in rows.groupby(keys, dropna=False, sort=False):
+    found: dict[bool, list[HazardChange]] = {True: [], False: []}
+    for _, group in rows.groupby(keys, dropna=False, sort=False):
         for new, side, other in ((True, "head", "base"), (False, "base", "head")):
-            changed = found[(found[other] == 0) & (found[side] > 0)].set_index("total")
+            changed = group[(group[other] == 0) & (group[side] > 0)].set_index("total")
             for name in hazards.named(changed[side].to_dict()):
-                lines[new].append(_hazard_line(changed.loc[name], name, subject, new))
-    return [*lines[True], *lines[False]]
+                row = changed.loc[name]
+                kind, who = next((c, str(row[c])) for c in subject if pd.notna(row[c]))
+                found[new].append(
+                    HazardChange(
+                        name, who, kind == "target", str(row["device"]), str(row["benchmark"]),
+                        float(row["base"]), float(row["head"]), new,
+                    )
+                )  # fmt: skip
+    return [*found[True], *found[False]]
 
 
-def _hazard_line(row: pd.Series, name: str, subject: list[str], new: bool) -> str:
-    kind, who = next((c, str(row[c])) for c in subject if pd.notna(row[c]))
-    where = f"{who} on {row['device']} ({row['benchmark']} {row['base']:g} -> {row['head']:g})"
-    if not new:
-        return f"hazard gone at HEAD: {hazards.WORDS[name]} in {where}"
-    audit = f"jitbench audit {who}" if kind == "target" else f"jitbench audit --strategy {who}"
-    return f"{NEW_HAZARD}: {hazards.WORDS[name]} in {where}; {audit} --explain says where"
+def counted(table: pd.DataFrame) -> pd.Series:
+    """The rows holding an instruction count on either side (a side that compiles at every
+    call has none: its hazard says so)."""
+    either = (table["base_status"] == "ok") | (table["head_status"] == "ok")
+    return either & (table["unit"] == COUNT_UNIT)
+
+
+def gating(table: pd.DataFrame) -> pd.Series:
+    """The rows that set compare's exit status: a count that rose past the tolerance (``+``
+    on a count row), and any row that ran on BASE and fails on HEAD (``!``). A time or a
+    memory figure never does: on a shared machine, or a CI runner, a time moved 2.3x with
+    the code unchanged while its instruction count moved 0.02% (docs/commits.md)."""
+    rose = (table["unit"] == COUNT_UNIT) & (table["mark"] == "+")
+    return rose | (table["mark"] == "!")
+
+
+NOTHING_FAILS = "no instruction count rose, no row newly fails, no new hazard"
+
+
+def verdict(table: pd.DataFrame, changes: list[HazardChange], tolerance: float) -> list[str]:
+    """What fails the comparison, each in words (none where nothing does)."""
+    rows = table[gating(table)]
+    rose = int((rows["mark"] == "+").sum())
+    broke = int((rows["mark"] == "!").sum())
+    new = list(dict.fromkeys(c.words for c in changes if c.new))
+    parts = []
+    if rose:
+        parts.append(f"{_many(rose, 'instruction count')} rose by over {tolerance * 100:g}%")
+    if broke:
+        parts.append(f"{_many(broke, 'row')} that ran on BASE failed on HEAD")
+    if new:
+        parts.append(f"{_many(len(new), 'new hazard')} at HEAD: {', '.join(new)}")
+    return parts
+
+
+def _many(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def command_folder(results: str | Path | None) -> str:
+    """Where a target's printed command runs: the folder of the asv.conf.json whose results
+    compare read, as the repository's root names it (``benchmarks/``); "this folder" where
+    that cannot be said."""
+    folder = Path(results).resolve().parent if results is not None else Path.cwd()
+    found = project.config(folder)
+    if found is None:
+        return "this folder" if results is None else ""
+    root = (folder / str(found.get("repo", "."))).resolve()
+    try:
+        inside = folder.resolve().relative_to(root)
+    except ValueError:
+        return str(folder)
+    return f"{inside.as_posix()}/" if inside.parts else "the repository's root"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -422,3 +540,81 @@ def _value(value: float, status: str, unit: object, err: float) -> str:
         return FAILED if status == "failed" else NOT_MEASURED
     shown = Figure(value, unit if isinstance(unit, str) else "", None if pd.isna(err) else err)
     return str(shown)
+
+
+def summary_markdown(
+    base_rows: pd.DataFrame,
+    head_rows: pd.DataFrame,
+    table: pd.DataFrame,
+    changes: list[HazardChange],
+    tolerance: float,
+    results: str | Path | None = None,
+) -> str:
+    """The comparison as Markdown for a CI job's summary (GitHub's ``$GITHUB_STEP_SUMMARY``):
+    the verdict, the instruction counts (what changed, by how much), each hazard that appeared
+    and the command that says where, then the times, memory and audit counts, shown and not
+    judged."""
+    failing = verdict(table, changes, tolerance)
+    sides = f"HEAD {_short(head_rows)} against BASE {_short(base_rows)}"
+    blocks: list[document.Block] = [
+        document.Heading(f"jitbench: {sides}: {'fails' if failing else 'passes'}", 3),
+        document.Paragraph(
+            (
+                Bold("; ".join(failing) or NOTHING_FAILS),
+                f". Instruction counts are judged to {tolerance * 100:g}% (--count-tolerance), "
+                "hazards by the audit; times are shown, never judged.",
+            )
+        ),
+    ]
+    counts = table[table["unit"] == COUNT_UNIT]
+    if counts.empty:
+        blocks.append(document.Paragraph("No instruction counts in these results."))
+    else:
+        blocks.append(document.Table(_summary_rows(counts, change=True), as_written=True))
+    where = command_folder(results)
+    for change in changes:
+        words = (
+            f"{'New hazard' if change.new else 'Hazard gone'}: ",
+            Bold(change.words),
+            " in ",
+            Code(change.subject),
+            f" on {change.device} ({change.benchmark.rsplit('.', 1)[-1]} "
+            f"{change.base:g} -> {change.head:g})",
+        )
+        if change.new:
+            folder = f" from {where}" if change.target and where else ""
+            words += (". ", Code(change.command), f"{folder} says where.")
+        blocks.append(document.Paragraph(words))
+    rest = table[(table["unit"] != COUNT_UNIT)]
+    if not rest.empty:
+        blocks.append(
+            document.Details(
+                f"Times, memory and audit counts ({len(rest)} rows): shown, never judged",
+                (document.Table(_summary_rows(rest, change=False), as_written=True),),
+            )
+        )
+    return document.markdown_blocks(blocks)
+
+
+def _short(side: pd.DataFrame) -> str:
+    commits = side.drop_duplicates("commit")["commit"]
+    return ", ".join(f"`{c[:8]}`" for c in commits)
+
+
+def _summary_rows(table: pd.DataFrame, *, change: bool) -> pd.DataFrame:
+    """A row per compared combination: before, after, the change (a count's mark and its
+    percentage) or the bare ratio (a time's, not judged), and the benchmark."""
+    rows = []
+    for row in table.to_dict("records"):
+        cells = {
+            "Before": _value(row["base"], row["base_status"], row["unit"], row["base_err"]),
+            "After": _value(row["head"], row["head_status"], row["unit"], row["head_err"]),
+        }
+        ratio = row["ratio"]
+        if change:
+            shown = NOT_MEASURED if pd.isna(ratio) else f"{ratio - 1:+.2%}"
+            cells = {"": row["mark"], **cells, "Change": shown}
+        else:
+            cells["Ratio"] = NOT_MEASURED if pd.isna(ratio) else f"{ratio:.2f}"
+        rows.append({**cells, "Benchmark (Parameter)": f"`{row['case']}`"})
+    return pd.DataFrame(rows)

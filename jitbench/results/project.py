@@ -116,5 +116,7 @@ def commands(suite: Iterable[str], targets: Iterable[str] = ()) -> Commands:
         "asv run",
         " where asv.conf.json turns counts on (jitbench init writes it so on a machine with "
         "Valgrind and tcmalloc)",
-        f"jitbench audit {spec} --format json > audit.json",
+        # From the suite's folder, where the report runs: python -m puts it on the path, so
+        # that the target's module imports as asv imports it.
+        f"python -m jitbench audit {spec} --format json > audit.json",
     )

@@ -1,14 +1,15 @@
 """``python -m jitbench.suite.install WHEEL JITBENCH_WHEEL SUITE``: asv's install of one commit
 of a project set up by ``jitbench init``.
 
-pip installs the commit's wheel and jitbench's with every :data:`HELD` package the matrix
-pins held at the release asv installed from it, so that no commit's requirements move JAX
-under the results; then a new process builds each target of the suite
-package ``SUITE`` at this commit. Where a commit's requirements forbid a held release, or a
-target cannot be built there (a class it predates), one line says why and the exit status is
-1: asv skips that commit and goes on. Run inside asv's environment, before jitbench's
-dependencies may be there: this module imports the standard library alone (and
-:mod:`jitbench.child`, which does too).
+pip installs the commit's wheel (the distribution installed before it taken out first) and
+jitbench's with every :data:`HELD` package the matrix pins held at the release asv installed
+from it, so that no commit's requirements move JAX under the results; then a new process
+builds each target of the suite package ``SUITE`` at this commit and makes its call once.
+Where a commit's requirements forbid a held release, or a target cannot be built there (a
+class it predates) or its call fails under the held releases (a JAX function it calls was
+removed), one line says why and the exit status is 1: asv skips that commit and goes on.
+Run inside asv's environment, before jitbench's dependencies may be there: this module
+imports the standard library alone (and :mod:`jitbench.child`, which does too).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ def held(config: Path) -> dict[str, str]:
     return found
 
 
+def distribution(wheel: str) -> str:
+    """The distribution a wheel holds, from its file name (``name-version-...-tag.whl``)."""
+    return Path(wheel).name.split("-")[0]
+
+
 def why_not(output: str) -> str:
     """pip's reason in one line: what the commit requires in conflict (the held packages'
     own requirements left out), else pip's last error line."""
@@ -65,11 +71,12 @@ def why_not(output: str) -> str:
 
 
 # Run in a new process once the commit is installed (jitbench's dependencies are there then):
-# builds every target of the suite folder argv[1], one line per target that cannot be built.
+# builds every target of the suite folder argv[1] and makes its call once, one line per target
+# that cannot be built or called (argv[2]: the releases held, named in that line).
 CHECK = """\
 import sys
 from jitbench.measure.case import targets_built
-sys.exit(targets_built(sys.argv[1]))
+sys.exit(targets_built(sys.argv[1], sys.argv[2]))
 """
 
 
@@ -80,15 +87,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     *wheels, suite = args
     pins = held(Path(suite).resolve().parent / "asv.conf.json")
+    # The commit's distribution out first: pip takes a wheel of the release already installed
+    # (the commit before, of the same version) as satisfied and installs nothing, and asv's
+    # uninstall names asv.conf.json's "project", which a setup.py project's may not be.
+    child.run([sys.executable, "-m", "pip", "uninstall", "-y", distribution(wheels[0])],
+              what="pip uninstall")  # fmt: skip
     # Not quiet: pip names the requirements in conflict only in its full output.
     command = [sys.executable, "-m", "pip", "install", *wheels]
     done = child.run(command + [f"{name}=={version}" for name, version in pins.items()],
                      what="pip install")  # fmt: skip
-    if done.status == 0:
-        built = child.run([sys.executable, "-c", CHECK, suite], what="the targets' build",
-                          capture=False)  # fmt: skip
-        return 0 if built.status == 0 else 1
     releases = ", ".join(f"{name} {version}" for name, version in pins.items())
+    if done.status == 0:
+        built = child.run([sys.executable, "-c", CHECK, suite, releases],
+                          what="the targets' build and call", capture=False)  # fmt: skip
+        return 0 if built.status == 0 else 1
     print(
         f"jitbench: this commit is skipped: it cannot be installed with {releases} "
         f"(the releases every commit is measured with): {why_not(done.stdout + done.stderr)}",

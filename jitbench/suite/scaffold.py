@@ -6,6 +6,7 @@ overwritten: an existing file is one error, and nothing is written."""
 
 from __future__ import annotations
 
+import configparser
 import importlib.metadata
 import json
 import re
@@ -25,14 +26,15 @@ from jitbench.child import Json
 from jitbench.errors import JitbenchError
 from jitbench.measure.counting import callgrind
 from jitbench.measure.counting.instructions import OPT_IN_ENV
+from jitbench.options import CI_PROVIDERS
+from jitbench.suite import ci as ci_module
 from jitbench.suite.asvrun import git, load_config
+from jitbench.suite.caches import HOME
 from jitbench.suite.install import HELD
 
 # The folder init writes into, from the project's root: asv's config, the suite package (of
 # the same name, inside it: asv imports it by that name) and what git ignores.
 SUITE = "benchmarks"
-# Inside SUITE, ignored by git: the jitbench wheel asv installs and asv's machine file.
-HOME = ".jitbench"
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 ASV_CONF = """\
@@ -55,13 +57,17 @@ ASV_CONF = """\
     "install_timeout": 1800,
     "build_command": ["python -m pip wheel --no-deps -w {{build_cache_dir}} {{build_dir}}"],
     // jitbench's wheel, then the commit's, installed with the matrix's releases held, and
-    // each target built once at that commit: a commit that cannot is skipped, with why.
+    // each target built and called once at that commit: a commit that cannot is skipped,
+    // with why.
     "install_command": [
         {install_jitbench},
         {install_project}
     ],
     "uninstall_command": ["return-code=any python -m pip uninstall -y {{project}}"],
-    // asv_runner pinned: jitbench's timing relies on its batching.
+    // What every commit's environment installs: asv_runner pinned (jitbench's timing relies
+    // on its batching), then a package the project imports without declaring it, one line
+    // each in "req" ("six": [""] the newest release, "six": ["1.17.0"] that one; jitbench
+    // init --with six writes it), then the releases every commit is measured with.
 {counts_comment}    "matrix": {matrix},
     "benchmark_dir": "{suite}",
     "env_dir": "env",
@@ -102,18 +108,23 @@ BENCH_README = """\
 `jitbench init` wrote this folder, laid out as numpy's and scipy's asv suites are:
 `asv.conf.json` (`"repo": ".."`) and the suite package `{suite}/`, which no package finder
 of the project reaches (this folder has no `__init__.py`), and `.gitattributes`, which
-keeps it out of `git archive` (and of the sdists built from it). Git ignores what asv and
-jitbench write here (`.gitignore`): `{home}/` (the jitbench wheel asv installs, {wheel_source},
-and asv's machine file), `env/`, `results/` and `html/`.
+keeps it out of `git archive` (and of the sdists built from it). `{home}/` holds the
+jitbench wheel asv installs ({wheel_source}), asv's machine file and the downloads of pip
+and virtualenv: `jitbench asv` keeps them there rather than in your home folder. Git
+ignores {ignored}, `env/`, `results/` and `html/`.
 
 `{suite}/bench_targets.py` lists the targets: the objects and calls measured at every
 commit. Keep a target's module in `{suite}/` (`{suite}/targets.py`, named
 `{suite}.targets:make`): every commit, older ones included, can import it.
 
 Every commit is measured with Python {python}, {held_pins} (the matrix in
-`asv.conf.json`, recorded in each result); a commit whose own requirements forbid them is
-skipped, with that reason in one line. To measure under another release, edit the matrix;
-`jitbench compare` compares runs of one release only, unless asked.
+`asv.conf.json`, recorded in each result). Each is installed with those held and its
+targets built and called once; a commit that cannot be (its own requirements forbid them,
+or its call fails under them) is skipped, with the reason in one line. A package the
+project imports without declaring it (`No module named 'six'` on every commit) is one
+line of the matrix's `"req"` in `asv.conf.json`: `"six": [""],`. To measure under another
+release, edit the matrix; `jitbench compare` compares runs of one release only, unless
+asked.
 
 Instruction counts: {counts}
 Run from this folder, where jitbench is installed
@@ -121,7 +132,7 @@ Run from this folder, where jitbench is installed
 its machine file kept in `{home}/` rather than your home folder:
 
 ```bash
-git add . && git commit -m "asv benchmarks through jitbench"
+git add .{git_add_ci} && git commit -m "asv benchmarks through jitbench"
 jitbench asv machine --yes
 # the newest commit of {branch}, in a virtualenv asv builds (env/)
 jitbench asv run
@@ -129,10 +140,12 @@ jitbench asv run
 jitbench asv run HEAD~10..HEAD
 # a change: edit, commit
 git checkout -b my-change
-# exit 1 where a time got 2x slower
+# asv's own verdict on times: exit 1 where a time got 2x slower
 jitbench asv continuous --factor 2 {branch} HEAD
-# exit 1 where a time got 2x slower{counted}, or a hazard appeared
-jitbench compare --factor 2 $(git rev-parse {branch}) $(git rev-parse HEAD)
+# exit 1 where a row newly fails{counted} or a hazard appeared (times shown, not judged)
+jitbench compare {branch} HEAD
+# where a hazard is: the command compare prints, from this folder
+python -m jitbench audit {audit_target} --explain
 # the dashboard, with jitbench's report linked
 jitbench asv publish
 jitbench report --out html/report
@@ -140,9 +153,39 @@ python -m jitbench.dashboard html
 jitbench asv preview
 ```
 
-A fresh clone of the repository has no `{home}/`: `jitbench init --wheel` (from its root)
-builds the jitbench wheel again, from the jitbench installed there.
+{ci_words}
+{fresh_clone}
 """
+
+CI_WORDS = """\
+In CI: `.github/workflows/jitbench.yml` (at the repository's root) runs on every pull
+request and every push to {branch}. A pull request's merge base and head are measured in one
+job and compared; the job's summary holds the comparison (the instruction counts, what
+changed and by how much, each hazard that appeared and the command that says where, then
+the times, shown and not judged), and the job fails where an instruction count rose by over
+1%, a row newly fails or a hazard appeared. A push to {branch} measures the new commit,
+appends its result to the `jitbench-results` branch (every earlier result stays there) and
+publishes the dashboard and the report to GitHub Pages: set Settings > Pages > Source to
+GitHub Actions once. The workflow installs Valgrind and tcmalloc, the jitbench wheel
+committed in `{home}/` and {held_pins}, and caches asv's environment and pip's downloads.
+"""
+
+NO_CI_WORDS = """\
+For a gate on every pull request and a dashboard published from CI: `jitbench init --ci
+github` in a project without this folder (remove it first) also writes a GitHub Actions
+workflow.
+"""
+
+# What a fresh clone lacks, without CI (the wheel is ignored) and with it (committed).
+FRESH_CLONE = {
+    False: """\
+A fresh clone of the repository has no `{home}/`: `jitbench init --wheel` (from its root)
+builds the jitbench wheel again, from the jitbench installed there.""",
+    True: """\
+The jitbench wheel is committed (CI installs it); to move to another jitbench, delete
+`{home}/{wheel_name}`, run `jitbench init --wheel` from the repository's root with that
+jitbench installed, and commit the new wheel.""",
+}
 
 COUNTS_ON = """\
 on. asv's environments install pytest-codspeed {hooks} and set
@@ -154,6 +197,8 @@ the machine's load: `jitbench compare` marks one that moved by more than 1%
 flagged where a time is not. Every machine that runs these benchmarks needs
 Valgrind and tcmalloc (Debian/Ubuntu: `apt-get install valgrind
 libtcmalloc-minimal4`); without them the count rows are n/a, with the reason.
+tcmalloc is found where the benchmarks run: the system's, or the library that
+`JITBENCH_TCMALLOC` names in the environment of `jitbench asv run`.
 """
 
 COUNTS_OFF = """\
@@ -172,15 +217,27 @@ COUNTS_COMMENT = """\
 EXAMPLE_TARGET = """\
     # "{suite}.targets:make",  # fill in: module:factory ({suite}/targets.py)
 """
-# What asv and jitbench write in SUITE, which git ignores.
+# What asv and jitbench write in SUITE, which git ignores; HOME_IGNORED's lines in place of
+# {home_lines}.
 GITIGNORE = """\
-# jitbench init: the jitbench wheel and asv's machine file (a fresh clone: jitbench init
-# --wheel), asv's environments, results and dashboard
-/{home}/
+# jitbench init: {home_words}; asv's environments, results and dashboard
+{home_lines}
 /env/
 /results/
 /html/
 """
+HOME_IGNORED = {
+    False: (
+        "the jitbench wheel, asv's machine file and the caches of pip and virtualenv (a fresh "
+        "clone: jitbench init --wheel)",
+        "/{home}/",
+    ),
+    True: (
+        "asv's machine file and the caches of pip and virtualenv, but not the\n# jitbench "
+        "wheel, which CI installs",
+        "/{home}/*\n!/{home}/{wheel_name}",
+    ),
+}
 # Keeps SUITE out of git archive, and so of the sdists built from it (setuptools-scm).
 GITATTRIBUTES = """\
 # jitbench init: the benchmarks stay out of git archive and the sdists built from it
@@ -210,8 +267,13 @@ def jitbench_source() -> Path:
 
 
 def jitbench_version() -> str:
-    """The version in the source tree's pyproject.toml (what its wheel is named after)."""
-    return str(_project(jitbench_source() / "pyproject.toml")["version"])
+    """The running jitbench's version (what its wheel is named after): its source tree's
+    pyproject.toml's, else the installed distribution's (CI installs the committed wheel)."""
+    root = Path(jitbench.__file__).resolve().parent.parent
+    found = _project(root / "pyproject.toml")
+    if found.get("name") == "jitbench":
+        return str(found["version"])
+    return importlib.metadata.version("jitbench")
 
 
 def asv_runner_pin() -> str:
@@ -222,14 +284,25 @@ def asv_runner_pin() -> str:
     return pin
 
 
-def counting_hooks() -> tuple[str | None, str]:
+def counting_hooks(ci: bool = False) -> tuple[str | None, str]:
     """The pytest-codspeed release asv's environments install so that every ``asv run``
-    counts instructions, or None where this machine cannot count; with why not."""
+    counts instructions, or None where this machine cannot count; with why not. With ``ci``
+    (the workflow installs Valgrind and tcmalloc on its runner) the release installed here,
+    whether or not this machine can count."""
     reason = callgrind.unavailable_reason()
-    if reason is not None:
+    if reason is not None and not ci:
         return None, reason
-    hooks = importlib.metadata.version("pytest-codspeed")
-    return hooks, f"pytest-codspeed {hooks} in asv's environments"
+    try:
+        hooks = importlib.metadata.version("pytest-codspeed")
+    except importlib.metadata.PackageNotFoundError:
+        raise JitbenchError(
+            "--ci: the workflow counts instructions with pytest-codspeed, which is not "
+            "installed here: install jitbench[instructions], so that init pins its release"
+        ) from None
+    found = f"pytest-codspeed {hooks} in asv's environments"
+    if reason is not None:
+        found += f" (this machine cannot count: {reason}; CI's runner installs Valgrind)"
+    return hooks, found
 
 
 def _declared(project: dict[str, Json], folder: Path) -> set[str]:
@@ -247,6 +320,27 @@ def _declared(project: dict[str, Json], folder: Path) -> set[str]:
         except InvalidRequirement:
             continue
     return names
+
+
+def distribution_name(project: dict[str, Json], folder: Path) -> str:
+    """The project's distribution (asv.conf.json's project: the dashboard's title, what asv
+    uninstalls): pyproject.toml's name, else setup.cfg's, else the one literal ``name=`` of
+    setup.py, else the folder's name."""
+    name = project.get("name")
+    if isinstance(name, str) and name:
+        return name
+    config = configparser.ConfigParser()
+    try:
+        config.read(folder / "setup.cfg")
+    except configparser.Error:
+        pass
+    name = config.get("metadata", "name", fallback="")
+    if name:
+        return name
+    setup = folder / "setup.py"
+    text = setup.read_text(errors="replace") if setup.is_file() else ""
+    found = set(re.findall(r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]*)["']""", text))
+    return found.pop() if len(found) == 1 else folder.resolve().name
 
 
 def held_releases(project: dict[str, Json], folder: Path, jax: str | None = None) -> dict[str, str]:
@@ -292,23 +386,58 @@ def python_release(project: dict[str, Json], python: str | None = None) -> str:
     )
 
 
-def _matrix(hooks: str | None, held: dict[str, str]) -> dict[str, Json]:
+def _matrix(hooks: str | None, held: dict[str, str], packages: dict[str, str]) -> dict[str, Json]:
     # JAX last: asv installs the matrix in its order, and a library installed after it could
-    # move it (docs/design.md).
+    # move it (docs/design.md). The packages a project uses without declaring them first.
     last = sorted(held, key=lambda name: name in ("jax", "jaxlib"))
-    req = {"asv_runner": [asv_runner_pin()], **{k: [held[k]] for k in last}}
+    req = {
+        "asv_runner": [asv_runner_pin()],
+        **{k: [v] for k, v in packages.items()},
+        **{k: [held[k]] for k in last},
+    }
     if hooks is None:
         return {"req": req}
-    # The tcmalloc found here, where JITBENCH_TCMALLOC named it: asv's benchmarks find it
-    # without it in the environment of asv run.
-    allocator = callgrind.allocator_setting()
-    env = {OPT_IN_ENV: ["1"], **{name: [value] for name, value in allocator.items()}}
-    return {"req": {**req, "pytest-codspeed": [hooks]}, "env_nobuild": env}
+    # tcmalloc is found where the benchmarks run (the system's, or JITBENCH_TCMALLOC in the
+    # environment of asv run): a path of this machine's would be committed, and would name
+    # asv's environment.
+    return {"req": {**req, "pytest-codspeed": [hooks]}, "env_nobuild": {OPT_IN_ENV: ["1"]}}
+
+
+def extra_packages(given: list[str]) -> dict[str, str]:
+    """``--with`` as the matrix's entries: ``NAME`` (the newest release, ``""``) or
+    ``NAME==VERSION``; anything else is a JitbenchError naming it."""
+    found = {}
+    for text in given:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            requirement = None
+        specs = list(requirement.specifier) if requirement else []
+        pinned = len(specs) == 1 and specs[0].operator == "=="
+        if (
+            requirement is None
+            or requirement.extras
+            or requirement.marker
+            or (specs and not pinned)
+        ):
+            raise JitbenchError(
+                f"--with {text!r} must be a package, or a package==release, such as six or "
+                "six==1.17.0"
+            )
+        found[requirement.name] = specs[0].version if pinned else ""
+    held = [name for name in found if name.lower() in HELD or name == "asv_runner"]
+    if held:
+        raise JitbenchError(
+            f"--with {held[0]}: jitbench holds it already (--jax chooses JAX's release)"
+        )
+    return found
 
 
 def _build_wheel(source: Path, into: Path) -> Path:
-    argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(into), str(source)]
-    done = child.run(argv, what="pip wheel")
+    """jitbench's wheel built from ``source`` into ``into``; pip's cache left alone (it is in
+    the home folder)."""
+    argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-q"]
+    done = child.run([*argv, "-w", str(into), str(source)], what="pip wheel")
     wheels = sorted(into.glob("jitbench-*.whl"))
     if done.status != 0 or len(wheels) != 1:
         last = (done.stderr.strip().splitlines() or ["no wheel written"])[-1]
@@ -411,14 +540,19 @@ def init_project(
     *,
     jax: str | None = None,
     python: str | None = None,
+    ci: str | None = None,
+    packages: list[str] | None = None,
 ) -> list[Path]:
     """Write asv's configuration and benchmarks into ``folder``/:data:`SUITE` for the git
     repository ``folder``; the paths.
 
     Every commit is measured with the JAX release ``jax`` (default: the one installed here;
-    :func:`held_releases`) under Python ``python`` (default: this one). Every check comes
-    first; an existing file among those init writes is a JitbenchError naming them all, and
-    nothing is written.
+    :func:`held_releases`) under Python ``python`` (default: this one), with ``packages``
+    (``NAME`` or ``NAME==VERSION``: what the project imports without declaring it) in every
+    commit's environment. ``ci="github"`` also writes the GitHub Actions workflow
+    (:mod:`jitbench.suite.ci`), counts on and the jitbench wheel committed, which it installs.
+    Every check comes first; an existing file among those init writes is a JitbenchError
+    naming them all, and nothing is written.
     """
     folder = Path(folder)
     _checked_repository(folder)
@@ -428,6 +562,9 @@ def init_project(
             raise JitbenchError(
                 f"--target {spec!r} must be module:factory, e.g. {SUITE}.targets:make"
             )
+    if ci is not None and ci not in CI_PROVIDERS:
+        raise JitbenchError(f"--ci {ci!r} is not known; valid: {', '.join(CI_PROVIDERS)}")
+    extra = extra_packages(list(packages or []))
     project = _project(folder / "pyproject.toml")
     held = held_releases(project, folder, jax)
     release = python_release(project, python)
@@ -442,17 +579,17 @@ def init_project(
         package / "bench_targets.py",
         wheel,
     ]
+    if ci is not None:
+        files.append(folder / ci_module.WORKFLOW)
     existing = [str(p) for p in [*files, folder / SUITE / "__init__.py"] if p.exists()]
     if existing:
         raise JitbenchError(f"will not overwrite existing {', '.join(existing)}; nothing written")
-    conf, readme, ignore, attributes, init, bench, _ = files
-    hooks, why = counting_hooks()
-    # The distribution name in pyproject.toml (what asv uninstalls), else the folder's.
-    name = project.get("name")
-    if not (isinstance(name, str) and name):
-        name = folder.resolve().name
+    conf, readme, ignore, attributes, init, bench = files[:6]
+    hooks, why = counting_hooks(ci is not None)
+    name = distribution_name(project, folder)
     branch = git(folder, "symbolic-ref", "--short", "HEAD") or "main"
     wheel_path = f"{{conf_dir}}/{HOME}/{wheel.name}"
+    home_words, home_lines = HOME_IGNORED[ci is not None]
     # Every template's fields: each takes those it names.
     values = {
         "project": name,
@@ -463,6 +600,7 @@ def init_project(
         "python_json": json.dumps(release),
         "home": HOME,
         "suite": SUITE,
+        "wheel_name": wheel.name,
         "wheel_source": _origin(jitbench_source()),
         "install_jitbench": json.dumps(
             f"in-dir={{env_dir}} python -m pip install -q --no-deps --force-reinstall {wheel_path}"
@@ -473,13 +611,23 @@ def init_project(
         ),
         "held_words": ", ".join(held),
         "held_pins": ", ".join(f"{k} {v}" for k, v in held.items()),
+        "packages": ", ".join(f"{k} {v or '(newest)'}" for k, v in extra.items()),
         "hooks": hooks,
         "reason": why,
         "counts_comment": COUNTS_COMMENT if hooks else "",
-        "counted": " or a count rose by over 1%" if hooks else "",
-        "matrix": json.dumps(_matrix(hooks, held)),
+        "counted": ", an instruction count rose by over 1%" if hooks else "",
+        # One line per package: a package the project forgets is one line to add.
+        "matrix": json.dumps(_matrix(hooks, held, extra), indent=4).replace("\n", "\n    "),
+        "home_words": home_words,
+        # The workflow is at the repository's root, beside this folder.
+        "git_add_ci": f" ../{ci_module.WORKFLOW.parts[0]}" if ci is not None else "",
+        "ignored": f"`{HOME}/` (but the wheel)" if ci is not None else f"`{HOME}/`",
+        "audit_target": chosen[0] if chosen else f"{SUITE}.targets:make",
     }
+    values["home_lines"] = home_lines.format_map(values)
     values["counts"] = (COUNTS_ON if hooks else COUNTS_OFF).format_map(values)
+    values["ci_words"] = CI_WORDS.format_map(values) if ci is not None else NO_CI_WORDS
+    values["fresh_clone"] = FRESH_CLONE[ci is not None].format_map(values)
     _write_wheel(wheel)
     package.mkdir(parents=True, exist_ok=True)
     conf.write_text(ASV_CONF.format_map(values))
@@ -490,4 +638,13 @@ def init_project(
     listed = "".join(f"    {json.dumps(t)},\n" for t in chosen)
     example = EXAMPLE_TARGET.format(suite=SUITE)
     bench.write_text(BENCH_TARGETS.format(targets=listed or example, **values))
+    if ci is not None:
+        workflow = folder / ci_module.WORKFLOW
+        workflow.parent.mkdir(parents=True, exist_ok=True)
+        workflow.write_text(
+            ci_module.workflow(
+                branch=branch, python=release, suite=SUITE, home=HOME,
+                wheel=f"{HOME}/{wheel.name}", held=held,
+            )
+        )  # fmt: skip
     return files

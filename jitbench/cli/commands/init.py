@@ -11,18 +11,37 @@ from jitbench.suite import scaffold
 
 def run(args: argparse.Namespace) -> int:
     if args.wheel:
-        chosen = [o for o in ("target", "jax", "python") if getattr(args, o) is not None]
+        chosen = [o for o in ("target", "jax", "python", "ci", "with") if getattr(args, o)]
         if chosen:
             raise JitbenchError(f"--wheel rebuilds the wheel alone; drop --{chosen[0]}")
         print(*scaffold.init_wheel(args.dir), sep="\n")
         return 0
-    written = scaffold.init_project(args.dir, args.target, jax=args.jax, python=args.python)
+    written = scaffold.init_project(
+        args.dir, args.target, jax=args.jax, python=args.python, ci=args.ci,
+        packages=getattr(args, "with"),
+    )  # fmt: skip
     print(*written, sep="\n")
     for note in scaffold.target_notes(args.dir, args.target or []):
         print(f"note: {note}", file=sys.stderr)
     conf = scaffold.read_conf(args.dir / scaffold.SUITE)
-    held = ", ".join(f"{k} {v[0]}" for k, v in conf["matrix"]["req"].items() if k in scaffold.HELD)
+    req = conf["matrix"]["req"]
+    held = ", ".join(f"{k} {v[0]}" for k, v in req.items() if k in scaffold.HELD)
     print(f"every commit measured with Python {conf['pythons'][0]}, {held}", file=sys.stderr)
-    hooks, why = scaffold.counting_hooks()
+    added = [k for k in req if k not in (*scaffold.HELD, "asv_runner", "pytest-codspeed")]
+    words = ", ".join(f"{k} {req[k][0] or '(newest)'}" for k in added) or "none"
+    print(
+        f"packages added to every commit's environment: {words} (a package the project "
+        f'imports without declaring it: one line of "req" in {scaffold.SUITE}/asv.conf.json, '
+        '"six": [""], or --with six)',
+        file=sys.stderr,
+    )
+    hooks, why = scaffold.counting_hooks(args.ci is not None)
     print(f"instruction counts: {'on' if hooks else 'off'}: {why}", file=sys.stderr)
+    if args.ci is not None:
+        print(
+            f"CI: {scaffold.ci_module.WORKFLOW} gates every pull request and publishes the "
+            "dashboard from the main line (GitHub Pages: Settings > Pages > Source: GitHub "
+            "Actions)",
+            file=sys.stderr,
+        )
     return 0

@@ -118,8 +118,7 @@ def allocator() -> str:
         if not Path(chosen).is_file():
             raise JitbenchError(
                 f"{ALLOCATOR_ENV}={chosen!r} is not a file: set it to a libtcmalloc_minimal.so "
-                "or unset it to use the system's (where jitbench init recorded it: in "
-                "asv.conf.json's matrix)"
+                "or unset it to use the system's"
             )
         return chosen
     found = ctypes.util.find_library(ALLOCATOR)
@@ -129,15 +128,6 @@ def allocator() -> str:
             f"(Debian/Ubuntu: apt-get install {ALLOCATOR_PACKAGE}; or set {ALLOCATOR_ENV})"
         )
     return found
-
-
-def allocator_setting() -> dict[str, str]:
-    """What another process (asv's benchmarks, started from another shell) needs in its
-    environment to preload the tcmalloc this one finds: ``JITBENCH_TCMALLOC`` as an absolute
-    path where it is set here, nothing where the system's search finds tcmalloc (the same
-    search finds it there). JitbenchError as :func:`allocator`."""
-    library = allocator()
-    return {ALLOCATOR_ENV: str(Path(library).absolute())} if _chosen() else {}
 
 
 def _chosen() -> str:
