@@ -18,6 +18,7 @@ from jax_releases import below_minimum, for_release
 from test_audit import STEPS, cells_of, expected_rows, observed, recompiles_of, traces_of
 
 import jitbench
+from jitbench import cli
 from jitbench.cli import build_parser, main
 from jitbench.vocabulary import StepName
 
@@ -443,3 +444,27 @@ def test_every_command_is_a_module_the_loader_finds():
     for name in commands.choices:
         module = importlib.import_module(f"jitbench.cli.commands.{name.replace('-', '_')}")
         assert callable(module.run), name
+
+
+def _helps() -> dict[str, str]:
+    """``jitbench --help`` and each command's ``--help``, as argparse prints them."""
+    parser = build_parser()
+    found = {"jitbench": parser.format_help()}
+    (commands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found.update({name: sub.format_help() for name, sub in commands.choices.items()})
+    return found
+
+
+def test_every_help_says_what_the_command_is_for_and_what_to_try_first():
+    """The help a user reads is written for them: what jitbench (or the command) does, the one
+    command to try first, and no reStructuredText markup from the code's docstrings."""
+    helps = _helps()
+    assert set(helps) == {"jitbench", *cli.COMMANDS}
+    markup = re.compile(r"``|:(?:mod|func|class|data|meth|attr):`|parsed here")
+    for name, text in helps.items():
+        assert not markup.search(text), (name, markup.findall(text))
+        if name == "jitbench":
+            assert "Start with your own object" in text and "jitbench audit " in text
+        else:
+            said, first = cli.COMMANDS[name]
+            assert f"Try first:\n  {first}\n" in text and said.split()[0] in text.lower()

@@ -3,6 +3,8 @@
 Each subcommand is a module of :mod:`jitbench.cli.commands`, loaded once chosen; each calls
 library functions with typed keyword arguments; bad input is one line on
 stderr naming the bad value and the valid choices, exit status 2, nothing written (README.md).
+What a user reads (``jitbench --help``, each command's ``--help``) is :data:`ABOUT` and
+:data:`COMMANDS`, in plain words.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import importlib
 import os
 import platform
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +37,87 @@ from jitbench.options import (
     VALIDATE_PHASES,
 )  # fmt: skip
 from jitbench.suite import caches
+
+# What jitbench is for, and the command to try first: the top of ``jitbench --help``, in
+# lines of ABOUT_WIDTH at most, as each command's own --help.
+ABOUT_WIDTH = 88
+ABOUT = """\
+Measure what it costs to jax.jit a method of your own class, and whether the way it is
+jitted can return stale results, raise, recompile or keep objects alive: for the suite's
+built-in strategies (an asv benchmark suite) and for your own objects.
+
+Start with your own object: a factory returning it, the method, its inputs:
+  jitbench audit mypkg.models:make --call calc --inputs mypkg.models:batch"""
+
+# Each command: what it does in a user's words (its line in jitbench --help) and the one
+# command to try first (under its own --help).
+COMMANDS = {
+    "strategies": (
+        "list the built-in ways of jitting a method that the suite measures, and whether "
+        "each can run here",
+        "jitbench strategies",
+    ),
+    "show": (
+        "print the class the suite generates for a built-in strategy, as a user would write it",
+        "jitbench show helper_function",
+    ),
+    "audit": (
+        "play a scripted scenario on your object (or a built-in strategy): change its fields "
+        "as its users do and report stale results, errors, recompiles and objects kept alive",
+        "jitbench audit mypkg.models:make --call calc --inputs mypkg.models:batch",
+    ),
+    "time": (
+        "time your object's call (or a built-in strategy's): first call, a restarted script's "
+        "first call, dispatch, cached call, loop per call and the call after each change",
+        "jitbench time mypkg.models:make --call calc --inputs mypkg.models:batch",
+    ),
+    "advise": (
+        "build every other way of jitting your call from your own object, measure each alike, "
+        "and recommend the cheapest that is never stale, with the code to write",
+        "jitbench advise mypkg.models:make --call calc --inputs mypkg.models:batch",
+    ),
+    "report": (
+        "write tables and plots of the asv results in results/ (reports/index.html)",
+        "jitbench report",
+    ),
+    "compare": (
+        "compare two commits (or environments, or machines); exit 1 where an instruction "
+        "count rose, a row newly fails or a hazard appeared (times shown, never judged)",
+        "jitbench compare main HEAD",
+    ),
+    "device-run": (
+        "measure every built-in strategy on this host's accelerator and its CPU, in one "
+        "process, into results/",
+        "python -m jitbench device-run",
+    ),
+    "init": (
+        "set up an asv suite in your own repository that measures your objects at every "
+        "commit, optionally with a CI workflow that gates pull requests",
+        "jitbench init --target benchmarks.targets:make",
+    ),
+    "asv": (
+        "run asv itself in the suite folder init wrote (its machine file kept there, not in "
+        "your home folder)",
+        "jitbench asv run HEAD~5..HEAD",
+    ),
+    "validate": (
+        "measure how far this machine's figures can be trusted: the generated classes against "
+        "hand-written ones, drift between runs, the smallest slowdown caught",
+        "jitbench validate",
+    ),
+}
+
+
+def _command(
+    sub: argparse._SubParsersAction[Parser], name: str, **kwargs: object
+) -> argparse.ArgumentParser:
+    """The subcommand ``name``, its help and the command to try first from :data:`COMMANDS`."""
+    said, first = COMMANDS[name]
+    what = textwrap.fill(f"{said[0].upper()}{said[1:]}.", ABOUT_WIDTH)
+    return sub.add_parser(
+        name, help=said, description=f"{what}\n\nTry first:\n  {first}",
+        formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs,
+    )  # fmt: skip
 
 
 def _target_options(parser: argparse.ArgumentParser) -> None:
@@ -69,16 +153,17 @@ def _results_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="jitbench", description=__doc__.splitlines()[0])
+    parser = Parser(prog="jitbench", description=ABOUT,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    p = sub.add_parser("strategies", help="list the strategies and whether each can run here")
+    p = _command(sub, "strategies")
     # Options several commands share. --size and --device stay None where not given: a TARGET
     # refuses a size; without --device every command measures on JAX's default device.
     device = choice("device", DEVICE_SPECS)
     repeat = {"type": positive_int, "default": REPEAT}
     output_format = {"type": choice("format", FORMATS), "default": "table", "help": "output format"}
 
-    p = sub.add_parser("show", help="print the generated source of a strategy's class")
+    p = _command(sub, "show")
     p.add_argument("strategy", help="a strategy name (see jitbench strategies)")
     for knob, what in (("arrays", "array fields"), ("static", "static fields"), ("ops", "stages")):
         p.add_argument(f"--n-{knob}", type=positive_int, default=1, help=f"{what} (default 1)")
@@ -89,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="nested layers, each a sub-object with a weight, a bias and a flag (default: flat)",
     )
 
-    p = sub.add_parser("audit", help="run the cache audit scenario per strategy, or on your object")
+    p = _command(sub, "audit")
     _target_options(p)
     p.add_argument("--strategy", action="append", help="a strategy name (repeatable)")
     p.add_argument("--size", type=positive_int, help=f"array length (default {DEFAULT_SIZE})")
@@ -102,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--explain", action="store_true", help="under the table, JAX's reason for every trace"
     )
 
-    p = sub.add_parser("time", help="time a strategy's or your object's call, as the suite does")
+    p = _command(sub, "time")
     _target_options(p)
     p.add_argument("--strategy", help="a strategy name (instead of TARGET)")
     p.add_argument("--size", type=positive_int, help="--strategy's array length")
@@ -114,9 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", **repeat, help=f"samples per figure (default {REPEAT})")
     p.add_argument("--format", **output_format)
 
-    p = sub.add_parser(
-        "advise", help="every way of jitting your object's call, measured alike, and the best"
-    )
+    p = _command(sub, "advise")
     _target_options(p)
     p.add_argument(
         "--device",
@@ -130,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="no instruction counts (Valgrind, a minute or more), rank by time",
     )  # fmt: skip
 
-    p = sub.add_parser("report", help="tables and plots from asv results")
+    p = _command(sub, "report")
     _results_options(p)
     p.add_argument(
         "--commit",
@@ -142,11 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--audit-json", type=Path, help="output of 'jitbench audit --format json' (JAX's reasons)"
     )
 
-    p = sub.add_parser(
-        "compare",
-        help="compare two commits, envs or machines; exit 1 where a count rose, a row newly "
-        "fails or a hazard appeared (times shown, never judged)",
-    )
+    p = _command(sub, "compare")
     p.add_argument(
         "base", metavar="BASE", help="reference commit (hash prefix or git's name), env or machine"
     )
@@ -188,13 +267,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 2 where no instruction count was measured on either side (a gate)",
     )
 
-    p = sub.add_parser("device-run", help="every strategy on this host's devices into results/")
+    p = _command(sub, "device-run")
     p.add_argument(
         "--machine", type=arguments.machine_name, default=platform.node(), help="results/ folder"
     )
     p.add_argument("asv", nargs="*", metavar="ASV_ARG", help="after --: more asv run options")
 
-    p = sub.add_parser("init", help="write asv's config and benchmarks into another project")
+    p = _command(sub, "init")
     p.add_argument("dir", nargs="?", type=Path, default=Path("."), help="its git repository")
     p.add_argument(
         "--target",
@@ -225,13 +304,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="only build the jitbench wheel again (a fresh clone of a project set up by init)",
     )  # fmt: skip
 
-    p = sub.add_parser(
-        "asv", help="asv itself, run in the benchmarks/ folder init wrote: its machine file "
-        "kept in benchmarks/.jitbench/ rather than your home folder", add_help=False,
-    )  # fmt: skip
+    p = _command(sub, "asv", add_help=False)
     p.add_argument("asv", nargs=argparse.REMAINDER, metavar="ASV_ARG", help="asv's arguments")
 
-    p = sub.add_parser("validate", help="measure the suite's fidelity, accuracy, noise here")
+    p = _command(sub, "validate")
     p.add_argument("--out", type=Path, default=Path("reports/validation"), help="report folder")
     p.add_argument("--repetitions", type=positive_int, default=3, help="pairs per slowdown")
     p.add_argument(
