@@ -17,6 +17,8 @@ import pytest
 import user_models
 from flax import struct
 
+from jitbench import Target, audit_object
+from jitbench.auditing.subject import Walked
 from jitbench.targets import declared, edit, fields, values
 
 
@@ -391,6 +393,73 @@ def test_numbers_are_tried_from_the_scaled_one_to_the_least_of_their_sign():
                                                            jax.lax.Precision.HIGHEST]  # fmt: skip
     # The other instance's value: the played one's own next, not the original again.
     assert values.unseen(4000, (), pick=2) == 2 and values.unseen(True) is False
+
+
+class Episode:
+    """An environment whose step ends an episode at its time limit (jumanji's Snake), jitted
+    once and kept: a bound method, the limit baked into its trace."""
+
+    def __init__(self, time_limit=4000):
+        self.time_limit = time_limit
+        self.step = jax.jit(self._step)
+
+    def _step(self, count):
+        return jnp.where(count + 1 >= self.time_limit, 0.0, 1.0)
+
+
+def test_a_value_that_changes_the_result_without_jit_is_looked_for():
+    target = Target(Episode(), (jnp.asarray(0),), call="step", factory=Episode)
+    subject = Walked(target)
+    obj = subject.new()
+    (field,), _ = subject.playable(obj, fields.walk(obj)[0])
+    assert (field.path, field.pick) == ("time_limit", 2)
+    assert field.played == " (1 played; 8000 and 2000 change nothing without jit)"
+    assert obj.time_limit == 4000  # set back after each try
+    result = audit_object(target)
+    step = result.step("new_static")
+    assert (step.field, step.cell) == ("time_limit", "0/0!")
+    assert step.how == "setattr (1 played; 8000 and 2000 change nothing without jit)"
+    # Where no value changes it, the first plays, said so: the step is unjudged.
+    result = audit_object(Target(Episode(), (jnp.asarray(-9000),), call="step", factory=Episode))
+    step = result.step("new_static")
+    assert step.cell == "0/0 ?" and step.how.endswith("(8000 played; 8000, 2000 and 1 change "
+                                                      "nothing without jit)")  # fmt: skip
+
+
+@jax.tree_util.register_pytree_node_class
+class Strict:
+    """A pytree whose unflatten runs its constructor, which refuses strict=True (as JAX's
+    RegularGridInterpolator refuses bounds_error=True)."""
+
+    def __init__(self, values, strict=False):
+        self.strict = strict
+        if self.strict:
+            raise NotImplementedError("strict takes no effect under jit")
+        self.values = values
+
+    def tree_flatten(self):
+        return (self.values,), (self.strict,)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *aux)
+
+
+@jax.jit
+def scaled(obj, x):
+    return obj.values * x
+
+
+def test_a_value_set_in_place_that_the_constructor_refuses_is_not_applicable():
+    result = audit_object(lambda: Strict(jnp.ones(3)), call=scaled, inputs=(jnp.arange(3.0),))
+    step = result.step("new_static")
+    assert (step.field, step.cell) == ("strict", "1/0 n/a")
+    assert step.error == (
+        "Strict's constructor refuses strict=True: NotImplementedError: strict takes no "
+        "effect under jit"
+    )
+    assert result.errors == 0 and "error" not in result.hazards()
+    assert any("(`strict`): Strict's constructor refuses strict=True" in v for v in result.verdict)
 
 
 class Tags(eqx.Module):

@@ -11,6 +11,7 @@ from jitbench.auditing.scenario import RETURNED
 from jitbench.hazards import WORDS
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.instances import class_kind
+from jitbench.targets.declared import REFUSES
 from jitbench.targets.fields import EQX_STATIC, REBUILT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
@@ -155,7 +156,9 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
         where = f" ({named(fields, 3)})" if fields else ""
         error = group[0].error
         error = error if len(error) <= 160 else error[:157] + "..."
-        yield f"not applicable: {name.does}{where}: the call raises without jit too: {error}"
+        # A value the class's own constructor refuses says so itself (edit.refused).
+        why = error if REFUSES in error else f"the call raises without jit too: {error}"
+        yield f"not applicable: {name.does}{where}: {why}"
 
 
 # The hazards, the most severe first.
