@@ -7,6 +7,7 @@ are the ``gallery`` extra (pyproject.toml); ``tests/test_gallery.py`` pins each 
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import blackjax
@@ -24,6 +25,7 @@ import jax.random as jr
 import jax_cosmo as jc
 import jaxlie
 import jaxopt
+import jumanji
 import lineax as lx
 import numpy as np
 import numpyro.distributions as ndist
@@ -36,6 +38,7 @@ from evosax.algorithms import CMA_ES
 from flax.training import train_state
 from flowjax.distributions import Normal as FlowNormal
 from flowjax.flows import coupling_flow
+from jax.scipy.interpolate import RegularGridInterpolator
 from ott.geometry import pointcloud
 from ott.solvers import linear
 from penzai import pz
@@ -418,3 +421,67 @@ def penzai_counted() -> Target:
         count=pz.StateVariable(value=jnp.array(0), label="count"),
     )
     return Target(layer, (jnp.arange(3.0),), call=penzai_counted_apply)
+
+
+# jumanji README: env = jumanji.make("Snake-v1"), state, timestep = jax.jit(env.reset)(key),
+# jax.jit(env.step)(state, action): the env audited, its step jitted where it is called.
+SNAKE_KEY = jr.key(0)
+
+
+def snake_step(env, state, action):
+    return jax.jit(env.step)(state, action)
+
+
+def jumanji_snake() -> Target:
+    env = jumanji.make("Snake-v1")
+    state, _ = jax.jit(env.reset)(SNAKE_KEY)
+    return Target(env, (state, jnp.array(0, jnp.int32)), call=snake_step)
+
+
+# The same step jitted once per env and kept for the loop (step = jax.jit(env.step)), as
+# JAXopt's run above: the env is bound in the jitted function, outside jit's key.
+_SNAKE_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def snake_step_kept(env, state, action):
+    step = _SNAKE_STEPS.get(env)
+    if step is None:
+        step = _SNAKE_STEPS[env] = jax.jit(env.step)
+    return step(state, action)
+
+
+def jumanji_snake_kept() -> Target:
+    env = jumanji.make("Snake-v1")
+    state, _ = jax.jit(env.reset)(SNAKE_KEY)
+    return Target(env, (state, jnp.array(0, jnp.int32)), call=snake_step_kept)
+
+
+# jax.scipy.interpolate.RegularGridInterpolator, a registered pytree, as scipy's users build
+# it (points, values), into a jitted function; three query points.
+RGI_X, RGI_Y = jnp.linspace(0.0, 1.0, 5), jnp.linspace(0.0, 2.0, 7)
+
+
+@jax.jit
+def interpolate_grid(interp, points):
+    return interp(points)
+
+
+def grid_interpolator() -> Target:
+    values = jnp.sin(RGI_X[:, None]) * jnp.cos(RGI_Y[None, :])
+    points = jnp.array([[0.5, 1.0], [0.2, 0.3], [0.9, 1.9]])
+    return Target(RegularGridInterpolator((RGI_X, RGI_Y), values), (points,), call=interpolate_grid)
+
+
+# flax.linen docs, nn.Dense: variables = model.init(key, x), model.apply(variables, x); the
+# module a static argument of the jitted apply (linen modules hash by their fields).
+DENSE_X = jnp.linspace(-1.0, 1.0, 12).reshape(2, 6)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def dense_apply(model, variables, x):
+    return model.apply(variables, x)
+
+
+def linen_dense() -> Target:
+    model = nn.Dense(features=4)
+    return Target(model, (model.init(jax.random.key(0), DENSE_X), DENSE_X), call=dense_apply)
