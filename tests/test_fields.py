@@ -317,9 +317,12 @@ METHODS = {"linear": None, "cubic": None}
 class Interp:
     """A class whose constructor checks its arguments, as JAX's RegularGridInterpolator does."""
 
-    def __init__(self, values, method="linear", order=1, kind="lu", low=0, high=1):
+    def __init__(self, values, method="linear", order=1, kind="lu", low=0, high=1, name="a"):
         if method not in METHODS:
             raise ValueError(f"unknown method {method!r}")
+        if name == "":
+            raise ValueError("a name is needed")
+        self.name = name
         self.values, self.method, self.order = values, method, order
         if self.order < 1:
             raise ValueError("order must be at least 1")
@@ -352,6 +355,7 @@ def test_a_constructors_checks_declare_values_and_refuse_others():
     assert declared.choices(interp, "method", "linear") == ("linear", "cubic")
     assert declared.choices(interp, "kind", "lu") == ("lu", "qr")
     assert declared.choices(interp, "order", 1) == ()
+    assert declared.choices(interp, "name", "a") == ()  # "" is compared with, to be refused
     refuses = "Interp's constructor refuses "
     assert declared.refusal(interp, "method", "nearest") == (
         f"{refuses}method='nearest': ValueError: unknown method 'nearest'"

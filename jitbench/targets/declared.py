@@ -81,7 +81,8 @@ def choices(owner: object, name: object, value: object) -> tuple[object, ...]:
         return ()
     if found := _annotated(type(owner), name, value):
         return found
-    return _compared(type(owner), name, value)
+    # A value it compares with only to refuse it (``if name == "": raise``) is none to play.
+    return tuple(v for v in _compared(type(owner), name, value) if not refusal(owner, name, v))
 
 
 def _annotated(cls: type, name: str, value: object) -> tuple[object, ...]:

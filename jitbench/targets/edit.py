@@ -154,10 +154,6 @@ def refused(
     return kept, skipped
 
 
-# The roles of the fields whose step the oracle alone settles, so that a value that changes its
-# result is looked for: an attribute jit never reads, a number it traces. Any new value of a
-# field in jit's key compiles, which settles its step (docs/design.md).
-SEARCHED = ("plain", "number")
 # The changes that build no new instance through ``__init__``: what its constructor would refuse
 # is asked of it (declared.refusal).
 UNCHECKED = ("setattr", "eqx.tree_at", EQX_STATIC)
@@ -168,13 +164,13 @@ def picked(
 ) -> Field | str:
     """``field`` with the value it plays (why: docs/design.md): the first of its candidates
     (:func:`jitbench.targets.values.candidates`) that ``obj`` takes as it is changed, that
-    changes the call's result without jit (``differs()``, asked only of a field whose step
-    the oracle alone settles, :data:`SEARCHED`, with more than one value to try), and that
-    its class's constructor would take too where the change bypasses it (its own checks read
-    from its source, then a try of it: :mod:`jitbench.targets.declared`; ``built``, the
-    tries' memory); else the first taken; else, where the constructor refuses them, the first
-    with its refusal (its step is n/a); else why ``obj`` refuses every one, a string (the
-    field is left out)."""
+    changes the call's result without jit (``differs()``, asked where there is more than one
+    value to try, whatever the role: every way of jitting the object plays the same value),
+    and that its class's constructor would take too where the change bypasses it (its own
+    checks read from its source, then a try of it: :mod:`jitbench.targets.declared`;
+    ``built``, the tries' memory); else the first taken; else, where the constructor refuses
+    them, the first with its refusal (its step is n/a); else why ``obj`` refuses every one,
+    a string (the field is left out)."""
     now = get_field(obj, field)
     options = values.candidates(now, field.choices)
     kind, name = field.keys[-1]
@@ -197,7 +193,7 @@ def picked(
     for index, new in enumerate(options):
         if refuses(index, tried=False):
             continue
-        oracle = differs() if len(options) > 1 and field.role in SEARCHED else None
+        oracle = differs() if len(options) > 1 else None
         result: bool | None = True  # nothing to tell apart: the value plays
         if oracle is not None:
             changed = set_field(obj, field, new)
