@@ -100,12 +100,18 @@ def _refusal(obj: object, field: Field, value: object) -> str:
     """Why ``obj`` refuses ``value`` in ``field``, or "" (a change made in place undone)."""
     before = get_field(obj, field)
     try:
-        changed = set_field(obj, field, value)
+        set_field(obj, field, value)
     except Exception as exc:
         return error_text(exc)
-    if changed is obj:
-        set_field(obj, field, before)
+    _undo(obj, field, before)
     return ""
+
+
+def _undo(obj: object, field: Field, before: object) -> None:
+    """``field`` of ``obj`` set back to ``before`` where a change left it otherwise: one made
+    in place, at the root or inside an object the change rebuilt around it."""
+    if get_field(obj, field) is not before:
+        set_field(obj, field, before)
 
 
 # Whether the call without jit on a changed object returns other than on the object as it was
@@ -196,10 +202,8 @@ def picked(
         oracle = differs() if len(options) > 1 else None
         result: bool | None = True  # nothing to tell apart: the value plays
         if oracle is not None:
-            changed = set_field(obj, field, new)
-            result = oracle(changed)
-            if changed is obj:
-                set_field(obj, field, now)
+            result = oracle(set_field(obj, field, new))
+            _undo(obj, field, now)
         if result and not refuses(index, tried=True):
             found = index
             break
