@@ -415,10 +415,14 @@ def test_a_value_that_changes_the_result_without_jit_is_looked_for():
     target = Target(Episode(), (jnp.asarray(0),), call="step", factory=Episode)
     subject = Walked(target)
     obj = subject.new()
+    asked = []
+    subject.differs = lambda o: asked.append(o) or Walked.differs(subject, o)
     (field,), _ = subject.playable(obj, fields.walk(obj)[0])
     assert (field.path, field.pick) == ("time_limit", 2)
     assert field.played == " (1 played; 8000 and 2000 change nothing without jit)"
     assert obj.time_limit == 4000  # set back after each try
+    # advise's ways walk one object: what it plays is chosen once, no call made again.
+    assert subject.playable(obj, fields.walk(obj)[0])[0] == [field] and len(asked) == 1
     result = audit_object(target)
     step = result.step("new_static")
     assert (step.field, step.cell) == ("time_limit", "0/0!")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import weakref
 from collections.abc import Callable, Mapping, MutableMapping, MutableSequence
 
 import numpy as np
@@ -130,6 +131,7 @@ def refused(
     rng, kept, skipped = np.random.default_rng(0), [], []
     made: list[Differs | None] = []  # the oracle on obj as it is, made once it is needed
     built: dict[int, bool] = {}  # whether each owner's constructor takes it as it is
+    known = _chosen(obj)
 
     def differs() -> Differs | None:
         if not made:
@@ -142,12 +144,17 @@ def refused(
     for field in found:
         now = get_field(obj, field)
         if field.kind != "array":
-            chosen = picked(obj, field, differs, built)
+            if field.path not in known:  # what it plays, the same on every way of jitting obj
+                chosen = picked(obj, field, differs, built)
+                known[field.path] = chosen if isinstance(chosen, str) else {
+                    "pick": chosen.pick, "played": chosen.played, "refusal": chosen.refusal
+                }  # fmt: skip
+            chosen = known[field.path]
             if isinstance(chosen, str):
                 skipped.append(Skipped(field.path, f"{_short(now)}: a new value is refused: "
                                        f"{chosen}"))  # fmt: skip
             else:
-                kept.append(chosen)
+                kept.append(dataclasses.replace(field, **chosen))
             continue
         if why := _refusal(obj, field, values.new_array(now, rng)):
             skipped.append(Skipped(field.path, f"{_short(now)}: a new value is refused: {why}"))
@@ -158,6 +165,28 @@ def refused(
             field = dataclasses.replace(field, fixed_shape=True)
         kept.append(field)
     return kept, skipped
+
+
+# The value each field of an object plays, or why none does (picked), by the object's id while it
+# is alive: advise audits one object once for each way of jitting it, and the values are the
+# object's, whichever way (the calls without jit they cost are made once).
+Chosen = dict[str, dict[str, int | str] | str]  # by path: picked's fields, or why none plays
+_CHOSEN: dict[int, tuple[weakref.ref[object], Chosen]] = {}
+
+
+def _chosen(obj: object) -> Chosen:
+    """What was chosen for ``obj``'s fields so far ({} for an object no weak reference
+    reaches: nothing is kept for it)."""
+    entry = _CHOSEN.get(id(obj))
+    if entry is not None and entry[0]() is obj:
+        return entry[1]
+    key = id(obj)
+    try:
+        ref = weakref.ref(obj, lambda _: _CHOSEN.pop(key, None))
+    except TypeError:
+        return {}
+    _CHOSEN[key] = (ref, {})
+    return _CHOSEN[key][1]
 
 
 # The changes that build no new instance through ``__init__``: what its constructor would refuse
