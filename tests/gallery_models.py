@@ -7,6 +7,7 @@ are the ``gallery`` extra (pyproject.toml); ``tests/test_gallery.py`` pins each 
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import blackjax
@@ -443,6 +444,24 @@ def jumanji_snake() -> Target:
     return Target(env, (state, jnp.array(0, jnp.int32)), call=snake_step)
 
 
+# The same step jitted once per env and kept for the loop (step = jax.jit(env.step)), as
+# JAXopt's run above: the env is bound in the jitted function, outside jit's key.
+_SNAKE_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def snake_step_kept(env, state, action):
+    step = _SNAKE_STEPS.get(env)
+    if step is None:
+        step = _SNAKE_STEPS[env] = jax.jit(env.step)
+    return step(state, action)
+
+
+def jumanji_snake_kept() -> Target:
+    env = jumanji.make("Snake-v1")
+    state, _ = jax.jit(env.reset)(SNAKE_KEY)
+    return Target(env, (state, jnp.array(0, jnp.int32)), call=snake_step_kept)
+
+
 # jax.scipy.interpolate.RegularGridInterpolator, a registered pytree, as scipy's users build
 # it (points, values), into a jitted function; three query points.
 RGI_X, RGI_Y = jnp.linspace(0.0, 1.0, 5), jnp.linspace(0.0, 2.0, 7)
@@ -546,3 +565,18 @@ def quax_lora() -> Target:
     linear = eqx.nn.Linear(10, 12, key=LORA_KEYS[0])
     model = lora.loraify(linear, rank=2, key=LORA_KEYS[2])
     return Target(model, (jr.normal(LORA_KEYS[1], (10,)),), call=lora_call)
+
+
+# flax.linen docs, nn.Dense: variables = model.init(key, x), model.apply(variables, x); the
+# module a static argument of the jitted apply (linen modules hash by their fields).
+DENSE_X = jnp.linspace(-1.0, 1.0, 12).reshape(2, 6)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def dense_apply(model, variables, x):
+    return model.apply(variables, x)
+
+
+def linen_dense() -> Target:
+    model = nn.Dense(features=4)
+    return Target(model, (model.init(jax.random.key(0), DENSE_X), DENSE_X), call=dense_apply)

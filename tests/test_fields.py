@@ -17,7 +17,9 @@ import pytest
 import user_models
 from flax import struct
 
-from jitbench.targets import edit, fields, values
+from jitbench import Target, audit_object
+from jitbench.auditing.subject import Walked
+from jitbench.targets import declared, edit, fields, values
 
 
 def _paths(obj, filtered=False):
@@ -55,7 +57,8 @@ def test_nnx_linear():
     ]
     # A function held as a field is a static: a rebuilt module holds another.
     assert ("dot_general", "static", "setattr") in found
-    assert skipped["param_dtype"] == "a type (float32): not a value to change"
+    # A dtype is a value its users set (Linear(..., param_dtype=jnp.bfloat16)).
+    assert ("param_dtype", "static", "setattr") in found and "param_dtype" not in skipped
     roles = _roles(user_models.linear())
     assert roles["kernel"] == "traced" and roles["in_features"] == "aux"
 
@@ -255,7 +258,9 @@ def test_new_values_are_those_users_set():
     assert choices == {"method": ("zoom", "backtracking"), "mode": (Mode.FAST, Mode.SAFE)}
     assert values.new_value("zoom", ("zoom", "backtracking")) == "backtracking"
     assert values.new_value(Mode.FAST) is Mode.SAFE
-    assert skipped["name"].endswith("(no Literal or Enum declares its choices)")
+    assert skipped["name"].endswith(
+        "(no Literal, Enum or check of its constructor declares its choices)"
+    )
     # A function: a fresh one of the same code, a partial's and a bound method's too.
     square = functools.partial(lambda x, p: x**p, p=2)
     fresh = values.new_value(square)
@@ -280,6 +285,189 @@ def test_new_values_are_those_users_set():
 
     fresh_power = values.new_value(power)
     assert fresh_power is not power and fresh_power(2) == 0.25  # its code's constants stay
+
+
+@dataclasses.dataclass(frozen=True)
+class Layer:
+    """A layer declaring its values as flax's do: a Precision, a dtype annotated, one held."""
+
+    precision: jax.lax.Precision | None = None
+    dtype: jax.typing.DTypeLike | None = None
+    compute: typing.Any = jnp.float32
+    features: int | typing.Literal["scalar"] = 4
+
+
+def test_values_declared_by_an_enum_or_a_dtype_in_the_annotation_are_played():
+    choices = {f.path: f.choices for f in fields.walk(Layer())[0]}
+    # An enum an Optional names; JAX's floating dtypes, narrower first (float64 with x64).
+    assert choices["precision"] == tuple(jax.lax.Precision)
+    assert choices["dtype"] == choices["compute"] == (jnp.bfloat16, jnp.float16)
+    # A Literal of another type than the value's declares none of its values: 4 doubles.
+    assert choices["features"] == () and values.new_value(4, choices["features"]) == 8
+    # A dtype keeps its form: a np.dtype gives np.dtypes; a 16-bit one widens first.
+    assert declared.float_dtypes(jnp.dtype("float32")) == (jnp.dtype("bfloat16"),
+                                                          jnp.dtype("float16"))  # fmt: skip
+    assert declared.float_dtypes(jnp.bfloat16) == (jnp.float32, jnp.float16)
+    assert declared.float_dtypes(jnp.int32) == ()
+
+
+METHODS = {"linear": None, "cubic": None}
+
+
+class Interp:
+    """A class whose constructor checks its arguments, as JAX's RegularGridInterpolator does."""
+
+    def __init__(self, values, method="linear", order=1, kind="lu", low=0, high=1, name="a"):
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r}")
+        if name == "":
+            raise ValueError("a name is needed")
+        self.name = name
+        self.values, self.method, self.order = values, method, order
+        if self.order < 1:
+            raise ValueError("order must be at least 1")
+        if kind == "lu":
+            pass
+        elif kind == "qr":
+            pass
+        else:
+            raise ValueError(f"no solver {kind}")
+        self.kind = kind
+        if low > high:  # reads two arguments: not run on one alone
+            raise ValueError("low above high")
+        self.low, self.high = low, high
+
+
+@dataclasses.dataclass
+class Schedule:
+    """A mutable dataclass checking itself after __init__, changed in place."""
+
+    steps: int = 10
+
+    def __post_init__(self):
+        if self.steps < 1:
+            raise ValueError("steps must be at least 1")
+
+
+def test_a_constructors_checks_declare_values_and_refuse_others():
+    interp = Interp(jnp.ones(3))
+    # The values it compares the argument with: a module's constant (a dict's keys) or strings.
+    assert declared.choices(interp, "method", "linear") == ("linear", "cubic")
+    assert declared.choices(interp, "kind", "lu") == ("lu", "qr")
+    assert declared.choices(interp, "order", 1) == ()
+    assert declared.choices(interp, "name", "a") == ()  # "" is compared with, to be refused
+    refuses = "Interp's constructor refuses "
+    assert declared.refusal(interp, "method", "nearest") == (
+        f"{refuses}method='nearest': ValueError: unknown method 'nearest'"
+    )
+    assert declared.refusal(interp, "order", 0) == (
+        f"{refuses}order=0: ValueError: order must be at least 1"
+    )
+    assert (
+        declared.refusal(interp, "kind", "svd") == f"{refuses}kind='svd': ValueError: no solver svd"
+    )
+    assert declared.refusal(interp, "order", 2) == declared.refusal(interp, "kind", "qr") == ""
+    # A check reading another argument is not run on one value; a try of the constructor, with
+    # every other argument from the field of its name, refuses it.
+    assert declared.refusal(interp, "low", 5) == ""
+    assert declared.tried(interp, "low", 5, {}) == f"{refuses}low=5: ValueError: low above high"
+    assert declared.tried(interp, "low", -1, {}) == ""
+    assert declared.refusal(Schedule(), "steps", 0) == (
+        "Schedule's constructor refuses steps=0: ValueError: steps must be at least 1"
+    )
+    # JAX's own: the methods its constructor lists, and bounds_error=True it refuses; not
+    # tried (its points are no field: grid holds them).
+    from jax.scipy.interpolate import RegularGridInterpolator
+
+    grid = RegularGridInterpolator((jnp.linspace(0.0, 1.0, 3),), jnp.ones(3))
+    assert declared.choices(grid, "method", "linear") == ("linear", "nearest")
+    assert declared.refusal(grid, "bounds_error", True) == (
+        "RegularGridInterpolator's constructor refuses bounds_error=True: "
+        "NotImplementedError: `bounds_error` takes no effect under JIT"
+    )
+    assert declared.tried(grid, "bounds_error", True, {}) == ""
+
+
+def test_numbers_are_tried_from_the_scaled_one_to_the_least_of_their_sign():
+    assert values.numbers(4000) == [8000, 2000, 1] and values.numbers(12) == [24, 6, 1]
+    assert values.numbers(1) == [2] and values.numbers(0) == [1] and values.numbers(-3) == [-6, -1]
+    assert values.numbers(0.5) == [0.25, 1.0] and values.numbers(1e-5) == [5e-6, 2e-5]
+    assert values.numbers(True) == [False]
+    assert values.candidates(jax.lax.Precision.DEFAULT) == [jax.lax.Precision.HIGH,
+                                                           jax.lax.Precision.HIGHEST]  # fmt: skip
+    # The other instance's value: the played one's own next, not the original again.
+    assert values.unseen(4000, (), pick=2) == 2 and values.unseen(True) is False
+
+
+class Episode:
+    """An environment whose step ends an episode at its time limit (jumanji's Snake), jitted
+    once and kept: a bound method, the limit baked into its trace."""
+
+    def __init__(self, time_limit=4000):
+        self.time_limit = time_limit
+        self.step = jax.jit(self._step)
+
+    def _step(self, count):
+        return jnp.where(count + 1 >= self.time_limit, 0.0, 1.0)
+
+
+def test_a_value_that_changes_the_result_without_jit_is_looked_for():
+    target = Target(Episode(), (jnp.asarray(0),), call="step", factory=Episode)
+    subject = Walked(target)
+    obj = subject.new()
+    asked = []
+    subject.differs = lambda o: asked.append(o) or Walked.differs(subject, o)
+    (field,), _ = subject.playable(obj, fields.walk(obj)[0])
+    assert (field.path, field.pick) == ("time_limit", 2)
+    assert field.played == " (1 played; 8000 and 2000 change nothing without jit)"
+    assert obj.time_limit == 4000  # set back after each try
+    # advise's ways walk one object: what it plays is chosen once, no call made again.
+    assert subject.playable(obj, fields.walk(obj)[0])[0] == [field] and len(asked) == 1
+    result = audit_object(target)
+    step = result.step("new_static")
+    assert (step.field, step.cell) == ("time_limit", "0/0!")
+    assert step.how == "setattr (1 played; 8000 and 2000 change nothing without jit)"
+    # Where no value changes it, the first plays, said so: the step is unjudged.
+    result = audit_object(Target(Episode(), (jnp.asarray(-9000),), call="step", factory=Episode))
+    step = result.step("new_static")
+    assert step.cell == "0/0 ?" and step.how.endswith("(8000 played; 8000, 2000 and 1 change "
+                                                      "nothing without jit)")  # fmt: skip
+
+
+@jax.tree_util.register_pytree_node_class
+class Strict:
+    """A pytree whose unflatten runs its constructor, which refuses strict=True (as JAX's
+    RegularGridInterpolator refuses bounds_error=True)."""
+
+    def __init__(self, values, strict=False):
+        self.strict = strict
+        if self.strict:
+            raise NotImplementedError("strict takes no effect under jit")
+        self.values = values
+
+    def tree_flatten(self):
+        return (self.values,), (self.strict,)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *aux)
+
+
+@jax.jit
+def scaled(obj, x):
+    return obj.values * x
+
+
+def test_a_value_set_in_place_that_the_constructor_refuses_is_not_applicable():
+    result = audit_object(lambda: Strict(jnp.ones(3)), call=scaled, inputs=(jnp.arange(3.0),))
+    step = result.step("new_static")
+    assert (step.field, step.cell) == ("strict", "1/0 n/a")
+    assert step.error == (
+        "Strict's constructor refuses strict=True: NotImplementedError: strict takes no "
+        "effect under jit"
+    )
+    assert result.errors == 0 and "error" not in result.hazards()
+    assert any("(`strict`): Strict's constructor refuses strict=True" in v for v in result.verdict)
 
 
 class Tags(eqx.Module):

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("chex", reason="the gallery's libraries: pip install 'jitbench[gallery]'")
 
 from jitbench import audit_object, load_target
+from jitbench.targets import fields
 from jitbench.testing import assert_jit_safe
 
 pytestmark = pytest.mark.slow
@@ -149,7 +150,9 @@ def test_a_kept_jit_of_a_jaxopt_solver_misses_an_option_set_in_place():
     # static_self_id_hash's.
     assert result.matches == "" and ("new_static", "fun", "0/0 ?") in _cells(result)
     # A string option with no declared choices is left alone, never given a made-up value.
-    assert dict(result.skipped)["linesearch"].endswith("(no Literal or Enum declares its choices)")
+    assert dict(result.skipped)["linesearch"].endswith(
+        "(no Literal, Enum or check of its constructor declares its choices)"
+    )
 
 
 def test_a_deep_mlp_audits_one_field_of_each_layer_group():
@@ -169,8 +172,6 @@ def test_a_deep_mlp_audits_one_field_of_each_layer_group():
 def test_an_attribute_numpyros_flatten_leaves_out_is_one_jit_never_sees():
     import jax.numpy as jnp
     import numpyro.distributions as ndist
-
-    from jitbench.targets import fields
 
     # numpyro caches covariance_matrix on the object; its flatten keeps loc and scale_tril.
     d = ndist.MultivariateNormal(jnp.zeros(3), covariance_matrix=jnp.eye(3))
@@ -369,11 +370,19 @@ def test_sympy2jax_s_private_parameters_play_by_default():
 def test_an_interpax_interpolator_hashes_its_extrap_bool_under_filter_jit():
     # Interpolator1D(x, f, method="cubic"): extrap=False is a bool leaf eqx.filter_jit hashes
     # (True compiles once, False back reuses its program); the knots and values are traced.
+    # Its method, a static field, plays one of the methods its constructor checks it against
+    # (METHODS): the three first, cubic ones, change nothing without jit (the derivatives are
+    # computed when it is built), so the first plays, said so; a static field, it compiles.
     result = _audit("interpax_interpolator")
-    assert _cells(result)[:4] == [
+    assert _cells(result)[:6] == [
         ("first_call", "", "1/1"), ("repeat_call", "", "0/0"),
+        ("new_static", "method", "1/1"), ("seen_static", "method", "0/0"),
         ("new_static", "extrap", "1/1"), ("seen_static", "extrap", "0/0"),
     ]  # fmt: skip
+    assert result.step("new_static").how == (
+        f"{fields.EQX_STATIC} ('cubic2' played; 'cubic2', 'cardinal' and 'catmull-rom' change "
+        "nothing without jit)"
+    )
     roles = {s.field: s.role for s in result.steps if s.field}
     assert roles["extrap"] == "static (hashed leaf)" and roles["x"] == roles["f"] == "traced"
     assert result.step("equal_instance").cell == result.step("other_instance").cell == "0/0"
@@ -504,12 +513,16 @@ def test_an_interpolator_s_text_verdict_quotes_each_field_s_own_error(capsys):
     assert refused == {
         "fill_value": "ValueError: Incompatible shapes for broadcasting: shapes=[(3,), (2,), (3,)]",
         "grid[0]": "ValueError: a should be 1-dimensional",
+        # set in place, a value no user can build: the constructor's own words, not the call's
+        "bounds_error": "RegularGridInterpolator's constructor refuses bounds_error=True: "
+        "NotImplementedError: `bounds_error` takes no effect under JIT",
     }
     render.object_audit(result, "grid_interpolator", explain=False)
     lines = capsys.readouterr().out.splitlines()
     for field, error in refused.items():
         (line,) = [x for x in lines if x.startswith("  - not applicable") and f"`{field}`" in x]
-        assert line.endswith(f"(`{field}`): the call raises without jit too: {error}")
+        said = error if field == "bounds_error" else f"the call raises without jit too: {error}"
+        assert line.endswith(f"(`{field}`): {said}")
     assert result.matches == ""  # an error, a '?': cells no built-in has
 
 
@@ -595,3 +608,51 @@ def test_quax_s_lora_is_judged_against_its_quaxified_call():
     result = _audit("quax_lora")
     assert result.hazards() == {} and result.step("first_call").cell == "1/1"
     assert result.step("repeat_call").cell == "0/0"
+
+
+def test_a_jumanji_time_limit_is_played_at_a_value_that_changes_the_step():
+    # jax.jit(env.step) made once and kept: time_limit=8000 and 2000 leave the first step as
+    # it was; 1 ends the episode there (step_type LAST without jit), which the kept step never
+    # sees: its trace keeps 4000. As the README writes it, at the call, it compiles at every
+    # call and sees it.
+    result = _audit("jumanji_snake_kept", fields="time_limit")
+    step = result.step("new_static")
+    assert (step.field, step.cell) == ("time_limit", "0/0!")
+    assert step.how == "setattr (1 played; 8000 and 2000 change nothing without jit)"
+    assert result.verdict[0].startswith("`time_limit` set to a new value in place is not seen")
+    written = _audit("jumanji_snake", fields="time_limit")
+    assert [s.cell for s in written.steps][1:4] == ["1/1", "1/1", "1/1"]
+    assert written.step("new_static").outcome == "correct"
+
+
+def test_a_value_the_interpolators_constructor_refuses_is_not_applicable():
+    # JAX's RegularGridInterpolator: its constructor compares method with ("linear",
+    # "nearest") and refuses bounds_error=True. "nearest" plays (aux data: it compiles); True
+    # set in place raises under jit alone (its unflatten runs the constructor), but no user
+    # can build it: n/a with the constructor's words, no error to trade speed for.
+    result = _audit("grid_interpolator")
+    statics = {s.field: s for s in result.steps if s.name == "new_static"}
+    assert statics["method"].cell == "1/1" and statics["method"].outcome == "correct"
+    assert statics["bounds_error"].cell == "1/0 n/a"
+    assert statics["bounds_error"].error == (
+        "RegularGridInterpolator's constructor refuses bounds_error=True: "
+        "NotImplementedError: `bounds_error` takes no effect under JIT"
+    )
+    assert result.errors == result.stale_results == 0
+    assert any(line.startswith("not applicable: a flag set to a value not seen before "
+                               "(`bounds_error`): RegularGridInterpolator's constructor refuses")
+               for line in result.verdict)  # fmt: skip
+
+
+def test_a_linen_dense_plays_its_dtype_and_precision():
+    # nn.Dense's annotations declare a dtype (numpy.dtype in the union) and jax.lax.Precision:
+    # bfloat16 and Precision.DEFAULT play; the module is static, so each compiles.
+    result = _audit("linen_dense")
+    statics = [(s.field, s.cell) for s in result.steps if s.name == "new_static"]
+    assert [f for f, _ in statics] == ["features", "use_bias", "dtype", "param_dtype",
+                                       "precision", "kernel_init", "bias_init",
+                                       "promote_dtype"]  # fmt: skip
+    assert dict(statics)["dtype"] == dict(statics)["precision"] == "1/1"
+    assert result.step("new_static").outcome == "n/a"  # features: the params have 4 columns
+    assert result.stale_results == result.errors == 0
+    assert not any(field in ("dtype", "precision", "param_dtype") for field, _ in result.skipped)

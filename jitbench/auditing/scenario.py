@@ -57,6 +57,9 @@ class Play:
         self.passed: list[object] = []  # the arrays the first call was passed
         self.returned: object = None  # what a loop calls next of the last result (see fed)
         self.raised_in = ""  # where the last call raised, outside JAX (errors.origin)
+        # Why the step's new value is no valid one: its class's constructor refuses it (the
+        # step is n/a with it, whatever jit did: edit.refused).
+        self.refusal = ""
 
     def call(self) -> object:
         """The subject's call on the object as it is now."""
@@ -95,6 +98,8 @@ class Play:
         # from (the object's own flatten or unflatten); n/a only where the call without jit
         # raises too (under disable_jit, or as written where disable_jit skips a check).
         self.outcome, error = self.subject.judge(self.before, result, error, self.judging)
+        if self.refusal:
+            self.outcome, error = Outcome.NOT_APPLICABLE, self.refusal
         rejected = self.outcome is Outcome.NOT_APPLICABLE
         if self.step is StepName.FIRST_CALL and raised and rejected and error != raised:
             # The audit stops on it: the jitted call's own error first, then the oracle's.
@@ -168,11 +173,13 @@ class Play:
         by_kind = sorted(self.played, key=lambda f: f.kind == "number")
         for field in (f for f in by_kind if f.kind != "array"):
             before, static = get(self.obj, field), field.kind == "static"
-            new = values.new_value(before, field.choices) if static else values.new_number(before)
-            self._set(field, new, field.how)
+            self._set(field, values.played(before, field.choices, field.pick),
+                      field.how + field.played)  # fmt: skip
             step = StepName.NEW_STATIC if static else StepName.SAME_SHAPE_ARRAY
+            self.refusal = field.refusal
             if (yield step).rejected:
                 rejected.add(field.path)
+            self.refusal = ""
             self._set(field, before, field.how)
             yield StepName.SEEN_STATIC
             if release and static:  # the field's programs go; the object's own is compiled again

@@ -277,7 +277,28 @@ class Walked(Subject):
 
     def playable(self, obj: object, chosen: list[fieldlib.Field]) -> Fields:
         # Tried on the chosen fields only: each try builds a new value (memory, on a deep model).
-        return edit.refused(obj, chosen)
+        return edit.refused(obj, chosen, self.differs)
+
+    def differs(self, obj: object) -> edit.Differs:
+        """Whether the oracle on a changed object returns other than on ``obj`` as it is now
+        (None: it raises on the changed one); raises where it raises on ``obj``."""
+        base = self.oracle(self.before(obj))
+
+        def differs(changed: object) -> bool | None:
+            try:
+                return bool(leaves_off(self.oracle(self.before(changed)), base))
+            except Exception:
+                return None
+
+        return differs
+
+    def oracle(self, before: Before) -> object:
+        """What :meth:`judge` compares a result with: the call without jit on what
+        :meth:`before` kept (raises where it raises)."""
+        import jax
+
+        with jax.disable_jit():
+            return block(self.unjitted(*before))
 
     def equal(self, obj: object) -> object:
         """The factory's new object with ``obj``'s traced values (its statics the factory's)."""
@@ -300,7 +321,8 @@ class Walked(Subject):
             return other, f"{self.origin}, as built: no field is played, so no value differs"
         for field in changed:
             like = edit.get_field(other, field)
-            new = values.new_array(like, rng) if arrays else values.unseen(like, field.choices)
+            new = (values.new_array(like, rng) if arrays
+                   else values.unseen(like, field.choices, field.pick))  # fmt: skip
             other = edit.set_field(other, field, new)
         paths = ", ".join(f.path for f in changed) if len(changed) < 3 else f"{len(changed)} fields"
         return other, f"{self.origin}, new values in {paths}"
@@ -354,8 +376,7 @@ class Walked(Subject):
         import jax
 
         try:
-            with jax.disable_jit():
-                expected = block(self.unjitted(*before))
+            expected = self.oracle(before)
         except Exception as exc:
             return Outcome.NOT_APPLICABLE, error_text(exc)
         if error:
@@ -429,6 +450,10 @@ def leaves_off(got: object, expected: object) -> dict[str, float] | str:
             if not _same(a, b):
                 return f"in {where}: {a!r:.60}, not {b!r:.60}"
             continue
+        # Two arrays of other dtypes are other results (a computation's dtype set to
+        # bfloat16), whatever the tolerance of the narrower; a Python number has none to compare.
+        if kinds.is_array(a) and kinds.is_array(b) and a.dtype != b.dtype:
+            return f"in the dtype of {where}: {a.dtype}, not {b.dtype}"
         a, b = kinds.on_host(a), kinds.on_host(b)
         if a.shape != b.shape:
             return f"in the shape of {where}: {a.shape}, not {b.shape}"

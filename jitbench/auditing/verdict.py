@@ -11,6 +11,7 @@ from jitbench.auditing.scenario import RETURNED
 from jitbench.auditing.subject import LETS_THROUGH
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.instances import class_kind
+from jitbench.targets.declared import REFUSES
 from jitbench.targets.fields import EQX_STATIC, REBUILT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
@@ -152,7 +153,9 @@ def _not_applicable(steps: list[Step]) -> Iterator[str]:
         body = error.removesuffix(LETS_THROUGH)  # shortened, the plain call's mark kept
         suffix = error[len(body) :]
         body = body if len(body) <= 160 else body[:157] + "..."
-        yield f"not applicable: {name.does}{where}: the call raises without jit too: {body}{suffix}"
+        # A value the class's own constructor refuses says so itself (edit.refused).
+        why = body if REFUSES in error else f"the call raises without jit too: {body}"
+        yield f"not applicable: {name.does}{where}: {why}{suffix}"
 
 
 # The steps where nothing new was seen, as a call that compiles at every call lists them.

@@ -11,7 +11,6 @@ import dataclasses
 import enum
 import fnmatch
 import re
-import typing
 from collections.abc import (
     Hashable,
     Iterator,
@@ -23,7 +22,7 @@ from collections.abc import (
 from typing import Literal
 
 from jitbench.options import DEFAULT_ARRAYS, DEFAULT_VALUES
-from jitbench.targets import kinds, values
+from jitbench.targets import declared, kinds, values
 
 Kind = Literal["array", "number", "static"]
 Key = tuple[Literal["attr", "item"], Hashable]
@@ -44,7 +43,11 @@ class Field:
     """One value of an object: where it is, how jit sees it, and how a user changes it.
 
     ``role`` is how jit sees the value (a key of :data:`ROLES`), ``choices`` the values
-    its declaration allows (a ``Literal`` or an ``Enum``).
+    its class declares (:func:`jitbench.targets.declared.choices`). Which new value plays is
+    chosen once the field is chosen (:func:`jitbench.targets.edit.refused`): ``pick``, its
+    index among :func:`jitbench.targets.values.candidates`, and ``played``, why that one in
+    words (the step's change says it); ``refusal``, where the class's constructor refuses
+    every value tried, its error (the step is then n/a with it).
     """
 
     path: str
@@ -55,6 +58,9 @@ class Field:
     private: bool = False
     choices: tuple[object, ...] = ()
     fixed_shape: bool = False  # its class refuses a new shape (edit.refused)
+    pick: int = 0
+    played: str = ""
+    refusal: str = ""
 
     @property
     def group(self) -> str:
@@ -211,24 +217,12 @@ def _holding(node: object, name: str, value: object) -> Iterator[object]:
         kinds.release_equinox_modules([probe])
 
 
-def _choices(node: object, key: Key, value: object) -> tuple[object, ...]:
-    """The values a field's declaration allows: an Enum's members, a Literal's arguments."""
-    if isinstance(value, enum.Enum):
-        return tuple(type(value))
-    if key[0] != "attr":
-        return ()
-    try:
-        hints = typing.get_type_hints(type(node))
-    except Exception:
-        return ()
-    hint = hints.get(key[1])
-    return tuple(typing.get_args(hint)) if typing.get_origin(hint) is Literal else ()
-
-
 def _skip_reason(value: object) -> str | None:
     if kinds.is_rng_state(value):
         return "random-number state: the calls change it themselves"
-    if isinstance(value, type) or type(value).__name__ == "dtype":
+    if kinds.is_dtype(value):  # a computation's dtype: a value a user sets
+        return None
+    if isinstance(value, type):
         return f"a type ({getattr(value, '__name__', value)}): not a value to change"
     if kinds.is_variable(value):
         return None
@@ -293,6 +287,8 @@ def _kind(value: object, role: str) -> tuple[Kind | None, str | None]:
     # static field, a leaf eqx.filter_jit hashes), compared by its items.
     static = bool | int | float | enum.Enum | str | frozenset | set
     if kinds.is_function(value) or isinstance(value, static) or value is None:
+        return "static", None
+    if kinds.is_dtype(value):  # a computation's dtype (linen's Dense(dtype=jnp.bfloat16))
         return "static", None
     if isinstance(value, tuple) and value and all(kinds.is_number(v) for v in value):
         return None, f"{value!r}: a tuple of numbers, often a shape the arrays must match"
@@ -384,11 +380,12 @@ def walk(obj: object, filtered: bool = False) -> tuple[list[Field], list[Skipped
                 continue
             value = _value(child)
             kind, why = _kind(value, role)
-            choices = _choices(node, key, value)
+            choices = declared.choices(node, key[1] if key[0] == "attr" else None, value)
             if kind == "static" and values.new_value(value, choices) is None:
-                why = f"{value!r}: no other valid value known" + (
-                    " (no Literal or Enum declares its choices)" if isinstance(value, str) else ""
-                )
+                why = f"{declared.shown(value)}: no other valid value known" + (
+                    " (no Literal, Enum or check of its constructor declares its choices)"
+                    if isinstance(value, str) else ""
+                )  # fmt: skip
                 kind = None
             if kind is not None:
                 fields.append(Field(where, (*keys, key), kind, changed, role, hidden, choices))

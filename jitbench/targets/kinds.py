@@ -138,6 +138,16 @@ def on_host(value: object) -> np.ndarray:
     return np.asarray(value)
 
 
+def is_dtype(value: object) -> bool:
+    """A dtype as a user writes one: ``jnp.float32`` (a scalar type), ``np.float32`` or a
+    ``np.dtype`` (``jnp.dtype("bfloat16")``); not Python's ``float``."""
+    if isinstance(value, np.dtype):
+        return True
+    if not isinstance(value, type):
+        return False
+    return issubclass(value, np.generic) or isinstance(getattr(value, "dtype", None), np.dtype)
+
+
 def is_number(value: object) -> bool:
     """A Python bool, int or float (what a pytree may hold as a leaf that jit traces)."""
     return isinstance(value, bool | int | float) and not isinstance(value, np.generic)

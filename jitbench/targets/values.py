@@ -75,21 +75,66 @@ def _kept(value: object, made: dict[int, object]) -> object:
     return value if new is None else new
 
 
-def new_value(value: object, choices: Sequence[object] = ()) -> object:
-    """Another valid value for a field holding ``value`` (None when none is known): another of
-    its declared ``choices`` (a ``Literal``'s), the next enum member, a scaled number, a fresh
+# The new values tried for one field, at most: each is a call without jit (edit.refused).
+MAX_TRIED = 3
+
+
+def candidates(value: object, choices: Sequence[object] = ()) -> list[object]:
+    """The new values a user would set in a field holding ``value``, in the order they are
+    tried (at most :data:`MAX_TRIED`; ``[]`` where none is known): the others of its declared
+    ``choices`` (a ``Literal``'s, an enum's, a constructor's check's, dtypes: see
+    :mod:`jitbench.targets.declared`), the other members of its enum, :func:`numbers`, a fresh
     function, a set less one item; a string needs declared choices."""
-    if options := [c for c in choices if c != value]:
-        return options[0]
+    if options := [c for c in choices if not _equal(c, value)]:
+        return options[:MAX_TRIED]
     if isinstance(value, enum.Enum):
-        return next((m for m in type(value) if m != value), None)
+        return [m for m in type(value) if m != value][:MAX_TRIED]
     if isinstance(value, bool | int | float):
-        return new_number(value)
+        return numbers(value)
     if callable(value):
-        return fresh_function(value)
+        fresh = fresh_function(value)
+        return [] if fresh is None else [fresh]
     if isinstance(value, frozenset | set) and value:
-        return smaller_set(value)
-    return None
+        return [smaller_set(value)]
+    return []
+
+
+def _equal(a: object, b: object) -> bool:
+    """Whether two declared values are the same (a dtype compared with None is not)."""
+    try:
+        return a is b or bool(a == b)
+    except Exception:
+        return False
+
+
+def numbers(value: bool | int | float) -> list[bool | int | float]:
+    """A number's new values in the order they are tried: :func:`new_number`'s, then the
+    other way (a count halved, a tolerance doubled), then for an int the least of its sign
+    (1: a limit or a count matters most at its smallest; ``time_limit=1`` ends an episode at
+    its first step); a bool, its other value. Never 0 where it was not (a count of none)."""
+    first = new_number(value)
+    if isinstance(value, bool) or value == 0 or not np.isfinite(value):
+        return [first]
+    if isinstance(value, int):
+        back = value // 2 if value > 0 else -(-value // 2)
+        found = [first, back, 1 if value > 0 else -1]
+    else:
+        found = [first, value * 2 if abs(value) < 1 else value / 2]
+    kept = [v for v in found if v != 0 and v != value]
+    return list(dict.fromkeys(kept))[:MAX_TRIED]
+
+
+def played(value: object, choices: Sequence[object] = (), pick: int = 0) -> object:
+    """The value the scenario sets in a field holding ``value``: its ``pick``-th candidate
+    (edit.refused chose it), the first where there are fewer; None where none is known."""
+    options = candidates(value, choices)
+    return (options[pick] if pick < len(options) else options[0]) if options else None
+
+
+def new_value(value: object, choices: Sequence[object] = ()) -> object:
+    """Another valid value for a field holding ``value``: its first candidate (None where none
+    is known)."""
+    return played(value, choices)
 
 
 def smaller_set(value: frozenset | set) -> frozenset | set:
@@ -104,12 +149,13 @@ def smaller_set(value: frozenset | set) -> frozenset | set:
     return type(value)(item for item in value if item is not dropped)
 
 
-def unseen(value: object, choices: Sequence[object] = ()) -> object:
-    """A value other than ``value`` and :func:`new_value`'s, where one is known (a bool's
-    other value is all there is)."""
-    once = new_value(value, choices)
-    twice = new_value(once, choices)
-    return once if twice is None or twice == value else twice
+def unseen(value: object, choices: Sequence[object] = (), pick: int = 0) -> object:
+    """A value other than ``value`` and the one the scenario played (its ``pick``-th
+    candidate): the played value's own first candidate, where that is not ``value`` again (a
+    bool's other value is all there is)."""
+    once = played(value, choices, pick)
+    twice = played(once, choices)
+    return once if twice is None or _equal(twice, value) else twice
 
 
 def new_array(
@@ -156,7 +202,8 @@ def new_array(
 
 def _valid(host: np.ndarray, values: np.ndarray) -> np.ndarray:
     """``values`` kept as valid as ``host`` is: symmetric, positive definite (lineax's operator)
-    or ordered (interpax's grid) as it is (why: docs/design.md)."""
+    or ordered (interpax's grid; an integer grid strictly, no point twice: JAX's
+    RegularGridInterpolator divides by each step) as it is (why: docs/design.md)."""
     square = host.ndim >= 2 and host.shape[-1] == host.shape[-2] > 1
     if square and host.dtype.kind == "f" and values.shape[-2:] == host.shape[-2:]:
         if np.allclose(host, np.swapaxes(host, -1, -2)):
@@ -171,6 +218,9 @@ def _valid(host: np.ndarray, values: np.ndarray) -> np.ndarray:
         steps = np.diff(host, axis=-1)
         if (steps > 0).all() or (steps < 0).all():
             values = np.sort(values, axis=-1)
+            if host.dtype.kind in "iu":  # strictly: a repeated point divides by zero
+                at = np.arange(values.shape[-1], dtype=values.dtype)
+                values = np.maximum.accumulate(values - at, axis=-1) + at
             values = values if (steps > 0).all() else values[..., ::-1]
     return values
 
