@@ -454,10 +454,10 @@ NNX_SPLIT_OUTPUT = Way(
     "made to the model after the split is not seen, a new model is split and compiled again, "
     "and what the call writes is lost (not built for a call that writes)",
     snippet="""
-graphdef, state = nnx.split({var})   # once per model, outside the loop
+graphdef, state = nnx.split({var})   # once, outside the loop
 
 @jax.jit
-def {name}(state{comma_args}):
+def {name}(state{comma_args}):   # once, outside the loop: it closes over this graphdef
     return {fn}(nnx.merge(graphdef, state){comma_args})
 
 out = {name}(state{comma_args})
