@@ -453,8 +453,9 @@ def test_penzai_s_two_ways_are_offered_for_a_model_holding_variables():
     from jitbench import advise_object
 
     def advise(name: str, **kwargs):
+        # without the cache-filled first calls' fresh processes (tests/test_advise.py's)
         return advise_object(f"gallery_models:{name}", repeat=1, cold_calls=1,
-                             instructions=False, **kwargs)  # fmt: skip
+                             instructions=False, restarts=False, **kwargs)  # fmt: skip
 
     written = advise("penzai_linear")
     assert written.kind == "penzai model (with Variables)"
@@ -571,7 +572,7 @@ def test_gymnax_s_catch_is_registered_as_shipped_and_its_code_runs():
     from jitbench import advise_object
 
     advice = advise_object("gallery_models:gymnax_catch", repeat=1, cold_calls=1,
-                           instructions=False)  # fmt: skip
+                           instructions=False, restarts=False)  # fmt: skip
     rows = {r.way: r for r in advice.rows}
     assert {"stale", "leak"} <= set(rows["as written"].hazards)
     assert rows["pytree registration"].hazards == rows["helper function"].hazards == ()
