@@ -20,7 +20,12 @@ from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import FED_BACK, WITHOUT_JIT_TOO, Play, attempt, replay
 from jitbench.auditing.subject import Generated, Subject, device_and_size, subject_of
 from jitbench.auditing.verdict import judge
-from jitbench.compiles import clear_caches, count_compiles, explain_misses
+from jitbench.compiles import (
+    clear_caches,
+    count_compiles,
+    explain_misses,
+    release_failed_traces,
+)
 from jitbench.devices import DEVICE_SPECS, Placement, resolve
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
@@ -89,7 +94,10 @@ class _Alive:
 
     def alive(self) -> tuple[int | None, int, int]:
         """Objects that grow with every instance (None: none could be tracked), the arrays it
-        built, and the first instance's inner objects that outlive it, alive now."""
+        built, and the first instance's inner objects that outlive it, alive now. What a
+        trace that raised keeps (a step's change the call cannot take) is released first: it
+        is JAX's error path that keeps it (compiles.release_failed_traces), not the object."""
+        release_failed_traces(self.before)
         existed = collections.Counter(type(o) for o in self.kept if type(o) in self.unreferenced)
         self.kept = []
         built = [r() for r in [*self.roots.values(), *(ref for ref, _ in self.inner.values())]]
