@@ -656,3 +656,16 @@ def test_a_linen_dense_plays_its_dtype_and_precision():
     assert result.step("new_static").outcome == "n/a"  # features: the params have 4 columns
     assert result.stale_results == result.errors == 0
     assert not any(field in ("dtype", "precision", "param_dtype") for field, _ in result.skipped)
+
+
+def test_an_operation_returning_another_irreps_array_plays_no_loop():
+    # e3nn's tensor_square returns an IrrepsArray of other irreps and 10 values for one of 4:
+    # the output of an operation, new to jit, not a state a loop feeds back and recompiles.
+    result = _audit("e3nn_tensor_square")
+    assert [s.name for s in result.steps] == [
+        "first_call", "repeat_call", "same_shape_array", "new_shape_array", "equal_instance",
+        "other_instance",
+    ]  # fmt: skip
+    assert [s.cell for s in result.steps] == ["1/1", "0/0", "0/0", "1/1", "0/0", "0/0"]
+    assert result.hazards() == {} and result.leaked_arrays == 0
+    assert not any("loop" in line or "compiles again" in line for line in result.verdict)

@@ -576,6 +576,26 @@ def test_only_a_result_of_the_objects_type_and_structure_is_fed_back():
     assert play.fed(({"w": np.ones(2)}, state)) is state
     assert play.fed((state[1], obj)) is None  # the object itself is no new state
     assert play.fed(np.ones(2)) is None
+    # Of the object's class, a state may drift in its static data or in its shapes (a loop's
+    # hazard); in both, it is an operation's output, of other static data and other shapes.
+    import jax
+
+    @jax.tree_util.register_pytree_node_class
+    class Tagged:
+        def __init__(self, tag: str, values: np.ndarray) -> None:
+            self.tag, self.values = tag, values
+
+        def tree_flatten(self):
+            return (self.values,), self.tag
+
+        @classmethod
+        def tree_unflatten(cls, tag, children):
+            return cls(tag, *children)
+
+    play.obj = Tagged("a", np.zeros(4))
+    for tag, size, fed in [("b", 4, True), ("a", 10, True), ("b", 10, False)]:
+        found = Tagged(tag, np.zeros(size))
+        assert (play.fed(found) is found) is fed, (tag, size)
 
 
 def test_the_first_call_must_run_with_and_without_jit():
