@@ -669,3 +669,24 @@ def test_an_operation_returning_another_irreps_array_plays_no_loop():
     assert [s.cell for s in result.steps] == ["1/1", "0/0", "0/0", "1/1", "0/0", "0/0"]
     assert result.hazards() == {} and result.leaked_arrays == 0
     assert not any("loop" in line or "compiles again" in line for line in result.verdict)
+
+
+def test_a_stepper_jitted_once_per_object_compiles_for_every_new_one():
+    # exponax's rollout jitted per stepper: each new stepper (eqx.tree_at, an equal one too)
+    # gets its own jit and compiles, its values seen or not. Nothing is hashed: a field's
+    # label stays the walk's, and no line says a value seen before reuses its program.
+    result = _audit("exponax_stepper", fields=r"^(dt|num_points)$")
+    assert [(s.name, s.field, s.cell) for s in result.steps if s.field == "dt"] == [
+        ("same_shape_array", "dt", "1/1"), ("seen_static", "dt", "1/1"),
+    ]  # fmt: skip
+    assert {s.role for s in result.steps if s.field} == {"traced number"}
+    assert result.step("equal_instance").cell == "1/1"
+    assert result.verdict[0].startswith(
+        "every new object compiles again, whatever its values, and the same object called "
+        "again does not (4 steps where jit had seen every value: "
+    )
+    assert not any("hashes" in line or "reuses its program" in line for line in result.verdict)
+    # num_points refused with and without jit, inside the trace: what that failed trace closed
+    # over is no leak of the stepper's.
+    assert result.step("same_shape_array").cell == "1/0 n/a"
+    assert result.leaked_instances == 0 and result.leaked_arrays == 0

@@ -231,7 +231,18 @@ def _steps(
         return steps[-1].outcome
 
     replay(play, visit)
-    return steps, play.judging.noise or {}
+    return _unkeyed(steps, played), play.judging.noise or {}
+
+
+def _unkeyed(steps: list[Step], played: list[fieldlib.Field]) -> list[Step]:
+    """``steps``, a field's label read from a compile (:func:`_step`) taken back where its
+    value set back compiled again: a value jit keys on reuses the program of a value seen
+    before, so one that compiles again tells nothing of how jit sees the field (a jit made
+    for each object compiles for every new object: exponax's steppers), and the walk's
+    label stands."""
+    walked = {f.path: fieldlib.ROLES.get(f.role, "") for f in played}
+    again = {s.field for s in steps if s.name == StepName.SEEN_STATIC and s.compiles}
+    return [dataclasses.replace(s, role=walked[s.field]) if s.field in again else s for s in steps]
 
 
 def run(

@@ -12,7 +12,7 @@ from jitbench.auditing.subject import LETS_THROUGH
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.instances import class_kind
 from jitbench.targets.declared import REFUSES
-from jitbench.targets.fields import EQX_STATIC, REBUILT, named
+from jitbench.targets.fields import EQX_STATIC, IN_PLACE, REBUILT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
 # How a change was made (jitbench.targets.edit), in the verdict's words.
@@ -167,6 +167,33 @@ _LATER = {
     StepName.FED_BACK_AGAIN: "a state fed back",
 }
 
+
+def _per_object(result: AuditResult) -> list[Step]:
+    """The steps that compiled again where jit had seen every value, where each made on a new
+    object did (an equal instance, and a field changed on a new object: eqx.tree_at,
+    dataclasses.replace) and the same object called again did not: the program is the
+    object's own, not its values'. Empty where any such step reused a program, or no field
+    was changed on a new object (an equal instance alone has its own line)."""
+    if any(s.name == StepName.REPEAT_CALL and s.compiles for s in result.steps):
+        return []
+    seen = (StepName.SEEN_STATIC, StepName.SAME_SHAPE_ARRAY, StepName.EQUAL_INSTANCE)
+    new = [s for s in result.steps if s.name in seen and s.outcome.tells and (
+        s.name == StepName.EQUAL_INSTANCE or s.how.split(" (")[0] not in IN_PLACE)]  # fmt: skip
+    if not any(s.field for s in new) or StepName.EQUAL_INSTANCE not in {s.name for s in new}:
+        return []
+    return new if all(s.hazard is Hazard.RECOMPILE for s in new) else []
+
+
+def _own_program(steps: list[Step]) -> str:
+    """The line of :func:`_per_object`'s steps."""
+    kinds = named(list(dict.fromkeys(_LATER[s.name] for s in steps)), 3)
+    return (f"every new object compiles again, whatever its values, and the same object "
+            f"called again does not ({_count(len(steps), 'step')} where jit had seen every "
+            f"value: {kinds}): the compiled program is the object's own (a jit made for each "
+            f"object, or the object in jit's key by identity), so a new one, an equal one "
+            f"too, always compiles")  # fmt: skip
+
+
 # The hazards, the most severe first.
 BY_SEVERITY = (Hazard.STALE, Hazard.ERROR, Hazard.RECOMPILE, Hazard.LEAK)
 # The order of a verdict's lines: its hazards, then what was found besides, then the changes
@@ -190,6 +217,9 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
     every = any(s.name == StepName.REPEAT_CALL and s.compiles for s in result.steps)
     later = [s for s in result.steps
              if s.hazard is Hazard.RECOMPILE and s.name != StepName.REPEAT_CALL]  # fmt: skip
+    # A call whose every new object compiles again: said once, its steps counted.
+    own = [] if every else _per_object(result)
+    grouped = {id(s) for s in own}
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
         unjudged = step.outcome is Outcome.UNJUDGED
@@ -197,8 +227,10 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
             found["info"] += [] if step.error in found["info"] else [step.error]
         elif unjudged and step.name in (StepName.NEW_STATIC, StepName.SAME_SHAPE_ARRAY):
             unknown.append(step)
+        if step is (own[0] if own else None):
+            found[Hazard.RECOMPILE].append(_own_program(own))
         said = SAID.get((step.hazard, step.name), SAID.get((step.hazard, None)))
-        if said and not (every and step in later):
+        if said and not (every and step in later) and id(step) not in grouped:
             found[step.hazard].append(said.format(subject=subject, error=step.error))
     if every and later:
         kinds = named(list(dict.fromkeys(_LATER[s.name] for s in later)), 4)
@@ -209,8 +241,8 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
     found[Outcome.UNJUDGED] = _unnoticed(unknown)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
-    hashed = [f"`{s.field}`" for s in result.steps
-              if s.name == StepName.SAME_SHAPE_ARRAY and s.hazard is Hazard.RECOMPILE]  # fmt: skip
+    hashed = [f"`{s.field}`" for s in result.steps if s.name == StepName.SAME_SHAPE_ARRAY
+              and s.hazard is Hazard.RECOMPILE and id(s) not in grouped]  # fmt: skip
     if hashed and not result.repeat_call_compiles:
         found[Hazard.RECOMPILE].append(f"{named(hashed, 4)} given new values compile again: "
                                        "the call hashes them, a new program for every new "
