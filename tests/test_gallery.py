@@ -690,3 +690,18 @@ def test_a_stepper_jitted_once_per_object_compiles_for_every_new_one():
     # over is no leak of the stepper's.
     assert result.step("same_shape_array").cell == "1/0 n/a"
     assert result.leaked_instances == 0 and result.leaked_arrays == 0
+
+
+def test_a_class_registered_with_python_callbacks_is_not_said_to_flatten_in_cpp():
+    # jax_dataclasses registers its dataclasses with register_pytree_node and Python
+    # callbacks: the analogy says how jit flattens it, as tried, never register_dataclass's C++.
+    from jitbench.targets.kinds import flattened_in_python
+
+    assert flattened_in_python(load_target("gallery_models:jdc_dataclass").obj) is True
+    result = _audit("jdc_dataclass")
+    assert result.hazards() == {} and result.matches == "pytree_class"
+    assert result.verdict[-1].endswith(
+        "at every step of its audit; jit flattens it by Python code at every call, as it "
+        "flattens that strategy's class"
+    )
+    assert not any("C++" in line for line in result.verdict)

@@ -980,3 +980,30 @@ def test_each_not_applicable_line_quotes_the_error_its_own_steps_raised():
         f"{refused} (`fill_value`): the call raises without jit too: {fill}",
         f"{refused} (`grid[0]`, `grid[1]`): the call raises without jit too: {grid}",
     ]
+
+
+def test_how_jit_flattens_an_object_is_tried_not_read_off_its_kind():
+    import dataclasses
+
+    import jax
+
+    @functools.partial(jax.tree_util.register_dataclass, data_fields=["w"], meta_fields=["n"])
+    @dataclasses.dataclass(frozen=True)
+    class InCpp:
+        w: object
+        n: int
+
+    @dataclasses.dataclass(frozen=True)
+    class InPython:
+        w: object
+        n: int
+
+    jax.tree_util.register_pytree_node(
+        InPython, lambda o: ((o.w,), o.n), lambda n, children: InPython(children[0], n)
+    )
+    from jitbench.targets.kinds import flattened_in_python
+
+    assert flattened_in_python(InCpp(np.ones(2), 1)) is False
+    assert flattened_in_python(InPython(np.ones(2), 1)) is True
+    assert flattened_in_python({"w": np.ones(2)}) is False
+    assert flattened_in_python(np.ones(2)) is None

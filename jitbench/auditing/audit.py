@@ -324,7 +324,8 @@ def with_verdict(result: AuditResult, subject: Subject) -> AuditResult:
     called = {type(call).__module__, getattr(call, "__module__", None) or ""}
     uses = fieldlib.libraries(obj) | {name.split(".")[0] for name in called if name}
     spec = result.device if result.device in DEVICE_SPECS else "cpu"
-    lines, match = judge(result, kinds.object_kind(obj), builtin_audits(spec), uses)
+    kind, python = kinds.object_kind(obj), kinds.flattened_in_python(obj)
+    lines, match = judge(result, kind, builtin_audits(spec), uses, python)
     return dataclasses.replace(result, verdict=lines, matches=match)
 
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import RETURNED
 from jitbench.auditing.subject import LETS_THROUGH
-from jitbench.strategies import STRATEGIES, get_strategy
-from jitbench.strategies.instances import class_kind
+from jitbench.strategies import STRATEGIES, Strategy, get_strategy
+from jitbench.strategies.instances import class_flattening, class_kind
 from jitbench.targets.declared import REFUSES
 from jitbench.targets.fields import EQX_STATIC, IN_PLACE, REBUILT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
@@ -84,11 +84,14 @@ def same_cells(result: AuditResult, builtin: AuditResult) -> bool:
 
 
 def closest(
-    result: AuditResult, kind: str, builtins: dict[str, AuditResult], uses: frozenset[str]
-) -> str:
+    result: AuditResult, kind: str, builtins: dict[str, AuditResult], uses: frozenset[str],
+    python: bool | None = None,
+) -> str:  # fmt: skip
     """The built-in strategy whose audit has every cell of ``result``'s (:func:`same_cells`),
-    "" where none has: the one of the object's kind where several have, then of its family (a
-    pytree, a plain object), then the first in the catalog. Only an analogy the object shares
+    "" where none has: where several have, the one whose class jit flattens as it does the
+    object (``python``: by Python code or in C++, kinds.flattened_in_python; None: not
+    known, or no pytree), then of the object's kind, then of its family (a pytree, a plain
+    object), then the first in the catalog. Only an analogy the object shares
     is named: a strategy of a library (equinox, flax) only for an object that uses it
     (``uses``: fields.libraries, and the library that makes its kind); eager, which jits
     nothing, only for a call whose first call JAX explained no miss of (an explained miss is
@@ -103,9 +106,10 @@ def closest(
     ]  # fmt: skip
     kinds = {n: class_kind(get_strategy(n)) for n in matching}
 
-    def rank(name: str) -> tuple[bool, bool, int]:
+    def rank(name: str) -> tuple[bool, bool, bool, int]:
         family = (kinds[name] in PYTREES) != (kind in PYTREES)
-        return kinds[name] != kind, family, order.index(name)
+        flattened = python is not None and class_flattening(get_strategy(name)) != python
+        return flattened, kinds[name] != kind, family, order.index(name)
 
     return min(matching, key=rank, default="")
 
@@ -321,11 +325,11 @@ def _unnoticed(steps: list[Step]) -> list[str]:
 
 def judge(
     result: AuditResult, kind: str, builtins: dict[str, AuditResult],
-    uses: frozenset[str] = frozenset(),
+    uses: frozenset[str] = frozenset(), python: bool | None = None,
 ) -> tuple[tuple[str, ...], str]:  # fmt: skip
     """The hazards in words, and the built-in strategy that behaves the same ("" for none);
     a call that jits nothing is compared with ``eager`` alone; ``uses``: the packages the
-    object uses (:func:`closest`)."""
+    object uses, ``python``: whether jit flattens it by Python code (:func:`closest`)."""
     found = findings(result)
     lines = [line for part in SEVERITY for line in found[part]]
     # The call's kind after its hazards, before the rest of what was found.
@@ -337,15 +341,35 @@ def judge(
         lines.insert(first, unjitted)
     if not judged(result):  # compared on nothing, every built-in would match: none does
         return tuple(lines), ""
-    name = closest(result, kind, builtins, uses)
+    name = closest(result, kind, builtins, uses, python)
     if name == "eager" and unjitted not in lines and _unexplained(result):
         lines.insert(first, unjitted)  # one operation: its one program told apart by the match
     if not name:  # an analogy only where every cell is the built-in's: none at all otherwise
         return tuple(lines), ""
-    strategy = get_strategy(name)
-    lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "
-                 f"{strategy.mechanism}")  # fmt: skip
+    lines.append(_analogy(get_strategy(name), kind, python))
     return tuple(lines), name
+
+
+# How jit flattens an object at every call (kinds.flattened_in_python), in words.
+FLATTENED = {True: "by Python code", False: "in C++"}
+
+
+def _analogy(strategy: Strategy, kind: str, python: bool | None) -> str:
+    """The line naming the built-in the object behaves like: with the strategy's mechanism
+    where the object shares it (a pytree of the strategy's kind that jit flattens alike, or
+    no pytree, as the strategy's class), else the cells and how jit flattens each, as tried:
+    a mechanism is not read off an analogy of cells (a jax_dataclasses class is a frozen
+    dataclass flattened by Python code, not register_dataclass's C++)."""
+    head = f"behaves like the built-in strategy {strategy.name} ({strategy.summary})"
+    theirs = class_flattening(strategy)
+    if theirs == python and (python is None or class_kind(strategy) == kind):
+        return f"{head}: {strategy.mechanism}"
+    if python is None or theirs is None:
+        return f"{head} at every step of its audit"
+    alike = ("as it flattens that strategy's class" if theirs == python
+             else f"where it flattens that strategy's class {FLATTENED[theirs]}")  # fmt: skip
+    return (f"{head} at every step of its audit; jit flattens it {FLATTENED[python]} at every "
+            f"call, {alike}")  # fmt: skip
 
 
 def op_by_op(result: AuditResult) -> bool:
