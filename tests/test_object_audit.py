@@ -1007,3 +1007,26 @@ def test_how_jit_flattens_an_object_is_tried_not_read_off_its_kind():
     assert flattened_in_python(InPython(np.ones(2), 1)) is True
     assert flattened_in_python({"w": np.ones(2)}) is False
     assert flattened_in_python(np.ones(2)) is None
+
+
+def test_an_all_static_struct_matches_its_built_in_though_its_other_instance_compiles():
+    """A flax struct whose every field is static (xminigrid's EnvParams, jax.jit(env.step)):
+    its other instance has new values in its flags, which compile, where the built-in's has
+    new arrays: not the same change, left out of the match, so it is named as the pattern it
+    is."""
+    import flax.struct
+    import jax
+
+    class Params(flax.struct.PyTreeNode):
+        height: int = flax.struct.field(pytree_node=False, default=5)
+        max_steps: int = flax.struct.field(pytree_node=False, default=10)
+
+    @jax.jit
+    def step(params, x):
+        return x[: params.height].sum() * params.max_steps
+
+    target = jitbench.Target(Params(), (jax.numpy.arange(8.0),), call=step, factory=Params)
+    result = audit_object(target)
+    assert result.step("other_instance").cell == "1/1" and result.hazards() == {}
+    assert result.matches == "flax_struct_dataclass"
+    assert result.verdict[-1].startswith("behaves like the built-in strategy flax_struct_dataclass")

@@ -73,14 +73,26 @@ def _cell(step: Step) -> tuple[bool, bool, str]:
 def same_cells(result: AuditResult, builtin: AuditResult) -> bool:
     """Whether every cell of ``result``'s audit is ``builtin``'s at the same step, and their
     leak findings are the same. A step whose call raises without jit too (n/a) says nothing of
-    jit and is left out; a step no built-in plays (a loop's fed_back), a change whose result
+    jit and is left out, and so is an other instance of an object that played no array field:
+    its new values are in its flags and numbers (Subject.other), a built-in's in its arrays,
+    not the same change. A step no built-in plays (a loop's fed_back), a change whose result
     without jit did not change (?) and leaks that could not be checked match none."""
     theirs = {step.name: _cell(step) for step in builtin.steps}
+    unlike = set() if _arrays_played(result) else {StepName.OTHER_INSTANCE}
     for step in result.steps:
-        if step.outcome is not Outcome.NOT_APPLICABLE and theirs.get(step.name) != _cell(step):
+        if step.outcome is Outcome.NOT_APPLICABLE or step.name in unlike:
+            continue
+        if theirs.get(step.name) != _cell(step):
             return False
     mine, other = result.leaks, builtin.leaks
     return mine is not None and other is not None and (mine > 0) == (other > 0)
+
+
+def _arrays_played(result: AuditResult) -> bool:
+    """Whether an array field played: one given new values whose value is never set back (a
+    flag's and a number's are: seen_static)."""
+    changed = {s.field for s in result.steps if s.name == StepName.SAME_SHAPE_ARRAY}
+    return bool(changed - {s.field for s in result.steps if s.name == StepName.SEEN_STATIC})
 
 
 def closest(
