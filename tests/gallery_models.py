@@ -14,7 +14,9 @@ import blackjax
 import chex
 import diffrax
 import distrax
+import e3nn_jax as e3nn
 import equinox as eqx
+import exponax as ex
 import flax.linen as nn
 import flax.struct
 import gpjax as gpx
@@ -25,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import jax.random as jr
 import jax_cosmo as jc
+import jax_dataclasses as jdc
 import jaxlie
 import jaxopt
 import jumanji
@@ -580,3 +583,65 @@ def dense_apply(model, variables, x):
 def linen_dense() -> Target:
     model = nn.Dense(features=4)
     return Target(model, (model.init(jax.random.key(0), DENSE_X), DENSE_X), call=dense_apply)
+
+
+# e3nn-jax README: array = e3nn.normal("0e + 1o", key), an IrrepsArray (irreps static, the
+# array traced), into jax.jit(e3nn.tensor_square), which returns an IrrepsArray of other irreps
+# and another shape: an operation, not a step whose output a loop feeds back.
+square = jax.jit(e3nn.tensor_square)
+
+
+def irreps_array():
+    return e3nn.normal("0e + 1o", jr.PRNGKey(0))
+
+
+def e3nn_tensor_square() -> Target:
+    return Target(irreps_array(), (), call=square, factory=irreps_array)
+
+
+# exponax README "Quickstart": a Kuramoto-Sivashinsky stepper (an eqx.Module) rolled out from
+# a random initial condition, the rollout jitted once per stepper as exponax's own
+# data-generation scripts write it (jax.jit(ex.rollout(stepper, n))): each stepper its own
+# jit, kept on it (a cycle the collector frees). n = 5.
+KS_U0 = ex.ic.RandomTruncatedFourierSeries(num_spatial_dims=1, cutoff=5)(
+    num_points=64, key=jr.PRNGKey(0)
+)
+
+
+def ks_rollout(stepper, u_0):
+    jitted = stepper.__dict__.get("_collect_rollout")
+    if jitted is None:
+        jitted = jax.jit(ex.rollout(stepper, 5, include_init=True))
+        object.__setattr__(stepper, "_collect_rollout", jitted)
+    return jitted(u_0)
+
+
+def ks_stepper():
+    return ex.stepper.KuramotoSivashinskyConservative(
+        num_spatial_dims=1, domain_extent=100.0, num_points=64, dt=0.1
+    )
+
+
+def exponax_stepper() -> Target:
+    return Target(ks_stepper(), (KS_U0,), call=ks_rollout, factory=ks_stepper)
+
+
+# jax_dataclasses README, "Static fields": a @jdc.pytree_dataclass with a jdc.Static field,
+# passed to a function under @jdc.jit (registered by register_pytree_node: Python callbacks).
+@jdc.pytree_dataclass
+class StaticFlag:
+    a: jax.Array
+    b: jdc.Static[bool]
+
+
+@jdc.jit
+def jdc_apply(obj: StaticFlag, x: jax.Array) -> jax.Array:
+    return obj.a * x if obj.b else obj.a + x
+
+
+def jdc_static_flag() -> StaticFlag:
+    return StaticFlag(a=jnp.arange(3.0), b=True)
+
+
+def jdc_dataclass() -> Target:
+    return Target(jdc_static_flag(), (jnp.ones(3),), call=jdc_apply, factory=jdc_static_flag)

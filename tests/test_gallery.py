@@ -44,7 +44,8 @@ def test_a_chex_dataclass_plays_its_fields_through_replace():
     assert result.step("same_shape_array").role == "traced number"
     assert {s.how.split(" (")[0] for s in result.steps if s.field} == {".replace"}
     assert result.stale_results == result.errors == 0 and result.leaked_instances == 0
-    assert result.matches == "pytree_dataclass"
+    # chex registers it with Python callbacks (register_pytree_with_keys), as pytree_class.
+    assert result.matches == "pytree_class" and "C++" not in result.verdict[-1]
     _no_stale_words(result)
 
 
@@ -126,7 +127,8 @@ def test_a_jaxlie_transform_behaves_like_a_registered_dataclass():
         ("same_shape_array", "wxyz_xyz", "0/0"), ("new_shape_array", "wxyz_xyz", "1/1"),
         ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
     ]  # fmt: skip
-    assert result.matches == "pytree_dataclass"
+    # A jax_dataclasses class: flattened by Python callbacks, as pytree_class.
+    assert result.matches == "pytree_class" and "C++" not in result.verdict[-1]
 
 
 def test_haiku_params_are_a_dict_of_arrays():
@@ -657,3 +659,52 @@ def test_a_linen_dense_plays_its_dtype_and_precision():
     assert result.step("new_static").outcome == "n/a"  # features: the params have 4 columns
     assert result.stale_results == result.errors == 0
     assert not any(field in ("dtype", "precision", "param_dtype") for field, _ in result.skipped)
+
+
+def test_an_operation_returning_another_irreps_array_plays_no_loop():
+    # e3nn's tensor_square returns an IrrepsArray of other irreps and 10 values for one of 4:
+    # the output of an operation, new to jit, not a state a loop feeds back and recompiles.
+    result = _audit("e3nn_tensor_square")
+    assert [s.name for s in result.steps] == [
+        "first_call", "repeat_call", "same_shape_array", "new_shape_array", "equal_instance",
+        "other_instance",
+    ]  # fmt: skip
+    assert [s.cell for s in result.steps] == ["1/1", "0/0", "0/0", "1/1", "0/0", "0/0"]
+    assert result.hazards() == {} and result.leaked_arrays == 0
+    assert not any("loop" in line or "compiles again" in line for line in result.verdict)
+
+
+def test_a_stepper_jitted_once_per_object_compiles_for_every_new_one():
+    # exponax's rollout jitted per stepper: each new stepper (eqx.tree_at, an equal one too)
+    # gets its own jit and compiles, its values seen or not. Nothing is hashed: a field's
+    # label stays the walk's, and no line says a value seen before reuses its program.
+    result = _audit("exponax_stepper", fields=r"^(dt|num_points)$")
+    assert [(s.name, s.field, s.cell) for s in result.steps if s.field == "dt"] == [
+        ("same_shape_array", "dt", "1/1"), ("seen_static", "dt", "1/1"),
+    ]  # fmt: skip
+    assert {s.role for s in result.steps if s.field} == {"traced number"}
+    assert result.step("equal_instance").cell == "1/1"
+    assert result.verdict[0].startswith(
+        "every new object compiles again, whatever its values, and the same object called "
+        "again does not (4 steps where jit had seen every value: "
+    )
+    assert not any("hashes" in line or "reuses its program" in line for line in result.verdict)
+    # num_points refused with and without jit, inside the trace: what that failed trace closed
+    # over is no leak of the stepper's.
+    assert result.step("same_shape_array").cell == "1/0 n/a"
+    assert result.leaked_instances == 0 and result.leaked_arrays == 0
+
+
+def test_a_class_registered_with_python_callbacks_is_not_said_to_flatten_in_cpp():
+    # jax_dataclasses registers its dataclasses with register_pytree_node and Python
+    # callbacks: the analogy says how jit flattens it, as tried, never register_dataclass's C++.
+    from jitbench.targets.kinds import flattened_in_python
+
+    assert flattened_in_python(load_target("gallery_models:jdc_dataclass").obj) is True
+    result = _audit("jdc_dataclass")
+    assert result.hazards() == {} and result.matches == "pytree_class"
+    assert result.verdict[-1].endswith(
+        "at every step of its audit; jit flattens it by Python code at every call, as it "
+        "flattens that strategy's class"
+    )
+    assert not any("C++" in line for line in result.verdict)

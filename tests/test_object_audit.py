@@ -576,6 +576,26 @@ def test_only_a_result_of_the_objects_type_and_structure_is_fed_back():
     assert play.fed(({"w": np.ones(2)}, state)) is state
     assert play.fed((state[1], obj)) is None  # the object itself is no new state
     assert play.fed(np.ones(2)) is None
+    # Of the object's class, a state may drift in its static data or in its shapes (a loop's
+    # hazard); in both, it is an operation's output, of other static data and other shapes.
+    import jax
+
+    @jax.tree_util.register_pytree_node_class
+    class Tagged:
+        def __init__(self, tag: str, values: np.ndarray) -> None:
+            self.tag, self.values = tag, values
+
+        def tree_flatten(self):
+            return (self.values,), self.tag
+
+        @classmethod
+        def tree_unflatten(cls, tag, children):
+            return cls(tag, *children)
+
+    play.obj = Tagged("a", np.zeros(4))
+    for tag, size, fed in [("b", 4, True), ("a", 10, True), ("b", 10, False)]:
+        found = Tagged(tag, np.zeros(size))
+        assert (play.fed(found) is found) is fed, (tag, size)
 
 
 def test_the_first_call_must_run_with_and_without_jit():
@@ -960,3 +980,53 @@ def test_each_not_applicable_line_quotes_the_error_its_own_steps_raised():
         f"{refused} (`fill_value`): the call raises without jit too: {fill}",
         f"{refused} (`grid[0]`, `grid[1]`): the call raises without jit too: {grid}",
     ]
+
+
+def test_how_jit_flattens_an_object_is_tried_not_read_off_its_kind():
+    import dataclasses
+
+    import jax
+
+    @functools.partial(jax.tree_util.register_dataclass, data_fields=["w"], meta_fields=["n"])
+    @dataclasses.dataclass(frozen=True)
+    class InCpp:
+        w: object
+        n: int
+
+    @dataclasses.dataclass(frozen=True)
+    class InPython:
+        w: object
+        n: int
+
+    jax.tree_util.register_pytree_node(
+        InPython, lambda o: ((o.w,), o.n), lambda n, children: InPython(children[0], n)
+    )
+    from jitbench.targets.kinds import flattened_in_python
+
+    assert flattened_in_python(InCpp(np.ones(2), 1)) is False
+    assert flattened_in_python(InPython(np.ones(2), 1)) is True
+    assert flattened_in_python({"w": np.ones(2)}) is False
+    assert flattened_in_python(np.ones(2)) is None
+
+
+def test_an_all_static_struct_matches_its_built_in_though_its_other_instance_compiles():
+    """A flax struct whose every field is static (xminigrid's EnvParams, jax.jit(env.step)):
+    its other instance has new values in its flags, which compile, where the built-in's has
+    new arrays: not the same change, left out of the match, so it is named as the pattern it
+    is."""
+    import flax.struct
+    import jax
+
+    class Params(flax.struct.PyTreeNode):
+        height: int = flax.struct.field(pytree_node=False, default=5)
+        max_steps: int = flax.struct.field(pytree_node=False, default=10)
+
+    @jax.jit
+    def step(params, x):
+        return x[: params.height].sum() * params.max_steps
+
+    target = jitbench.Target(Params(), (jax.numpy.arange(8.0),), call=step, factory=Params)
+    result = audit_object(target)
+    assert result.step("other_instance").cell == "1/1" and result.hazards() == {}
+    assert result.matches == "flax_struct_dataclass"
+    assert result.verdict[-1].startswith("behaves like the built-in strategy flax_struct_dataclass")

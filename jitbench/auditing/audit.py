@@ -20,7 +20,12 @@ from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import FED_BACK, WITHOUT_JIT_TOO, Play, attempt, replay
 from jitbench.auditing.subject import Generated, Subject, device_and_size, subject_of
 from jitbench.auditing.verdict import judge
-from jitbench.compiles import clear_caches, count_compiles, explain_misses
+from jitbench.compiles import (
+    clear_caches,
+    count_compiles,
+    explain_misses,
+    release_failed_traces,
+)
 from jitbench.devices import DEVICE_SPECS, Placement, resolve
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
@@ -89,7 +94,10 @@ class _Alive:
 
     def alive(self) -> tuple[int | None, int, int]:
         """Objects that grow with every instance (None: none could be tracked), the arrays it
-        built, and the first instance's inner objects that outlive it, alive now."""
+        built, and the first instance's inner objects that outlive it, alive now. What a
+        trace that raised keeps (a step's change the call cannot take) is released first: it
+        is JAX's error path that keeps it (compiles.release_failed_traces), not the object."""
+        release_failed_traces(self.before)
         existed = collections.Counter(type(o) for o in self.kept if type(o) in self.unreferenced)
         self.kept = []
         built = [r() for r in [*self.roots.values(), *(ref for ref, _ in self.inner.values())]]
@@ -223,7 +231,18 @@ def _steps(
         return steps[-1].outcome
 
     replay(play, visit)
-    return steps, play.judging.noise or {}
+    return _unkeyed(steps, played), play.judging.noise or {}
+
+
+def _unkeyed(steps: list[Step], played: list[fieldlib.Field]) -> list[Step]:
+    """``steps``, a field's label read from a compile (:func:`_step`) taken back where its
+    value set back compiled again: a value jit keys on reuses the program of a value seen
+    before, so one that compiles again tells nothing of how jit sees the field (a jit made
+    for each object compiles for every new object: exponax's steppers), and the walk's
+    label stands."""
+    walked = {f.path: fieldlib.ROLES.get(f.role, "") for f in played}
+    again = {s.field for s in steps if s.name == StepName.SEEN_STATIC and s.compiles}
+    return [dataclasses.replace(s, role=walked[s.field]) if s.field in again else s for s in steps]
 
 
 def run(
@@ -305,7 +324,8 @@ def with_verdict(result: AuditResult, subject: Subject) -> AuditResult:
     called = {type(call).__module__, getattr(call, "__module__", None) or ""}
     uses = fieldlib.libraries(obj) | {name.split(".")[0] for name in called if name}
     spec = result.device if result.device in DEVICE_SPECS else "cpu"
-    lines, match = judge(result, kinds.object_kind(obj), builtin_audits(spec), uses)
+    kind, python = kinds.object_kind(obj), kinds.flattened_in_python(obj)
+    lines, match = judge(result, kind, builtin_audits(spec), uses, python)
     return dataclasses.replace(result, verdict=lines, matches=match)
 
 

@@ -140,7 +140,11 @@ class Play:
         """What a loop calls next of ``result``: ``result`` itself, or its first item, of the
         object's type (``state, loss = step(state, x)``); None where neither is. A built-in
         container must also have the object's structure (optax's ``(updates, state)`` is not
-        its state)."""
+        its state). Nor is an object whose static data and array shapes both differ from the
+        object's: another value of its type, the output of an operation (e3nn's
+        ``tensor_square`` returns an IrrepsArray of other irreps and 10 values for one of 4),
+        whose compile is jit's first sight of a new type, not a loop's. A state may drift in
+        one of them, a hazard of its loop: a history that grows, a static counter."""
         import jax
 
         cls, structure = type(self.obj), jax.tree_util.tree_structure
@@ -148,6 +152,8 @@ class Play:
             if type(found) is not cls or found is self.obj:
                 continue
             if cls in (tuple, list, dict) and structure(found) != structure(self.obj):
+                continue
+            if structure(found) != structure(self.obj) and _reshaped(self.obj, found):
                 continue
             return found
         return None
@@ -224,6 +230,19 @@ class Play:
             passed, self.obj, self.returned = self.obj, self.returned, None
             self.changed.append(("", RETURNED + drift(passed, self.obj)))
             yield name
+
+
+def _reshaped(passed: object, returned: object) -> bool:
+    """Whether an array of ``returned`` has another shape than the array at the same path of
+    ``passed`` (paths in one alone aside: a state's ``None`` filled in at its first step)."""
+    import jax
+
+    def shapes(obj: object) -> dict[str, tuple[int, ...]]:
+        leaves = jax.tree_util.tree_flatten_with_path(obj)[0]
+        return {jax.tree_util.keystr(p): v.shape for p, v in leaves if kinds.is_array(v)}
+
+    before, now = shapes(passed), shapes(returned)
+    return any(now[path] != shape for path, shape in before.items() if path in now)
 
 
 def drift(passed: object, returned: object) -> str:

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import RETURNED
 from jitbench.auditing.subject import LETS_THROUGH
-from jitbench.strategies import STRATEGIES, get_strategy
-from jitbench.strategies.instances import class_kind
+from jitbench.strategies import STRATEGIES, Strategy, get_strategy
+from jitbench.strategies.instances import class_flattening, class_kind
 from jitbench.targets.declared import REFUSES
-from jitbench.targets.fields import EQX_STATIC, REBUILT, named
+from jitbench.targets.fields import EQX_STATIC, IN_PLACE, REBUILT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
 # How a change was made (jitbench.targets.edit), in the verdict's words.
@@ -73,22 +73,37 @@ def _cell(step: Step) -> tuple[bool, bool, str]:
 def same_cells(result: AuditResult, builtin: AuditResult) -> bool:
     """Whether every cell of ``result``'s audit is ``builtin``'s at the same step, and their
     leak findings are the same. A step whose call raises without jit too (n/a) says nothing of
-    jit and is left out; a step no built-in plays (a loop's fed_back), a change whose result
+    jit and is left out, and so is an other instance of an object that played no array field:
+    its new values are in its flags and numbers (Subject.other), a built-in's in its arrays,
+    not the same change. A step no built-in plays (a loop's fed_back), a change whose result
     without jit did not change (?) and leaks that could not be checked match none."""
     theirs = {step.name: _cell(step) for step in builtin.steps}
+    unlike = set() if _arrays_played(result) else {StepName.OTHER_INSTANCE}
     for step in result.steps:
-        if step.outcome is not Outcome.NOT_APPLICABLE and theirs.get(step.name) != _cell(step):
+        if step.outcome is Outcome.NOT_APPLICABLE or step.name in unlike:
+            continue
+        if theirs.get(step.name) != _cell(step):
             return False
     mine, other = result.leaks, builtin.leaks
     return mine is not None and other is not None and (mine > 0) == (other > 0)
 
 
+def _arrays_played(result: AuditResult) -> bool:
+    """Whether an array field played: one given new values whose value is never set back (a
+    flag's and a number's are: seen_static)."""
+    changed = {s.field for s in result.steps if s.name == StepName.SAME_SHAPE_ARRAY}
+    return bool(changed - {s.field for s in result.steps if s.name == StepName.SEEN_STATIC})
+
+
 def closest(
-    result: AuditResult, kind: str, builtins: dict[str, AuditResult], uses: frozenset[str]
-) -> str:
+    result: AuditResult, kind: str, builtins: dict[str, AuditResult], uses: frozenset[str],
+    python: bool | None = None,
+) -> str:  # fmt: skip
     """The built-in strategy whose audit has every cell of ``result``'s (:func:`same_cells`),
-    "" where none has: the one of the object's kind where several have, then of its family (a
-    pytree, a plain object), then the first in the catalog. Only an analogy the object shares
+    "" where none has: where several have, the one whose class jit flattens as it does the
+    object (``python``: by Python code or in C++, kinds.flattened_in_python; None: not
+    known, or no pytree), then of the object's kind, then of its family (a pytree, a plain
+    object), then the first in the catalog. Only an analogy the object shares
     is named: a strategy of a library (equinox, flax) only for an object that uses it
     (``uses``: fields.libraries, and the library that makes its kind); eager, which jits
     nothing, only for a call whose first call JAX explained no miss of (an explained miss is
@@ -103,9 +118,10 @@ def closest(
     ]  # fmt: skip
     kinds = {n: class_kind(get_strategy(n)) for n in matching}
 
-    def rank(name: str) -> tuple[bool, bool, int]:
+    def rank(name: str) -> tuple[bool, bool, bool, int]:
         family = (kinds[name] in PYTREES) != (kind in PYTREES)
-        return kinds[name] != kind, family, order.index(name)
+        flattened = python is not None and class_flattening(get_strategy(name)) != python
+        return flattened, kinds[name] != kind, family, order.index(name)
 
     return min(matching, key=rank, default="")
 
@@ -167,6 +183,33 @@ _LATER = {
     StepName.FED_BACK_AGAIN: "a state fed back",
 }
 
+
+def _per_object(result: AuditResult) -> list[Step]:
+    """The steps that compiled again where jit had seen every value, where each made on a new
+    object did (an equal instance, and a field changed on a new object: eqx.tree_at,
+    dataclasses.replace) and the same object called again did not: the program is the
+    object's own, not its values'. Empty where any such step reused a program, or no field
+    was changed on a new object (an equal instance alone has its own line)."""
+    if any(s.name == StepName.REPEAT_CALL and s.compiles for s in result.steps):
+        return []
+    seen = (StepName.SEEN_STATIC, StepName.SAME_SHAPE_ARRAY, StepName.EQUAL_INSTANCE)
+    new = [s for s in result.steps if s.name in seen and s.outcome.tells and (
+        s.name == StepName.EQUAL_INSTANCE or s.how.split(" (")[0] not in IN_PLACE)]  # fmt: skip
+    if not any(s.field for s in new) or StepName.EQUAL_INSTANCE not in {s.name for s in new}:
+        return []
+    return new if all(s.hazard is Hazard.RECOMPILE for s in new) else []
+
+
+def _own_program(steps: list[Step]) -> str:
+    """The line of :func:`_per_object`'s steps."""
+    kinds = named(list(dict.fromkeys(_LATER[s.name] for s in steps)), 3)
+    return (f"every new object compiles again, whatever its values, and the same object "
+            f"called again does not ({_count(len(steps), 'step')} where jit had seen every "
+            f"value: {kinds}): the compiled program is the object's own (a jit made for each "
+            f"object, or the object in jit's key by identity), so a new one, an equal one "
+            f"too, always compiles")  # fmt: skip
+
+
 # The hazards, the most severe first.
 BY_SEVERITY = (Hazard.STALE, Hazard.ERROR, Hazard.RECOMPILE, Hazard.LEAK)
 # The order of a verdict's lines: its hazards, then what was found besides, then the changes
@@ -190,6 +233,9 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
     every = any(s.name == StepName.REPEAT_CALL and s.compiles for s in result.steps)
     later = [s for s in result.steps
              if s.hazard is Hazard.RECOMPILE and s.name != StepName.REPEAT_CALL]  # fmt: skip
+    # A call whose every new object compiles again: said once, its steps counted.
+    own = [] if every else _per_object(result)
+    grouped = {id(s) for s in own}
     for step in result.steps:
         subject = _subject(step) if step.name in (*CHANGES, *FED_BACK) else ""
         unjudged = step.outcome is Outcome.UNJUDGED
@@ -197,8 +243,10 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
             found["info"] += [] if step.error in found["info"] else [step.error]
         elif unjudged and step.name in (StepName.NEW_STATIC, StepName.SAME_SHAPE_ARRAY):
             unknown.append(step)
+        if step is (own[0] if own else None):
+            found[Hazard.RECOMPILE].append(_own_program(own))
         said = SAID.get((step.hazard, step.name), SAID.get((step.hazard, None)))
-        if said and not (every and step in later):
+        if said and not (every and step in later) and id(step) not in grouped:
             found[step.hazard].append(said.format(subject=subject, error=step.error))
     if every and later:
         kinds = named(list(dict.fromkeys(_LATER[s.name] for s in later)), 4)
@@ -209,8 +257,8 @@ def findings(result: AuditResult) -> dict[str, list[str]]:
     found[Outcome.UNJUDGED] = _unnoticed(unknown)
 
     # A call that compiles at every call recompiles for new values too, hashed or not.
-    hashed = [f"`{s.field}`" for s in result.steps
-              if s.name == StepName.SAME_SHAPE_ARRAY and s.hazard is Hazard.RECOMPILE]  # fmt: skip
+    hashed = [f"`{s.field}`" for s in result.steps if s.name == StepName.SAME_SHAPE_ARRAY
+              and s.hazard is Hazard.RECOMPILE and id(s) not in grouped]  # fmt: skip
     if hashed and not result.repeat_call_compiles:
         found[Hazard.RECOMPILE].append(f"{named(hashed, 4)} given new values compile again: "
                                        "the call hashes them, a new program for every new "
@@ -289,11 +337,11 @@ def _unnoticed(steps: list[Step]) -> list[str]:
 
 def judge(
     result: AuditResult, kind: str, builtins: dict[str, AuditResult],
-    uses: frozenset[str] = frozenset(),
+    uses: frozenset[str] = frozenset(), python: bool | None = None,
 ) -> tuple[tuple[str, ...], str]:  # fmt: skip
     """The hazards in words, and the built-in strategy that behaves the same ("" for none);
     a call that jits nothing is compared with ``eager`` alone; ``uses``: the packages the
-    object uses (:func:`closest`)."""
+    object uses, ``python``: whether jit flattens it by Python code (:func:`closest`)."""
     found = findings(result)
     lines = [line for part in SEVERITY for line in found[part]]
     # The call's kind after its hazards, before the rest of what was found.
@@ -305,15 +353,35 @@ def judge(
         lines.insert(first, unjitted)
     if not judged(result):  # compared on nothing, every built-in would match: none does
         return tuple(lines), ""
-    name = closest(result, kind, builtins, uses)
+    name = closest(result, kind, builtins, uses, python)
     if name == "eager" and unjitted not in lines and _unexplained(result):
         lines.insert(first, unjitted)  # one operation: its one program told apart by the match
     if not name:  # an analogy only where every cell is the built-in's: none at all otherwise
         return tuple(lines), ""
-    strategy = get_strategy(name)
-    lines.append(f"behaves like the built-in strategy {name} ({strategy.summary}): "
-                 f"{strategy.mechanism}")  # fmt: skip
+    lines.append(_analogy(get_strategy(name), kind, python))
     return tuple(lines), name
+
+
+# How jit flattens an object at every call (kinds.flattened_in_python), in words.
+FLATTENED = {True: "by Python code", False: "in C++"}
+
+
+def _analogy(strategy: Strategy, kind: str, python: bool | None) -> str:
+    """The line naming the built-in the object behaves like: with the strategy's mechanism
+    where the object shares it (a pytree of the strategy's kind that jit flattens alike, or
+    no pytree, as the strategy's class), else the cells and how jit flattens each, as tried:
+    a mechanism is not read off an analogy of cells (a jax_dataclasses class is a frozen
+    dataclass flattened by Python code, not register_dataclass's C++)."""
+    head = f"behaves like the built-in strategy {strategy.name} ({strategy.summary})"
+    theirs = class_flattening(strategy)
+    if theirs == python and (python is None or class_kind(strategy) == kind):
+        return f"{head}: {strategy.mechanism}"
+    if python is None or theirs is None:
+        return f"{head} at every step of its audit"
+    alike = ("as it flattens that strategy's class" if theirs == python
+             else f"where it flattens that strategy's class {FLATTENED[theirs]}")  # fmt: skip
+    return (f"{head} at every step of its audit; jit flattens it {FLATTENED[python]} at every "
+            f"call, {alike}")  # fmt: skip
 
 
 def op_by_op(result: AuditResult) -> bool:

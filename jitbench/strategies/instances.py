@@ -12,7 +12,7 @@ from jitbench.errors import JitbenchError
 from jitbench.strategies import Strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, layer_class
 from jitbench.strategies.computation import LAYER_FIELDS
-from jitbench.targets.kinds import object_kind
+from jitbench.targets.kinds import flattened_in_python, object_kind
 
 if TYPE_CHECKING:
     import jax
@@ -92,3 +92,11 @@ def class_kind(strategy: Strategy) -> str:
 def _made_kind(strategy: Strategy) -> str:
     obj, _ = make_instance(strategy, 4, resolve("cpu"))
     return object_kind(obj)
+
+
+@functools.cache
+def class_flattening(strategy: Strategy) -> bool | None:
+    """Whether jit flattens the strategy's class by Python code (``kinds.flattened_in_python``,
+    tried on an instance made on the CPU); None where it is no pytree."""
+    obj, _ = make_instance(strategy, 4, resolve("cpu"))
+    return flattened_in_python(obj)

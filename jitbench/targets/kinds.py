@@ -214,3 +214,32 @@ def object_kind(obj: object) -> str:
     if dataclasses.is_dataclass(obj):
         return "pytree dataclass" if pytree else "dataclass"
     return "pytree" if pytree else "plain object"
+
+
+def flattened_in_python(obj: object) -> bool | None:
+    """Whether flattening ``obj`` one level (as jit does at every call) runs Python code: a
+    class registered with Python callbacks (``register_pytree_node``, an eqx.Module), rather
+    than one JAX flattens in C++ (``register_dataclass``, a dict, a tuple). Tried: the Python
+    functions called while ``jax.tree_util`` flattens it are counted. None for a leaf."""
+    import jax
+
+    if pytree_children(obj) is None:
+        return None
+
+    def below(node: object) -> bool:  # one level: its children are leaves
+        return node is not obj
+
+    own = (jax.tree_util.tree_flatten.__code__, below.__code__)
+    called: list[types.CodeType] = []
+
+    def profile(frame: types.FrameType, event: str, _: object) -> None:
+        if event == "call" and frame.f_code not in own:
+            called.append(frame.f_code)
+
+    before = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        jax.tree_util.tree_flatten(obj, is_leaf=below)
+    finally:
+        sys.setprofile(before)
+    return bool(called)
