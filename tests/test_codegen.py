@@ -24,9 +24,10 @@ from jitbench import strategies
 from jitbench.auditing.audit import audit
 from jitbench.cli import main
 from jitbench.devices import resolve
-from jitbench.strategies import Strategy, codegen, get_strategy
+from jitbench.strategies import codegen
 from jitbench.strategies.codegen import PROBES, Shape, Template, class_name, fields_of, shape_of
 from jitbench.strategies.computation import compute, reference_calc, render_body
+from jitbench.ways.registry import Strategy, get_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = list(jitbench.STRATEGIES)

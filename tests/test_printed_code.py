@@ -22,9 +22,11 @@ import pytest
 import jitbench
 from jitbench.auditing.audit import audit_subject
 from jitbench.ways import catalog
-from jitbench.ways.builders import unjitted
-from jitbench.ways.catalog import AS_WRITTEN, WaySubject, names_of, way_of, ways_of
+from jitbench.ways.calls import unjitted
+from jitbench.ways.catalog import AS_WRITTEN, way_of, ways_of
+from jitbench.ways.names import names_of
 from jitbench.ways.printed import Printed, PrintedSubject
+from jitbench.ways.subject import WaySubject
 
 KINDS = ("plain class", "eqx.Module", "nnx.Module", "linen module", "jit made at every call",
          "library class, static self", "library class, all static")  # fmt: skip
