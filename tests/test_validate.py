@@ -22,7 +22,7 @@ from jitbench import cli, validate
 from jitbench.compiles import block
 from jitbench.document import markdown_blocks
 from jitbench.errors import JitbenchError
-from jitbench.results.compare import Noise
+from jitbench.results.noise import Noise
 from jitbench.strategies.codegen import Shape
 from jitbench.strategies.twins import TWINS
 from jitbench.validate import inprocess, stats, summary, writer
