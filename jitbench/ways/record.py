@@ -35,7 +35,7 @@ def _always(obj: object) -> str | None:
 class Way:
     """One way of putting ``jax.jit`` on a method: one entry of the catalog.
 
-    The suite's part (a built-in strategy, in :data:`jitbench.strategies.STRATEGIES`):
+    The suite's part (a built-in strategy, in :data:`jitbench.ways.registry.STRATEGIES`):
     ``render`` turns a :class:`~jitbench.strategies.codegen.Template` into the source of a
     module defining a class named after the way (``helper_function`` -> ``HelperFunction``)
     with one constructor parameter per field and a ``calc(y)`` method; ``summary`` and
