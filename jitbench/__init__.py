@@ -17,17 +17,17 @@ if TYPE_CHECKING:
     from jitbench.devices import DEVICE_SPECS, Placement, host_devices, resolve
     from jitbench.errors import DeviceUnavailable, JitbenchError, StrategyUnavailable
     from jitbench.measure.timing import time_object
-    from jitbench.strategies import (
+    from jitbench.strategies.codegen import Shape, Template, arrays_of, shape_of, statics_of
+    from jitbench.strategies.computation import compute, reference_calc, render_body
+    from jitbench.strategies.instances import make_instance
+    from jitbench.targets import Inputs, Target, load_target
+    from jitbench.ways.registry import (
         STRATEGIES,
         Strategy,
         get_strategy,
         load_plugins,
         register_strategy,
     )
-    from jitbench.strategies.codegen import Shape, Template, arrays_of, shape_of, statics_of
-    from jitbench.strategies.computation import compute, reference_calc, render_body
-    from jitbench.strategies.instances import make_instance
-    from jitbench.targets import Inputs, Target, load_target
 
 # Each public name and the module that defines it, imported when the name is first read.
 _LAZY = {
@@ -36,17 +36,17 @@ _LAZY = {
     "jitbench.devices": ("DEVICE_SPECS", "Placement", "host_devices", "resolve"),
     "jitbench.errors": ("DeviceUnavailable", "JitbenchError", "StrategyUnavailable"),
     "jitbench.measure.timing": ("time_object",),
-    "jitbench.strategies": (
+    "jitbench.strategies.codegen": ("Shape", "Template", "arrays_of", "shape_of", "statics_of"),
+    "jitbench.strategies.computation": ("compute", "reference_calc", "render_body"),
+    "jitbench.strategies.instances": ("make_instance",),
+    "jitbench.targets": ("Inputs", "Target", "load_target"),
+    "jitbench.ways.registry": (
         "STRATEGIES",
         "Strategy",
         "get_strategy",
         "load_plugins",
         "register_strategy",
     ),
-    "jitbench.strategies.codegen": ("Shape", "Template", "arrays_of", "shape_of", "statics_of"),
-    "jitbench.strategies.computation": ("compute", "reference_calc", "render_body"),
-    "jitbench.strategies.instances": ("make_instance",),
-    "jitbench.targets": ("Inputs", "Target", "load_target"),
 }
 _HOME = {name: module for module, names in _LAZY.items() for name in names}
 

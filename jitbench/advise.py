@@ -23,13 +23,15 @@ from jitbench.measure import advising as measure
 from jitbench.measure import diskcache
 from jitbench.measure.advising import WayRow
 from jitbench.measure.case import Row
+from jitbench.measure.printed_audit import run_printed
 from jitbench.measure.sampling import Spread, apart
 from jitbench.options import COUNT_TOLERANCE, DEFAULT_ARRAYS, REPEAT
 from jitbench.targets import Call, Target, as_target, child_environment
 from jitbench.vocabulary import Hazard
-from jitbench.ways.builders import unjitted
-from jitbench.ways.catalog import AS_WRITTEN, WaySubject, kind_of, names_of, ways_of
-from jitbench.ways.printed import run_printed
+from jitbench.ways.calls import unjitted
+from jitbench.ways.catalog import AS_WRITTEN, kind_of, ways_of
+from jitbench.ways.names import names_of
+from jitbench.ways.subject import WaySubject
 
 # The cold first call, in its own fresh state, once per way (and once with the persistent
 # compilation cache filled).

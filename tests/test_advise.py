@@ -17,17 +17,11 @@ from jitbench.compiles import count_compiles, read_back
 from jitbench.measure import advising, diskcache
 from jitbench.measure.case import Row
 from jitbench.measure.sampling import Spread
-from jitbench.strategies.catalog import BOUND_METHOD_JIT
 from jitbench.targets import load_target
-from jitbench.ways.builders import unjitted
-from jitbench.ways.catalog import (
-    AS_WRITTEN,
-    WaySubject,
-    kind_of,
-    names_of,
-    way_subject,
-    ways_for,
-)
+from jitbench.ways.calls import unjitted
+from jitbench.ways.catalog import AS_WRITTEN, BOUND_METHOD_JIT, kind_of, ways_for
+from jitbench.ways.names import names_of
+from jitbench.ways.subject import WaySubject, way_subject
 
 SEED = "user_models:custom_class_target"
 # The value-hashed static self returns stale results on JAX 0.9.0 to 0.10.2 (the audit's
@@ -402,7 +396,7 @@ def test_a_method_jitted_into_another_attribute_is_the_raw_call():
 def test_every_snippet_is_python_naming_the_user_s_call(spec, call, inputs):
     import ast
 
-    from jitbench.ways.catalog import names_of
+    from jitbench.ways.names import names_of
 
     target = load_target(spec, call=call, inputs=inputs)
     names = names_of(target, unjitted(target))
@@ -424,8 +418,8 @@ def test_the_value_hash_code_keys_on_what_no_leaf_holds():
     import numpy as np
     import user_models
 
-    from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
-    from jitbench.ways.catalog import names_of
+    from jitbench.ways.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
+    from jitbench.ways.names import names_of
 
     class Holds:
         def __init__(self) -> None:
@@ -449,8 +443,8 @@ def test_the_value_hash_code_hashes_a_typed_key_by_its_key_data():
     import numpy as np
     import user_models
 
-    from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
-    from jitbench.ways.catalog import names_of
+    from jitbench.ways.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
+    from jitbench.ways.names import names_of
 
     target = load_target("user_models:noisy", call="user_models:sample", inputs=VECTOR)
     code = VALUE_HASH.code(names_of(target, unjitted(target)))
@@ -472,8 +466,8 @@ def test_the_value_hash_code_reads_a_slotted_class():
     import numpy as np
     import user_models
 
-    from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
-    from jitbench.ways.catalog import names_of
+    from jitbench.ways.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
+    from jitbench.ways.names import names_of
 
     target = load_target("user_models:slotted", inputs=VECTOR)
     obj, y = user_models.slotted(), user_models.vector()
@@ -493,8 +487,8 @@ def test_the_value_hash_code_runs_on_a_linen_module():
     import numpy as np
     import user_models
 
-    from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
-    from jitbench.ways.catalog import names_of
+    from jitbench.ways.catalog import STATIC_SELF_VALUE_HASH as VALUE_HASH
+    from jitbench.ways.names import names_of
 
     target = load_target("user_models:linen_mlp")
     code = VALUE_HASH.code(names_of(target, unjitted(target)))

@@ -34,9 +34,9 @@ from jitbench.compiles import block, clear_caches, count_compiles, read_back
 from jitbench.devices import resolve
 from jitbench.hazards import TOTALS
 from jitbench.options import DEFAULT_SIZE
-from jitbench.strategies import Strategy
 from jitbench.strategies.codegen import PROBES, fields_of
 from jitbench.vocabulary import Hazard, Outcome, StepName
+from jitbench.ways.registry import Strategy
 
 DEVICES = ["cpu", "cpu-sharded"]
 NAMES = list(jitbench.STRATEGIES)

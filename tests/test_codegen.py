@@ -20,13 +20,14 @@ from jax_releases import needs, runnable
 from test_audit import observed
 
 import jitbench
-from jitbench import strategies
 from jitbench.auditing.audit import audit
 from jitbench.cli import main
 from jitbench.devices import resolve
-from jitbench.strategies import Strategy, codegen, get_strategy
+from jitbench.strategies import codegen
 from jitbench.strategies.codegen import PROBES, Shape, Template, class_name, fields_of, shape_of
 from jitbench.strategies.computation import compute, reference_calc, render_body
+from jitbench.ways import registry
+from jitbench.ways.registry import Strategy, get_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = list(jitbench.STRATEGIES)
@@ -279,8 +280,8 @@ def render_closure(t: Template) -> str:
 
 
 def test_plugin_rendered_from_a_template(monkeypatch):
-    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
-    strategy = strategies.register_strategy(
+    monkeypatch.setattr(registry, "STRATEGIES", dict(registry.STRATEGIES))
+    strategy = registry.register_strategy(
         Strategy("closure_per_flags", "a closure per flags", "functools.cache", render_closure)
     )
     shape = Shape(n_arrays=2, n_static=2, n_ops=3)

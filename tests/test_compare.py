@@ -21,6 +21,7 @@ from test_results import CACHED, MACHINE, MEMORY, SLOWDOWN, copy_results
 from jitbench import results
 from jitbench.errors import JitbenchError
 from jitbench.results import compare
+from jitbench.results.noise import Noise
 from jitbench.suite import asvcompat, catalog
 from jitbench.validate import stats
 
@@ -174,7 +175,7 @@ def test_noise_keeps_changes_within_it_unflagged(runs, frame, tmp_path, capsys):
     # planted slowdown; the quiet row's 1% far below it.
     path = _noise_file(tmp_path, {quiet: 0.01, noisy: 100.0})
     plain = _table(frame, runs.c1, runs.c3, 1.1)
-    judged = _table(frame, runs.c1, runs.c3, 1.1, compare.Noise.load(path))
+    judged = _table(frame, runs.c1, runs.c3, 1.1, Noise.load(path))
     assert judged["case"].tolist() != plain["case"].tolist()  # re-sorted: ~ after +
     judged = judged.set_index("case").loc[plain["case"]]
     p95 = float(np.percentile([0.01, 100.0], 95))
@@ -208,7 +209,7 @@ def test_noise_keeps_changes_within_it_unflagged(runs, frame, tmp_path, capsys):
 
 def test_a_row_of_the_noise_file_is_its_benchmarks_p95_too(runs, frame, tmp_path):
     path = _noise_file(tmp_path, {f"{CACHED}('eager', 10, 'cpu')": 0.01})
-    judged = _table(frame, runs.c1, runs.c3, 1.1, compare.Noise.load(path))
+    judged = _table(frame, runs.c1, runs.c3, 1.1, Noise.load(path))
     plain = _table(frame, runs.c1, runs.c3, 1.1)
     assert judged["mark"].tolist() == plain["mark"].tolist()
     assert not judged["within_noise"].any()
@@ -222,7 +223,7 @@ def test_noise_from_validate_runs_of_unchanged_code(runs, frame, tmp_path):
     assert set(table["benchmark"]) == {CACHED} and len(table) == 10
     path = tmp_path / "noise.csv"
     table.to_csv(path, index=False)
-    noise = compare.Noise.load(path)
+    noise = Noise.load(path)
     assert noise.rows == dict(zip(table["case"], table["spread"], strict=True))
     assert noise.benchmarks == {CACHED: pytest.approx(stats.spread(table["ratio"]))}
     judged = _table(frame, runs.c1, runs.c2, 1.1, noise)
@@ -352,14 +353,14 @@ def test_bad_noise_rows_name_file_line_and_value(tmp_path, rows, message):
     path = tmp_path / "noise.csv"
     path.write_text(NOISE_HEADER + rows)
     with pytest.raises(JitbenchError) as error:
-        compare.Noise.load(path)
+        Noise.load(path)
     assert str(error.value) == f"noise file '{path}' {message}"
 
 
 def test_a_row_without_spread_carries_no_noise(tmp_path):
     path = tmp_path / "noise.csv"
     path.write_text(NOISE_HEADER + f"{CACHED},{CACHED}(1),0.25\n{CACHED},{CACHED}(2),\n")
-    noise = compare.Noise.load(path)
+    noise = Noise.load(path)
     assert (noise.rows, noise.benchmarks) == ({f"{CACHED}(1)": 0.25}, {CACHED: 0.25})
 
 

@@ -18,8 +18,8 @@ from jitbench.measure import device_rows
 from jitbench.measure.device_rows import Calls, Changes, too_slow
 from jitbench.report import device
 from jitbench.report.run import Run
-from jitbench.strategies import STRATEGIES, load_plugins
 from jitbench.suite import catalog
+from jitbench.ways.registry import STRATEGIES, load_plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 TPU = "tpu-v5e"

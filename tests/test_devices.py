@@ -28,8 +28,8 @@ from jitbench.devices import (
     resolve,
     use_device,
 )
-from jitbench.strategies import get_strategy
 from jitbench.strategies.codegen import Shape
+from jitbench.ways.registry import get_strategy
 
 
 def _jax_has(platform: str) -> bool:

@@ -26,7 +26,7 @@ from jax_releases import runnable
 import jitbench
 from jitbench import compiles as measure
 from jitbench.devices import resolve
-from jitbench.strategies import Strategy, get_strategy, recipes
+from jitbench.strategies import recipes
 from jitbench.strategies.codegen import (
     Shape,
     Template,
@@ -37,6 +37,7 @@ from jitbench.strategies.codegen import (
 )
 from jitbench.strategies.computation import reference_layers
 from jitbench.strategies.twins import NESTED_TWINS, TWINS, nested_twin, twin
+from jitbench.ways.registry import Strategy, get_strategy
 
 NAMES = list(jitbench.STRATEGIES)
 CPU = resolve("cpu")

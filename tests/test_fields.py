@@ -18,8 +18,8 @@ import user_models
 from flax import struct
 
 from jitbench import Target, audit_object
-from jitbench.auditing.subject import Walked
 from jitbench.targets import declared, edit, fields, values
+from jitbench.ways.subject import Walked
 
 
 def _paths(obj, filtered=False):

@@ -484,7 +484,7 @@ def test_a_jumanji_env_resized_in_place_is_refused_by_its_plain_step_too():
     # longer fits num_rows * num_cols; so does env.step with no jit at all (an independent
     # script agrees): only jax.disable_jit(), running the one branch taken, lets it through.
     # Not jit's error: n/a, and assert_jit_safe fails on what is jit's alone.
-    from jitbench.auditing.subject import LETS_THROUGH
+    from jitbench.ways.subject import LETS_THROUGH
 
     result = _audit("jumanji_snake")
     refused = [s for s in result.steps if s.outcome == "n/a"]
@@ -596,8 +596,8 @@ def test_gymnax_s_catch_is_registered_as_shipped_and_its_code_runs():
 def test_quax_s_lora_is_judged_against_its_quaxified_call():
     """jax.jit(quax.quaxify(run)): the oracle is the call without the jit alone, quaxify kept
     (run alone cannot multiply a LoraArray), and the audit names the call it audits."""
-    from jitbench.ways.builders import unjitted
-    from jitbench.ways.catalog import names_of
+    from jitbench.ways.calls import unjitted
+    from jitbench.ways.names import names_of
 
     target = load_target("gallery_models:quax_lora")
     assert type(unjitted(target)).__name__ == "_Quaxify"

@@ -16,12 +16,11 @@ import gallery_models
 
 from jitbench import JitbenchError, load_target
 from jitbench.auditing.audit import audit_subject
-from jitbench.auditing.subject import Walked
 from jitbench.measure.case import Row
-from jitbench.strategies.catalog import STATIC_SELF_VALUE_HASH
+from jitbench.measure.printed_audit import REFUSED, run_printed
 from jitbench.targets import fields
-from jitbench.ways.catalog import WaySubject, way_of, ways_of
-from jitbench.ways.printed import REFUSED, run_printed
+from jitbench.ways.catalog import STATIC_SELF_VALUE_HASH, way_of, ways_of
+from jitbench.ways.subject import Walked, WaySubject
 
 pytestmark = pytest.mark.slow
 

@@ -120,7 +120,7 @@ def test_calls_are_sized_by_counts_within_the_budget():
 
 
 def test_the_canarys_row_carries_its_slowdown_and_is_found_by_it(monkeypatch):
-    from jitbench.strategies import STRATEGIES
+    from jitbench.ways.registry import STRATEGIES
 
     registered = dict(STRATEGIES)
     from jitbench.strategies import (

@@ -1,6 +1,7 @@
 """The package's shape: no module over 600 lines (a module is split by job, not by size),
 no import circle, counting the imports made inside functions and for type checking too,
-and no module in its wheel that only this repository's own tooling uses."""
+floors as docs/design.md lists them (no import from a floor above), and no module in its
+wheel that only this repository's own tooling uses."""
 
 from __future__ import annotations
 
@@ -77,6 +78,45 @@ def test_no_import_circle():
         if name not in state:
             visit(name, [name])
     assert circles == []
+
+
+def _rooms() -> dict[str, str]:
+    """Each module's room as docs/design.md names it: its package under jitbench/
+    (``ways/``), or its top-level file (``advise.py``, ``__init__.py``)."""
+    rooms = {}
+    for name, path in _modules().items():
+        parts = path.relative_to(PACKAGE).parts
+        rooms[name] = f"{parts[0]}/" if len(parts) > 1 else parts[0]
+    return rooms
+
+
+def _floors() -> list[list[str]]:
+    """The rooms of each floor, ground first, as docs/design.md's note of the house lists
+    them (a numbered item each; a room named in backticks)."""
+    text = (ROOT / "docs" / "design.md").read_text()
+    section = text.split("## The house: the package's floors\n", 1)[1].split("\n## ", 1)[0]
+    items = re.split(r"^\d+\. ", section, flags=re.M)[1:]
+    return [re.findall(r"`([\w.]+/?)`", item.split(": ", 1)[0]) for item in items]
+
+
+def test_the_floors_of_design_md_name_every_room_once():
+    floors = _floors()
+    named = [room for floor in floors for room in floor]
+    assert sorted(named) == sorted(set(_rooms().values()))
+
+
+def test_no_module_imports_from_a_floor_above_or_beside_its_own():
+    """A module imports from its own room or from a lower floor, never upward and never
+    from another room of its floor: the package reads from the ground up."""
+    modules, rooms = _modules(), _rooms()
+    floor = {room: level for level, names in enumerate(_floors()) for room in names}
+    upward = sorted(
+        f"{name} -> {used}"
+        for name, path in modules.items()
+        for used in _imports(name, path, modules)
+        if rooms[used] != rooms[name] and floor[rooms[used]] >= floor[rooms[name]]
+    )
+    assert upward == []
 
 
 def _named_by(paths: list[Path], modules: dict[str, Path]) -> set[str]:

@@ -16,11 +16,11 @@ from test_audit import NAMES, _audit, cells_of, expected_rows, observed
 import jitbench
 from jitbench.auditing.audit import audit_object, audit_subject
 from jitbench.auditing.scenario import FED_BACK, SCENARIO, Play
-from jitbench.auditing.subject import Generated, Walked, leaves_off, tolerance
 from jitbench.auditing.verdict import hazards
 from jitbench.cli import render
 from jitbench.devices import resolve
 from jitbench.targets import Target, load_target
+from jitbench.ways.subject import Generated, Walked, leaves_off, tolerance
 
 VECTOR = "user_models:vector"
 

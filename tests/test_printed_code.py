@@ -21,15 +21,17 @@ import pytest
 
 import jitbench
 from jitbench.auditing.audit import audit_subject
-from jitbench.ways import catalog
-from jitbench.ways.builders import unjitted
-from jitbench.ways.catalog import AS_WRITTEN, WaySubject, names_of, way_of, ways_of
+from jitbench.ways.calls import unjitted
+from jitbench.ways.catalog import AS_WRITTEN, way_of, ways_of
+from jitbench.ways.names import names_of
 from jitbench.ways.printed import Printed, PrintedSubject
+from jitbench.ways.subject import WaySubject
 
 KINDS = ("plain class", "eqx.Module", "nnx.Module", "linen module", "jit made at every call",
          "library class, static self", "library class, all static")  # fmt: skip
-# The kinds whose class is taken as an installed library's.
+# The kinds whose class is taken as an installed library's, and what says where libraries lie.
 LIBRARY = ("library class, static self", "library class, all static")
+LIBRARY_FOLDERS = "jitbench.ways.names._library_folders"
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +39,7 @@ def _as_installed(request, monkeypatch):
     """The tests' own folder as a library's (site-packages'), for the kinds in LIBRARY."""
     kind = request.node.callspec.params.get("kind") if hasattr(request.node, "callspec") else None
     if kind in LIBRARY:
-        monkeypatch.setattr(catalog, "_library_folders", lambda: (pm.__file__.rpartition("/")[0],))
+        monkeypatch.setattr(LIBRARY_FOLDERS, lambda: (pm.__file__.rpartition("/")[0],))
 
 
 def _target(kind: str) -> tuple[jitbench.Target, type]:
@@ -95,7 +97,7 @@ def test_a_library_s_class_is_wrapped_as_shipped_never_edited(monkeypatch):
     """A method a library jits with a static self (gymnax's ``step``) is reached through its
     jit's ``__wrapped__``; the value hash wraps the object in a key of its own, the helper
     rebuilds it: no line assigns to the class or asks for its method to be rewritten."""
-    monkeypatch.setattr(catalog, "_library_folders", lambda: (pm.__file__.rpartition("/")[0],))
+    monkeypatch.setattr(LIBRARY_FOLDERS, lambda: (pm.__file__.rpartition("/")[0],))
     target = jitbench.Target(pm.StaticSelfScaler(pm.arrays(), 2), (pm.inputs(),), call="calc")
     names = names_of(target, unjitted(target))
     assert (names.fn, names.library) == ("StaticSelfScaler.calc.__wrapped__", True)

@@ -19,6 +19,7 @@ from jitbench import results
 from jitbench.auditing.audit import audit
 from jitbench.devices import resolve
 from jitbench.suite import catalog
+from jitbench.ways import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -47,9 +48,9 @@ def _block(marker: str) -> str:
 
 
 def test_custom_strategy_example_registers_and_is_correct(monkeypatch):
-    monkeypatch.setattr(jitbench.strategies, "STRATEGIES", dict(jitbench.STRATEGIES))
+    monkeypatch.setattr(registry, "STRATEGIES", dict(jitbench.STRATEGIES))
     exec(compile(_block("my_strategies.py"), "my_strategies.py", "exec"), {})
-    strategy = jitbench.strategies.STRATEGIES["closure_per_flags"]
+    strategy = registry.STRATEGIES["closure_per_flags"]
     result = audit(strategy, resolve("cpu"))
     assert [s.cell for s in result.steps] == observed().correct.split()
     assert result.stale_results == 0 and result.leaked_instances == 0

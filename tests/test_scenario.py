@@ -9,11 +9,11 @@ from jax_releases import runnable
 import jitbench
 from jitbench import vocabulary
 from jitbench.auditing import scenario
-from jitbench.auditing.subject import Generated
 from jitbench.devices import resolve
 from jitbench.strategies.codegen import Shape, arrays_of, fields_of, statics_of
 from jitbench.targets.fields import IN_PLACE
 from jitbench.vocabulary import Outcome, StepName
+from jitbench.ways.subject import Generated
 
 NAMES = list(jitbench.STRATEGIES)
 
@@ -137,7 +137,7 @@ def test_the_call_after_a_change_is_the_scenario_played_to_it():
 def test_a_change_the_call_cannot_take_has_no_call_after_it():
     """asv records n/a (not a failure) for a change the audit calls n/a: an equinox MLP given
     an input layer's weight of a new shape raises without jit too."""
-    from jitbench.auditing.subject import subject_of
+    from jitbench.ways.subject import subject_of
 
     spec, call, inputs = "user_models:mlp", "user_models:forward", "user_models:vector"
     subject = subject_of(jitbench.load_target(spec, call=call, inputs=inputs))

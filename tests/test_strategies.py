@@ -12,16 +12,16 @@ from jax_releases import below_minimum, needs, runnable
 from packaging.version import Version
 
 import jitbench
-from jitbench import strategies
-from jitbench.auditing.subject import Generated
 from jitbench.devices import resolve
-from jitbench.strategies import Strategy, get_strategy
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, fields_of
 from jitbench.strategies.instances import DEFAULT_STATIC, make_instance, random_array
 from jitbench.targets import load_target
 from jitbench.targets.fields import EQX_STATIC
 from jitbench.targets.kinds import object_kind
+from jitbench.ways import registry
 from jitbench.ways.catalog import kind_of, ways_for, ways_of
+from jitbench.ways.registry import Strategy, get_strategy
+from jitbench.ways.subject import Generated
 
 NAMES = [
     "eager",
@@ -84,7 +84,7 @@ def _instance(name, size=4, placement=CPU, shape=DEFAULT_SHAPE, **kwargs):
 
 def test_registry_has_exactly_the_public_names():
     assert list(jitbench.STRATEGIES) == NAMES
-    assert jitbench.STRATEGIES is strategies.STRATEGIES
+    assert jitbench.STRATEGIES is registry.STRATEGIES
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -256,13 +256,13 @@ def test_missing_package_is_listed_with_reason_and_raises_on_use():
 
 
 def test_register_strategy(monkeypatch):
-    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    monkeypatch.setattr(registry, "STRATEGIES", dict(registry.STRATEGIES))
     base = get_strategy("pytree_class")
     custom = Strategy("my_pytree", "pytree_class's recipe as is", "pytree", base.render)
-    assert strategies.register_strategy(custom) is custom
+    assert registry.register_strategy(custom) is custom
     assert get_strategy("my_pytree") is custom
     with pytest.raises(jitbench.JitbenchError, match="strategy 'my_pytree' is already registered"):
-        strategies.register_strategy(custom)
+        registry.register_strategy(custom)
     # The class must be named after the strategy: a recipe reused as is renders PytreeClass.
     with pytest.raises(
         jitbench.JitbenchError, match="strategy 'my_pytree' rendered no class named 'MyPytree'"
@@ -273,7 +273,7 @@ def test_register_strategy(monkeypatch):
         return base.render(t).replace("class PytreeClass", "class MyPytree")
 
     replacement = Strategy("my_pytree", "pytree_class renamed", "pytree", render)
-    strategies.register_strategy(replacement, replace=True)
+    registry.register_strategy(replacement, replace=True)
     assert get_strategy("my_pytree") is replacement
     obj, y = jitbench.make_instance(replacement, 6, CPU)
     np.testing.assert_allclose(
@@ -284,7 +284,7 @@ def test_register_strategy(monkeypatch):
 
 
 def test_load_plugins(monkeypatch, tmp_path):
-    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    monkeypatch.setattr(registry, "STRATEGIES", dict(registry.STRATEGIES))
     (tmp_path / "jb_plugin_a.py").write_text(
         "from jitbench import register_strategy, get_strategy, Strategy\n"
         "register_strategy(Strategy('plug_a', 's', 'm', get_strategy('helper_function').render))\n"
@@ -292,16 +292,16 @@ def test_load_plugins(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "jb_plugin_a", raising=False)
     monkeypatch.setenv("JITBENCH_PLUGINS", " jb_plugin_a , ")
-    assert strategies.load_plugins() == ["jb_plugin_a"]
-    assert list(strategies.STRATEGIES)[-1] == "plug_a"
+    assert registry.load_plugins() == ["jb_plugin_a"]
+    assert list(registry.STRATEGIES)[-1] == "plug_a"
     monkeypatch.setenv("JITBENCH_PLUGINS", "jb_plugin_a,no_such_module_jb")
     with pytest.raises(
         jitbench.JitbenchError,
         match="cannot import JITBENCH_PLUGINS module 'no_such_module_jb': No module named",
     ):
-        strategies.load_plugins()
+        registry.load_plugins()
     monkeypatch.delenv("JITBENCH_PLUGINS")
-    assert strategies.load_plugins() == []
+    assert registry.load_plugins() == []
 
 
 @pytest.mark.parametrize(
@@ -320,16 +320,16 @@ def test_load_plugins(monkeypatch, tmp_path):
 )  # fmt: skip
 def test_bad_requires_is_refused_at_construction(monkeypatch, requires, message):
     # Refused here, not later inside unavailable_reason (jitbench strategies, asv discovery).
-    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    monkeypatch.setattr(registry, "STRATEGIES", dict(registry.STRATEGIES))
     render = get_strategy("eager").render
     with pytest.raises(jitbench.JitbenchError) as error:
-        strategies.register_strategy(Strategy("bad", "s", "m", render, requires=requires))
+        registry.register_strategy(Strategy("bad", "s", "m", render, requires=requires))
     assert str(error.value) == message
-    assert "bad" not in strategies.STRATEGIES
+    assert "bad" not in registry.STRATEGIES
 
 
 def test_plugin_raising_while_imported_names_module_and_error(monkeypatch, tmp_path):
-    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    monkeypatch.setattr(registry, "STRATEGIES", dict(registry.STRATEGIES))
     monkeypatch.syspath_prepend(str(tmp_path))
     cases = {
         "jb_syntax": ("def f(:\n", "SyntaxError: invalid syntax (jb_syntax.py, line 1)"),
@@ -344,7 +344,7 @@ def test_plugin_raising_while_imported_names_module_and_error(monkeypatch, tmp_p
         monkeypatch.delitem(sys.modules, name, raising=False)
         monkeypatch.setenv("JITBENCH_PLUGINS", name)
         with pytest.raises(jitbench.JitbenchError) as raised:
-            strategies.load_plugins()
+            registry.load_plugins()
         assert str(raised.value) == f"cannot import JITBENCH_PLUGINS module {name!r}: {error}"
 
 

@@ -13,11 +13,11 @@ from test_object_audit import _target_audit
 import jitbench
 from jitbench import time_object
 from jitbench.auditing.scenario import SCENARIO
-from jitbench.auditing.subject import Generated
 from jitbench.cli import main
 from jitbench.devices import resolve
 from jitbench.measure.timing import Spread
 from jitbench.targets import load_target
+from jitbench.ways.subject import Generated
 
 SEED = ["user_models:custom_class", "--call", "calc", "--inputs", "user_models:vector"]
 

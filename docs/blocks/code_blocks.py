@@ -25,13 +25,13 @@ from blocks.suite_blocks import outcome_mark
 from jitbench.advise import Advice
 from jitbench.auditing.audit import audit
 from jitbench.auditing.scenario import SCENARIO
-from jitbench.auditing.subject import Generated
 from jitbench.cli import render
 from jitbench.devices import resolve
 from jitbench.figure import seconds
 from jitbench.hazards import FOUND
-from jitbench.strategies import STRATEGIES
 from jitbench.testing import assert_jit_safe
+from jitbench.ways.registry import STRATEGIES
+from jitbench.ways.subject import Generated
 
 # What ``python -m jitbench ARGS`` prints in a fresh process run from the checkout, its
 # environment updated by the mapping (docs/make_readme.py starts it, as a user types it).

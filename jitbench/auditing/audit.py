@@ -18,7 +18,6 @@ import weakref
 
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import FED_BACK, WITHOUT_JIT_TOO, Play, attempt, replay
-from jitbench.auditing.subject import Generated, Subject, device_and_size, subject_of
 from jitbench.auditing.verdict import judge
 from jitbench.compiles import (
     clear_caches,
@@ -29,11 +28,12 @@ from jitbench.compiles import (
 from jitbench.devices import DEVICE_SPECS, Placement, resolve
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
-from jitbench.strategies import STRATEGIES, Strategy
 from jitbench.strategies.codegen import PROBES, Probe, Shape
 from jitbench.targets import Call, as_target, kinds
 from jitbench.targets import fields as fieldlib
 from jitbench.vocabulary import Outcome, StepName
+from jitbench.ways.registry import STRATEGIES, Strategy
+from jitbench.ways.subject import Generated, Subject, device_and_size, subject_of
 
 # At most this many nodes of one object are followed for the leak check (a deep model's
 # every layer, not every array of a huge one), and progress shows after this many seconds.
@@ -250,7 +250,7 @@ def run(
 ) -> tuple[tuple[Step, ...], tuple[int | None, int, int], dict[str, float], tuple[str, ...]]:
     """Play the scenario on ``subject`` from cold caches: its steps, what it built still
     alive once it is dropped and the collector ran (see :meth:`_Alive.alive`), the result's
-    leaves left out of the comparisons (:class:`~jitbench.auditing.subject.Judging`), and the
+    leaves left out of the comparisons (:class:`~jitbench.ways.subject.Judging`), and the
     classes of the objects called that took no weak reference."""
     alive = _Alive()
     clear_caches()
@@ -277,7 +277,7 @@ def audit_subject(
     ``fields``: a glob or regular expression over field paths (``layers[0].*``); by
     default every static field and the first ``arrays`` array fields play. A first call
     that differs from the oracle on every leaf of its result is a JitbenchError; on some
-    only, those are left out (``skipped``: see :class:`~jitbench.auditing.subject.Judging`).
+    only, those are left out (``skipped``: see :class:`~jitbench.ways.subject.Judging`).
     """
     probe = subject.new() if probe is None else probe
     walked, skipped = subject.fields(probe)

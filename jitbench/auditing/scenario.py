@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from jitbench.auditing.subject import Judging
 from jitbench.compiles import block, clear_caches, count_compiles, quiet_callback_errors
 from jitbench.devices import default_platform
 from jitbench.errors import JitbenchError, error_text, origin
 from jitbench.targets import kinds, values
 from jitbench.vocabulary import FED_BACK, TIMED_CHANGES, Outcome, StepName
 from jitbench.vocabulary import SCENARIO as SCENARIO  # the steps every subject plays
+from jitbench.ways.subject import Judging
 
 if TYPE_CHECKING:
-    from jitbench.auditing.subject import Subject
     from jitbench.targets.fields import Field
+    from jitbench.ways.subject import Subject
 
 # How a fed-back step changes the object, before what drifted (drift).
 RETURNED = "the object the call returned"

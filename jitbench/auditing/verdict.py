@@ -8,12 +8,12 @@ from collections.abc import Iterator
 
 from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import RETURNED
-from jitbench.auditing.subject import LETS_THROUGH
-from jitbench.strategies import STRATEGIES, Strategy, get_strategy
 from jitbench.strategies.instances import class_flattening, class_kind
 from jitbench.targets.declared import REFUSES
 from jitbench.targets.fields import EQX_STATIC, IN_PLACE, REBUILT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
+from jitbench.ways.registry import STRATEGIES, Strategy, get_strategy
+from jitbench.ways.subject import LETS_THROUGH
 
 # How a change was made (jitbench.targets.edit), in the verdict's words.
 HOW = {

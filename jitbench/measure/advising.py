@@ -16,7 +16,6 @@ import time
 from collections.abc import Sequence
 
 from jitbench.auditing.audit import audit_subject
-from jitbench.auditing.subject import Subject
 from jitbench.auditing.verdict import hazards
 from jitbench.compiles import as_the_user_runs, count_compiles
 from jitbench.errors import JitbenchError, NoFigure, error_text
@@ -26,6 +25,7 @@ from jitbench.measure.counting import callgrind, instructions
 from jitbench.measure.devicetime import device_seconds
 from jitbench.measure.sampling import HIDDEN_BY, Spread
 from jitbench.measure.timing import first_call
+from jitbench.ways.subject import Subject
 
 # What a way's figures are, by WayRow field (spreads, the device's time); or why it has none.
 Figures = dict[str, Spread | float | None] | str

@@ -17,12 +17,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jitbench.auditing.audit import audit_subject
-from jitbench.auditing.subject import DEFAULT_SIZE, Generated, Subject, free_arguments, subject_of
 from jitbench.child import Json
 from jitbench.compiles import clear_caches, count_compiles, use_persistent_cache
 from jitbench.devices import Placement, ensure_host_devices, parse_spec, resolve, use_device
 from jitbench.errors import DeviceUnavailable, JitbenchError, NoFigure
-from jitbench.strategies import STRATEGIES, get_strategy
+from jitbench.options import DEFAULT_SIZE
 from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape
 from jitbench.targets import (
     IMPORT_ROOTS_ENV,
@@ -32,7 +31,8 @@ from jitbench.targets import (
     resolve_callable,
     use_import_roots,
 )
-from jitbench.ways.catalog import way_subject
+from jitbench.ways.registry import STRATEGIES, get_strategy
+from jitbench.ways.subject import Generated, Subject, free_arguments, subject_of, way_subject
 
 TARGETS_ENV = "JITBENCH_TARGETS"
 _reported: set[str] = set()

@@ -11,10 +11,10 @@ import sys
 import time
 from collections.abc import Sequence
 
-from jitbench.auditing.subject import Subject
 from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure.case import Prepared, Row
 from jitbench.measure.timing import after_changes, cold_spread
+from jitbench.ways.subject import Subject
 
 OPT_IN_ENV = "JITBENCH_DEVICE_ROWS"
 # Samples per figure, and how long a sample of calls lasts: as many calls as fit in

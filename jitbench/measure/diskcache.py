@@ -11,13 +11,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jitbench import child
-from jitbench.auditing.subject import Subject
 from jitbench.child import Json
 from jitbench.compiles import block, clear_memory_caches, count_compiles, use_persistent_cache
 from jitbench.errors import JitbenchError, NoFigure
 from jitbench.measure.case import Row
 from jitbench.measure.sampling import Spread
 from jitbench.targets import child_environment
+from jitbench.ways.subject import Subject
 
 Key = tuple[str, int, str]
 # A fresh process per first call: its start, JAX's import, the device opened (seconds on a

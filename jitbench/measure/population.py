@@ -16,12 +16,12 @@ from pathlib import Path
 from types import FrameType
 
 from jitbench import child
-from jitbench.auditing.subject import Subject
 from jitbench.child import Json
 from jitbench.compiles import block, use_persistent_cache
 from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure.case import Prepared, Row
 from jitbench.measure.timing import sample
+from jitbench.ways.subject import Subject
 
 # The populations of the asv family: one, a hundred, and past the 8,192 live jitted
 # functions of jax issue 39078.

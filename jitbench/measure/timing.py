@@ -13,7 +13,6 @@ import timeit
 from collections.abc import Callable
 
 from jitbench.auditing.scenario import Play, attempt, replay
-from jitbench.auditing.subject import Subject, subject_of
 from jitbench.compiles import (
     as_the_user_runs,
     block,
@@ -30,6 +29,7 @@ from jitbench.measure.sampling import CALL, DISPATCH, LOOP, Spread
 from jitbench.options import REPEAT
 from jitbench.targets import Call, as_target
 from jitbench.targets import fields as fieldlib
+from jitbench.ways.subject import Subject, subject_of
 
 COLD_CALLS = 5
 AFTER_RUNS = 3

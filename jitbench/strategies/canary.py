@@ -1,8 +1,7 @@
-"""The ``canary`` strategy: ``helper_function`` made slower by a known fraction
-(``JITBENCH_CANARY_SLOWDOWN``), calibrated in the process that uses it.
-
-Registered on import only (``JITBENCH_PLUGINS=jitbench.strategies.canary``); how the
-work is sized: docs/design.md.
+"""The ``canary`` strategy's class: ``helper_function`` made slower by a known fraction
+(``JITBENCH_CANARY_SLOWDOWN``), calibrated in the process that uses it. The strategy
+registers where :mod:`jitbench.ways.canary` is imported
+(``JITBENCH_PLUGINS=jitbench.ways.canary``); how the work is sized: docs/design.md.
 """
 
 from __future__ import annotations
@@ -15,8 +14,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from jitbench.errors import JitbenchError
-from jitbench.strategies import CANARY_SLOWDOWN_ENV as SLOWDOWN_ENV
-from jitbench.strategies import Strategy, register_strategy
 from jitbench.strategies.codegen import arrays_of, shape_of, statics_of
 from jitbench.strategies.recipes import HELPER_FUNCTION
 
@@ -33,6 +30,7 @@ class Slowed(Protocol):
 
 
 NAME = "canary"
+SLOWDOWN_ENV = "JITBENCH_CANARY_SLOWDOWN"
 # The unit's cost: spin(UNIT_BATCH) calls (enough units that the call's own cost is
 # a small part of each), the fastest of UNIT_REPEATS loops of about UNIT_BUDGET_S.
 UNIT_BATCH = 1000
@@ -161,19 +159,3 @@ CANARY_SOURCE = (
         "    def calc(self, y):\n        if self.units:\n            spin(self.units)\n",
     )
 )
-
-
-CANARY = Strategy(
-    NAME,
-    f"helper_function plus extra host work per call, sized by {SLOWDOWN_ENV}",
-    "a known regression: validates that the suite and jitbench compare detect one",
-    lambda t: t.render(CANARY_SOURCE),
-)
-
-
-def register() -> Strategy:
-    """Add (or re-add) ``canary`` to the registry; importing this module does it once."""
-    return register_strategy(CANARY, replace=True)
-
-
-register()

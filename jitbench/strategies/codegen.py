@@ -22,10 +22,12 @@ if TYPE_CHECKING:
 
 
 class Recipe(Protocol):
-    """What the class factory needs of a strategy (:class:`jitbench.strategies.Strategy`)."""
+    """What the class factory needs of a strategy (:class:`jitbench.ways.record.Way`), and
+    the kind of object its class is (``kinds.object_kind``'s words, "" where undeclared)."""
 
     name: str
     holder: str
+    kind: str
     render: Callable[[Template], str]
 
     def check_available(self) -> None: ...

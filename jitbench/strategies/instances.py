@@ -9,8 +9,7 @@ import numpy as np
 
 from jitbench.devices import Placement, resolve
 from jitbench.errors import JitbenchError
-from jitbench.strategies import Strategy
-from jitbench.strategies.codegen import DEFAULT_SHAPE, Shape, layer_class
+from jitbench.strategies.codegen import DEFAULT_SHAPE, Recipe, Shape, layer_class, make_class
 from jitbench.strategies.computation import LAYER_FIELDS
 from jitbench.targets.kinds import flattened_in_python, object_kind
 
@@ -49,7 +48,7 @@ def random_array(
 
 
 def make_instance(
-    strategy: Strategy,
+    strategy: Recipe,
     size: int,
     placement: Placement,
     shape: Shape = DEFAULT_SHAPE,
@@ -68,7 +67,7 @@ def make_instance(
     ``probe`` builds the probed class (see :func:`jitbench.strategies.codegen.make_class`).
     """
     size = check_size(size)
-    cls = strategy.make_class(shape, probe=probe)
+    cls = make_class(strategy, shape, probe)
     length = placement.round_size(size)
     draw = functools.partial(random_array, placement, (length,), np.random.default_rng(seed), dtype)
     fields: dict[str, object] = {name: draw() for name in shape.array_fields}
@@ -82,20 +81,20 @@ def make_instance(
     return cls(**fields), draw()
 
 
-def class_kind(strategy: Strategy) -> str:
+def class_kind(strategy: Recipe) -> str:
     """The kind of object the strategy's class is (``kinds.object_kind``'s words): its
     catalog entry's ``kind``, else (a plugin's) that of an instance made on the CPU."""
     return strategy.kind or _made_kind(strategy)
 
 
 @functools.cache
-def _made_kind(strategy: Strategy) -> str:
+def _made_kind(strategy: Recipe) -> str:
     obj, _ = make_instance(strategy, 4, resolve("cpu"))
     return object_kind(obj)
 
 
 @functools.cache
-def class_flattening(strategy: Strategy) -> bool | None:
+def class_flattening(strategy: Recipe) -> bool | None:
     """Whether jit flattens the strategy's class by Python code (``kinds.flattened_in_python``,
     tried on an instance made on the CPU); None where it is no pytree."""
     obj, _ = make_instance(strategy, 4, resolve("cpu"))

@@ -13,13 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from jitbench.auditing.scenario import TIMED_CHANGES, call_after
-from jitbench.auditing.subject import Subject
 from jitbench.errors import NoFigure
 from jitbench.hazards import HAZARDS
 from jitbench.measure import case, device_rows
 from jitbench.measure.counting import instructions
 from jitbench.strategies.codegen import Shape
 from jitbench.suite import grid
+from jitbench.ways.subject import Subject
 
 _off_clock_seconds = 0.0
 T = TypeVar("T")

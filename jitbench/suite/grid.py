@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from jitbench.devices import DEVICE_SPECS, host_devices
 from jitbench.errors import JitbenchError
-from jitbench.strategies import STRATEGIES, load_plugins
+from jitbench.ways.registry import STRATEGIES, load_plugins
 
 DEFAULT_SIZES = (10, 1_000, 100_000, 1_000_000)
 # The device rows' calls go on to where an accelerator's own time shows (1e8 float32

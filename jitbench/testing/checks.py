@@ -12,13 +12,13 @@ from collections.abc import Iterable, Iterator
 
 from jitbench.auditing.audit import audit_subject, with_verdict
 from jitbench.auditing.result import AuditResult
-from jitbench.auditing.subject import subject_of
 from jitbench.cli import render
 from jitbench.compiles import count_compiles, explain_misses
 from jitbench.errors import JitbenchError
 from jitbench.hazards import FOUND as HAZARDS
 from jitbench.targets import Call, as_target
 from jitbench.vocabulary import Hazard, Outcome
+from jitbench.ways.subject import subject_of
 
 
 def _check_allow(allow: str | Iterable[str]) -> frozenset[Hazard]:

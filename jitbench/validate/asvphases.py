@@ -12,7 +12,7 @@ import pandas as pd
 
 from jitbench import results
 from jitbench.errors import JitbenchError
-from jitbench.strategies import CANARY_SLOWDOWN_ENV, PLUGINS_ENV
+from jitbench.strategies.canary import SLOWDOWN_ENV as CANARY_SLOWDOWN_ENV
 from jitbench.suite import catalog
 from jitbench.suite.asvrun import AsvConfig
 from jitbench.suite.grid import DEVICES_ENV, SIZES_ENV
@@ -27,8 +27,9 @@ from jitbench.validate.stats import (
     noise_table,
     sensitivity_summary,
 )
+from jitbench.ways.registry import PLUGINS_ENV
 
-CANARY_MODULE = "jitbench.strategies.canary"
+CANARY_MODULE = "jitbench.ways.canary"
 NOISE_DEVICES = ("cpu", "cpu-sharded")
 SENSITIVITY_DEVICE = "cpu"
 LOG_TAIL = 25

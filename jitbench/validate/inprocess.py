@@ -23,13 +23,13 @@ from jitbench.devices import resolve
 from jitbench.errors import JitbenchError
 from jitbench.measure.case import Prepared, Row
 from jitbench.measure.timing import sample
-from jitbench.strategies import STRATEGIES, get_strategy, load_plugins
 from jitbench.strategies.codegen import arrays_of, statics_of
 from jitbench.strategies.instances import make_instance
 from jitbench.strategies.twins import TWINS, twin
 from jitbench.suite.grid import DEVICES_ENV, SIZES_ENV
 from jitbench.validate.plan import Progress
 from jitbench.validate.stats import CACHED, CANARY, DISPATCH, accuracy_table, fidelity_table
+from jitbench.ways.registry import STRATEGIES, get_strategy, load_plugins
 
 if TYPE_CHECKING:
     import jax

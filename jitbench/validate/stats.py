@@ -60,7 +60,7 @@ def accuracy_table(measured: pd.DataFrame) -> pd.DataFrame:
 def noise_table(first: pd.DataFrame, second: pd.DataFrame, factor: float) -> pd.DataFrame:
     """The rows of :data:`FAMILIES` measured in both runs of unchanged code (``results.load``
     frames): ratio, ``spread`` (``|ratio - 1|``), compare's mark; ``noise.csv``'s columns,
-    which :class:`jitbench.results.compare.Noise` reads."""
+    which :class:`jitbench.results.noise.Noise` reads."""
     table = compare_frames(first, second, factor)
     keep = table["benchmark"].isin(list(FAMILIES)) & (table["base_status"] == "ok")
     table = table[keep & (table["head_status"] == "ok")]

@@ -1,4 +1,7 @@
-"""The ways ``jitbench advise`` compares: ``catalog`` (the ways of each kind of object,
-entries of :mod:`jitbench.strategies.catalog`, and the subject that plays them) and
-``builders`` (how each is built from the user's object and method). Design notes:
-docs/design.md."""
+"""The ways of jitting a method, read top-down: each way's record (``record``: the
+:class:`Way`), the catalog of ways (``catalog``) and the registry of the built-in strategies
+(``registry``), how a way reads the user's call (``calls``) and is built from the object
+(``builders``), the names its printed code reads (``names``), the subject that plays it
+(``subject``: a built-in strategy, a user's object, a way of jitting it) and its code run as
+printed (``printed``). Map: README.md in this folder.
+"""

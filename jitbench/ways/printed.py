@@ -1,8 +1,7 @@
 """advise's printed code, run as printed: a way's code (``Way.code``) split as its user runs it
-(:class:`Printed`), an object called through it (:class:`PrintedSubject`, a subject the audit
-plays), and a way's code audited in a fresh process that imports the target's module as the
-counting process does (:func:`run_printed`; ``python -m jitbench.ways.printed`` is that
-process). Why: docs/advise.md, "The recommendation, run".
+(:class:`Printed`), and an object called through it (:class:`PrintedSubject`, a subject the
+audit plays; :mod:`jitbench.measure.printed_audit` audits it in a fresh process). Why:
+docs/advise.md, "The recommendation, run".
 """
 
 from __future__ import annotations
@@ -11,34 +10,21 @@ import ast
 import dataclasses
 import functools
 import importlib
-import os
 import re
-import tempfile
 import weakref
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 
-from jitbench import child
-from jitbench.auditing.audit import audit_subject
-from jitbench.auditing.subject import Before, Walked
-from jitbench.auditing.verdict import hazards
-from jitbench.child import Json
-from jitbench.devices import resolve, use_device
-from jitbench.errors import JitbenchError, NoFigure, error_text
-from jitbench.measure.case import Row
-from jitbench.strategies.catalog import Names, Way
-from jitbench.targets import Target, child_environment, load_target
-from jitbench.ways import builders as build
-from jitbench.ways.catalog import AS_WRITTEN, names_of, way_of
+from jitbench.errors import JitbenchError, error_text
+from jitbench.targets import Target
+from jitbench.ways import calls
+from jitbench.ways.names import Names, names_of
+from jitbench.ways.record import Way
+from jitbench.ways.subject import Before, Walked
 
 # The comment that marks a line its user runs again for a new object.
 ONCE_PER_OBJECT = "once, outside the loop"
 # The modules a way's code names, by the name it reads each by.
 MODULES = {"jax": "jax", "eqx": "equinox", "nnx": "flax.nnx", "pz": "penzai.pz"}
-# The hazards the recommended code must not have (docs/advise.md).
-REFUSED = ("stale", "error", "leak")
-# The seconds a fresh process may take to audit a way's code (a deep model's audit: minutes).
-TIMEOUT_S = 1200.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +61,7 @@ class Printed:
                    result)  # fmt: skip
 
 
-def namespace(target: Target, names: Names, raw: build.Raw, code: str) -> dict[str, object]:
+def namespace(target: Target, names: Names, raw: calls.Raw, code: str) -> dict[str, object]:
     """What the user's module holds where ``code`` runs: the modules it names, ``partial``,
     the object's class (as shipped: the code's own import line imports it where it is a
     library's), the name the code reads the raw call by (``Names.binds``: the raw function,
@@ -121,7 +107,7 @@ class PrintedSubject(Walked):
     without jit, as the way's row is; new objects are the factory's, never converted."""
 
     def __init__(self, target: Target, way: Way) -> None:
-        self.raw = build.unjitted(target)
+        self.raw = calls.unjitted(target)
         names = names_of(target, self.raw)
         self.code = way.code(names)
         self.printed = Printed.of(self.code)
@@ -168,97 +154,3 @@ class PrintedSubject(Walked):
     ) -> object:
         """The raw call's result (the oracle's call), as the way's row judges it."""
         return self.raw(obj, *inputs, **kwargs)
-
-
-@dataclasses.dataclass(frozen=True)
-class Run:
-    """A way's code run as printed in a fresh process and audited: its hazards and their
-    findings in words, or why it could not be audited (``failed``)."""
-
-    way: str
-    hazards: tuple[str, ...] = ()
-    findings: tuple[str, ...] = ()
-    failed: str = ""
-
-    @property
-    def clean(self) -> bool:
-        """Audited, never stale, never raising, nothing kept alive."""
-        return not self.failed and not set(REFUSED) & set(self.hazards)
-
-    def said(self) -> str:
-        """What the run found, in words: the hazards it must not have and the first finding
-        (the most severe), or why it could not be audited; "" where it is clean."""
-        if self.failed:
-            return self.failed
-        bad = [h for h in self.hazards if h in REFUSED]
-        if not bad:
-            return ""
-        return f"{', '.join(bad)}: {self.findings[0]}" if self.findings else ", ".join(bad)
-
-
-def run_printed(
-    rows: Sequence[Row], *, fields: str | Sequence[str | None] | None = None,
-    arrays: int | None = None,
-) -> list[Run]:  # fmt: skip
-    """The audit of each row's way (``Row.way``; the call as written for :data:`AS_WRITTEN`) on
-    its target, its code run as printed, on the CPU (a process cannot open an accelerator
-    another one holds): the rows one after the other in one fresh process that imports their
-    targets as the counting process does. A row sees what the rows before it did to their
-    classes (a pytree registration): rows of one class need a process each. ``fields``: the
-    audit's fields pattern, for every row or one per row."""
-    env = {**os.environ, **child_environment(s for r in rows for s in r.specs)}
-    patterns = [fields] * len(rows) if fields is None or isinstance(fields, str) else fields
-    request: Json = {
-        "rows": [{"row": dataclasses.replace(r, device="cpu").to_json(), "fields": f}
-                 for r, f in zip(rows, patterns, strict=True)],
-        "arrays": arrays,
-    }  # fmt: skip
-    ways = ", ".join(dict.fromkeys(str(r.way) for r in rows))
-    with tempfile.TemporaryDirectory(prefix="jitbench-printed-") as folder:
-        try:
-            found = child.work(["-m", __name__], request, Path(folder), timeout=TIMEOUT_S,
-                               what=f"the code of {ways}, run as printed",
-                               env={**env, "JAX_PLATFORMS": "cpu"})  # fmt: skip
-        except JitbenchError as exc:
-            return [Run(str(r.way), failed=str(exc)) for r in rows]
-    assert isinstance(found, list)
-    runs = []
-    for row, got in zip(rows, found, strict=True):
-        reason = NoFigure.from_json(got)
-        if reason is not None:
-            runs.append(Run(str(row.way), failed=reason.reason))
-        else:
-            assert isinstance(got, dict)
-            runs.append(Run(str(row.way), tuple(got["hazards"]), tuple(got["findings"])))
-    return runs
-
-
-def audited(request: Json) -> Json:
-    """The fresh process's answer: for each row, the audit of its way as printed (of the call as
-    written for :data:`AS_WRITTEN`), its hazards and findings by the names advise's rows use,
-    or why it has none (a NoFigure's JSON: it cannot be built, its code raises as printed)."""
-    assert isinstance(request, dict) and isinstance(request["rows"], list)
-    answers: list[Json] = []
-    for asked in request["rows"]:
-        assert isinstance(asked, dict)
-        row = Row.from_json(asked["row"])
-        kwargs = {"fields": asked["fields"]}
-        if request.get("arrays") is not None:
-            kwargs["arrays"] = request["arrays"]
-        try:
-            if row.way == AS_WRITTEN:
-                subject = dataclasses.replace(row, way=None).load()
-            else:
-                use_device(resolve(row.device))
-                target = load_target(row.subject, call=row.call, inputs=row.inputs)
-                subject = PrintedSubject(target, way_of(target, str(row.way)))
-            audit = audit_subject(subject, **kwargs)  # type: ignore[arg-type]
-        except Exception as exc:  # this row's answer: the next rows still run
-            answers.append(NoFigure.of(exc).to_json())
-            continue
-        answers.append({"hazards": [str(h) for h in audit.hazards()], "findings": hazards(audit)})
-    return answers
-
-
-if __name__ == "__main__":
-    child.serve(audited)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from jitbench.strategies import get_strategy, load_plugins
 from jitbench.strategies.codegen import Shape
+from jitbench.ways.registry import get_strategy, load_plugins
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from jitbench.cli.render import table
-from jitbench.strategies import STRATEGIES, load_plugins
+from jitbench.ways.registry import STRATEGIES, load_plugins
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from jitbench.auditing.subject import Generated, Subject, subject_of
 from jitbench.devices import Placement, default_placement, resolve, use_device
 from jitbench.errors import JitbenchError
 from jitbench.options import DEFAULT_SIZE
-from jitbench.strategies import STRATEGIES, get_strategy, load_plugins
 from jitbench.targets import load_target
+from jitbench.ways.registry import STRATEGIES, get_strategy, load_plugins
+from jitbench.ways.subject import Generated, Subject, subject_of
 
 
 def placement(args: argparse.Namespace) -> Placement:

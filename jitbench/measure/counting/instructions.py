@@ -11,7 +11,6 @@ import os
 import queue
 import re
 import statistics
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from jitbench.child import Json
 from jitbench.errors import JitbenchError, NoFigure, opted_in
 from jitbench.measure.case import Row
 from jitbench.measure.counting import callgrind
-from jitbench.strategies import CANARY_SLOWDOWN_ENV
+from jitbench.strategies import canary
 from jitbench.strategies.codegen import Shape
 from jitbench.targets import child_environment
 
@@ -111,8 +110,7 @@ def counted(row: Row) -> Row:
     """What to count of an asv row: its subject at its size and depth; the canary (a plugin)
     gets this process's ``JITBENCH_CANARY_SLOWDOWN``, which the counting process sizes by
     counts."""
-    canary = sys.modules.get("jitbench.strategies.canary")  # imported only where registered
-    slowdown = canary.slowdown_from_env() if canary and row.subject == canary.NAME else 0.0
+    slowdown = canary.slowdown_from_env() if row.subject == canary.NAME else 0.0
     shape = Shape(depth=row.shape.depth)
     return Row(row.subject, row.device, row.size, shape, slowdown=slowdown)
 
@@ -156,7 +154,7 @@ def count_rows(
         raise NotImplementedError(reason)
     environ = callgrind.environment({**os.environ, **_imports(rows), **(env or {})})
     # The canary's slowdown is the rows' (sized by counts), not a timed calibration's.
-    for name in (OPT_IN_ENV, CANARY_SLOWDOWN_ENV, DRY_RUN_ENV):
+    for name in (OPT_IN_ENV, canary.SLOWDOWN_ENV, DRY_RUN_ENV):
         environ.pop(name, None)
 
     def count(group: list[Row]) -> list[Counts | NoFigure]:

@@ -30,9 +30,10 @@ from jitbench.measure.counting.instructions import (
     WARM_UP,
     _per_call,
 )  # fmt: skip
-from jitbench.strategies import load_plugins
+from jitbench.strategies.canary import UNIT_BATCH, units_for
 from jitbench.strategies.codegen import arrays_of, statics_of
 from jitbench.strategies.twins import twin
+from jitbench.ways.registry import load_plugins
 
 # Frames on the stack where a counted call is made: the driver's module and the loop.
 CALL_FRAMES = 2
@@ -258,9 +259,6 @@ class Worker:
     def _calibrate(self, index: int, prepared: Prepared, slowdown: float) -> Iterator[Stretch]:
         """The units of planted work that add ``slowdown`` of the row's call count: the call,
         an empty loop and ``UNIT_BATCH`` units counted, then the canary's own arithmetic."""
-        # Imported here alone: importing the canary registers it (a plugin's strategy).
-        from jitbench.strategies.canary import UNIT_BATCH, units_for
-
         loops = {
             "call": _loop(prepared, "call"),
             "empty": _loop(None, "call"),

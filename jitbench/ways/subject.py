@@ -20,7 +20,6 @@ from jitbench.compiles import block, without_jit
 from jitbench.devices import Placement, resolve
 from jitbench.errors import JitbenchError, error_text
 from jitbench.options import DEFAULT_SIZE
-from jitbench.strategies import Strategy, get_strategy
 from jitbench.strategies.codegen import (
     DEFAULT_SHAPE,
     Shape,
@@ -35,7 +34,11 @@ from jitbench.targets import Target, check_call, edit, kinds, values
 from jitbench.targets import fields as fieldlib
 from jitbench.targets.snapshot import snapshot
 from jitbench.vocabulary import Outcome
-from jitbench.ways import builders
+from jitbench.ways import calls
+from jitbench.ways.builders import as_written
+from jitbench.ways.catalog import WRITTEN, way_of
+from jitbench.ways.record import Way
+from jitbench.ways.registry import Strategy, get_strategy
 
 if TYPE_CHECKING:
     import jax
@@ -355,8 +358,8 @@ class Walked(Subject):
         Python and lax's control flow traced (:func:`jitbench.compiles.without_jit`); "" where
         JAX's control flow cannot be reached."""
         try:
-            raw = builders.unjitted(self.target)
-            inside = raw is builders.written(self.target)  # no jit wrapper comes off
+            raw = calls.unjitted(self.target)
+            inside = raw is calls.written(self.target)  # no jit wrapper comes off
             with without_jit() if inside else contextlib.nullcontext(True) as plain:
                 if not plain:
                     return ""
@@ -505,3 +508,66 @@ def subject_of(target: Target) -> Subject:
     subject = Generated(get_strategy(name), resolve(spec), int(y.shape[-1]), shape)
     subject.name = target.name
     return subject
+
+
+class WaySubject(Walked):
+    """The target's object called the way ``way`` jits it, judged against the raw method under
+    ``jax.disable_jit()``; JitbenchError where the way cannot be built for the object.
+    ``checked`` False: built without the check that calls the object (whether the call writes
+    into it), in a process rebuilding a way already built elsewhere, whose first call must be
+    the first the object gets."""
+
+    def __init__(self, target: Target, way: Way, *, checked: bool = True) -> None:
+        self.way, self.raw = way, calls.unjitted(target)
+        if (reason := way.applies(target.obj)) is not None:  # the call as written always does
+            raise JitbenchError(reason)
+        self._convert = way.convert(target.obj) if way.convert else None
+        self._bind = way.build(target.obj, self.raw) if way.build else None
+        if self._bind is not None and as_written(target, self._bind):
+            raise JitbenchError(f"the call as written already jits with {way.label}")
+        if checked and way.copies and (written := calls.writes(target, self.raw)):
+            raise JitbenchError(
+                f"the call writes into the object without jit ({written}): {way.label} calls "
+                "a copy of it (flattened and rebuilt), so what the call writes is lost"
+            )
+        super().__init__(target)
+        self.name = f"{target.name} ({way.label})"
+        # Each way sees the fields as its own call does (docs/design.md, advise's ways).
+        if way is not WRITTEN:
+            self.filtered = way.filters
+
+    def new(self, seed: int = 0) -> object:
+        return self.converted(super().new(seed))
+
+    def converted(self, made: object) -> object:
+        """``made``, a new object of the target's, as this way calls it."""
+        return made if self._convert is None else self._convert(made)
+
+    def call(self, obj: object) -> Callable[[], object]:
+        if self._bind is None:
+            return super().call(obj)
+        function, lead = self._bind(obj)
+        inputs, kwargs = self.target.inputs, self.target.kwargs
+        # The call holds the object, as the user's code does (a hoisted jit reads it weakly).
+        return lambda _held=obj: function(*lead, *inputs, **kwargs)
+
+    def code(self, obj: object) -> tuple[str, dict[str, object]]:
+        if self._bind is None:
+            return super().code(obj)
+        function, lead = self._bind(obj)
+        _, names = super().code(obj)  # obj among them: held, as above
+        names.update({f"a{i}": value for i, value in enumerate(lead)}, function=function)
+        args = [f"a{i}" for i in range(len(lead))] + call_args(self.target)
+        return f"function({', '.join(args)})", names
+
+    def unjitted(
+        self, obj: object, inputs: tuple[object, ...], kwargs: dict[str, object]
+    ) -> object:
+        """The raw method's result (the oracle's call)."""
+        return self.raw(obj, *inputs, **kwargs)
+
+
+def way_subject(target: Target, name: str, *, checked: bool = True) -> WaySubject:
+    """The subject of the way called ``name`` on ``target`` (:func:`way_of`; ``checked``: as
+    :class:`WaySubject` takes it)."""
+    return WaySubject(target, way_of(target, name), checked=checked)
