@@ -1030,3 +1030,22 @@ def test_an_all_static_struct_matches_its_built_in_though_its_other_instance_com
     assert result.step("other_instance").cell == "1/1" and result.hazards() == {}
     assert result.matches == "flax_struct_dataclass"
     assert result.verdict[-1].startswith("behaves like the built-in strategy flax_struct_dataclass")
+
+
+@pytest.mark.parametrize("frozen_before", [False, True])
+def test_the_leak_check_counts_alike_whether_or_not_the_process_froze_objects(frozen_before):
+    """The audit freezes what exists when it starts (the collector then walks what it built
+    alone) and thaws it after; in a process that froze objects of its own it lists every
+    object instead and leaves the process's freeze as it was: the same three instances kept
+    alive either way."""
+    import gc
+
+    if frozen_before:
+        gc.freeze()
+    try:
+        count = gc.get_freeze_count()
+        result = _target_audit("user_models:custom_class", "calc")
+        assert gc.get_freeze_count() == count
+    finally:
+        gc.unfreeze()
+    assert result.leaked_instances == 3 and result.step("new_static").outcome == "stale"

@@ -45,9 +45,18 @@ class _Alive:
     """Weak references to what the scenario built, inner objects and arrays included."""
 
     def __init__(self) -> None:
-        # Held, not only their ids: a freed object's id is soon another object's.
-        self.kept = gc.get_objects()
+        # What exists now is frozen (gc.freeze), where nothing else froze objects: later
+        # collections and walks of the collector's objects then see what the scenario built
+        # alone (a process that imported a large library holds millions of objects, a second
+        # a full collection); what it built is what the collector tracks and did not freeze,
+        # or what it never tracks. Elsewhere every object is listed now, and held, not only
+        # its id: a freed object's id is soon another object's.
+        gc.collect(1)  # the young garbage (a probe just dropped); older garbage holds no new object
+        self.frozen = gc.get_freeze_count() == 0
+        self.kept = [] if self.frozen else gc.get_objects()
         self.before = {id(o) for o in self.kept}
+        if self.frozen:
+            gc.freeze()
         self.roots: dict[int, weakref.ref[object]] = {}
         self.inner: dict[int, tuple[weakref.ref[object], bool]] = {}  # ..., of the first one
         self.arrays: dict[int, weakref.ref[object]] = {}
@@ -67,6 +76,7 @@ class _Alive:
         whose auxiliary data (an e3nn IrrepsArray's irreps) is the compiled program's own output
         structure, held by jit once per program, not built by the scenario."""
         first = not self.roots and not self.inner
+        young = {id(o) for o in gc.get_objects()} if self.frozen else set()
         if self._ref(obj) is None:  # tried, so that the verdict can say why none is followed
             self.refused.add(type(obj).__name__)
         stack, seen = [(obj, 0)], set()
@@ -77,7 +87,10 @@ class _Alive:
             if depth and kinds.is_library_internal(node):
                 continue  # a library's own bookkeeping (nnx's metadata), unless it is audited
             seen.add(id(node))
-            new = id(node) not in self.before
+            if self.frozen:
+                new = id(node) in young or not gc.is_tracked(node)
+            else:
+                new = id(node) not in self.before
             if new and kinds.is_array(node) and (ref := self._ref(node)) is not None:
                 if not _known(self.arrays, node):
                     self.arrays[id(node)] = ref
@@ -98,6 +111,7 @@ class _Alive:
         trace that raised keeps (a step's change the call cannot take) is released first: it
         is JAX's error path that keeps it (compiles.release_failed_traces), not the object."""
         release_failed_traces(self.before)
+        # Frozen, what existed is out of the collector's list: what it lists now is new.
         existed = collections.Counter(type(o) for o in self.kept if type(o) in self.unreferenced)
         self.kept = []
         built = [r() for r in [*self.roots.values(), *(ref for ref, _ in self.inner.values())]]
@@ -115,6 +129,12 @@ class _Alive:
             roots += sum(max(now[kind] - existed[kind], 0) for kind in self.unreferenced)
         tracked = self.roots or self.inner or self.unreferenced
         return (roots + later if tracked else None), arrays, held
+
+    def close(self) -> None:
+        """What was frozen back with the collector's other objects."""
+        if self.frozen:
+            gc.unfreeze()
+            self.frozen = False
 
 
 def _known(
@@ -253,10 +273,13 @@ def run(
     leaves left out of the comparisons (:class:`~jitbench.ways.subject.Judging`), and the
     classes of the objects called that took no weak reference."""
     alive = _Alive()
-    clear_caches()
-    steps, noise = _steps(subject, played, alive, probe)
-    gc.collect()
-    leaked = alive.alive()
+    try:
+        clear_caches()
+        steps, noise = _steps(subject, played, alive, probe)
+        gc.collect()
+        leaked = alive.alive()
+    finally:
+        alive.close()
     clear_caches()
     return tuple(steps), leaked, noise, tuple(sorted(alive.refused))
 
