@@ -410,13 +410,15 @@ def test_ci_counts_where_this_machine_cannot(with_ci):
 
 
 def test_the_files_init_writes_hold_no_path_of_this_machine(with_ci):
-    """Nothing machine-specific is committed: no folder of this machine, no tcmalloc."""
+    """Nothing machine-specific is committed: no folder of this machine (the project's, the
+    home folder, this Python's, the clone of jitbench the wheel was built from), no tcmalloc."""
     repo, _ = with_ci
+    folders = (str(repo.parent), str(Path.home()), sys.prefix, str(ROOT))
     for name in _tracked(repo):
         if name.endswith(".whl"):
             continue
         text = (repo / name).read_text()
-        for path in (str(repo.parent), str(Path.home()), sys.prefix, "libtcmalloc_minimal.so"):
+        for path in (*folders, "libtcmalloc_minimal.so"):
             assert path not in text, (name, path)
 
 

@@ -446,9 +446,10 @@ def _build_wheel(source: Path, into: Path) -> Path:
 
 
 def _origin(source: Path) -> str:
-    """Where the wheel comes from: the jitbench source tree and its commit."""
+    """Where the wheel comes from: jitbench's commit, never the folder of its clone (the file
+    is committed: a path of this machine means nothing on another)."""
     commit = git(source, "rev-parse", "--short=12", "HEAD")
-    origin = f"built from {source}"
+    origin = "built from a clone of jitbench"
     if commit:
         dirty = git(source, "status", "--porcelain", "--untracked-files=no")
         origin += f" at commit {commit}" + (" with local changes" if dirty else "")
