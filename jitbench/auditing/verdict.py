@@ -12,7 +12,7 @@ from jitbench.auditing.subject import LETS_THROUGH
 from jitbench.strategies import STRATEGIES, get_strategy
 from jitbench.strategies.instances import class_kind
 from jitbench.targets.declared import REFUSES
-from jitbench.targets.fields import EQX_STATIC, REBUILT, named
+from jitbench.targets.fields import EQX_STATIC, REBUILT, TREECLASS_AT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 
 # How a change was made (jitbench.targets.edit), in the verdict's words.
@@ -23,6 +23,7 @@ HOW = {
     "item assignment": "by item assignment",
     "a new container": "in a new container",
     EQX_STATIC: "in a new module (eqx.tree_at cannot reach a static field)",
+    TREECLASS_AT: "with pytreeclass's .at[...].set",
 }
 WHAT = {
     StepName.NEW_STATIC: "set to a new value",
