@@ -295,12 +295,65 @@ def test_existing_files_are_named_and_nothing_is_written(tmp_path, capsys):
     mine = repo / "benchmarks" / "benchmarks" / "bench_targets.py"
     mine.parent.mkdir(parents=True)
     mine.write_text("# mine\n")
-    (repo / "benchmarks" / "__init__.py").write_text("")  # a suite of the old layout
+    readme = repo / "benchmarks" / "README.md"
+    readme.write_text("# mine\n")
     before = _files(repo)
     assert main(["init", str(repo), "--target", TARGET]) == 2
-    old_layout = repo / "benchmarks" / "__init__.py"
     assert capsys.readouterr().err == (
-        f"jitbench: error: will not overwrite existing {mine}, {old_layout}; nothing written\n"
+        f"jitbench: error: will not overwrite existing {readme}, {mine} (--folder asv_bench "
+        "puts the suite in another folder); nothing written\n"
+    )
+    assert _files(repo) == before
+
+
+def test_a_project_whose_benchmarks_folder_is_a_package_puts_the_suite_in_another(tmp_path, capsys):
+    """optimistix keeps its own pytest benchmarks in a package benchmarks/: the suite's
+    folder cannot be one (asv imports the package inside it by name, and the project's
+    package finder would take it), so init refuses and names --folder, which writes the suite
+    there, the workflow run in it, the targets' modules still benchmarks.targets."""
+    import yaml
+
+    from jitbench.suite import ci
+
+    repo = _repo(tmp_path / "project")
+    (repo / "benchmarks").mkdir()
+    (repo / "benchmarks" / "__init__.py").write_text("")
+    before = _files(repo)
+    assert main(["init", str(repo), "--target", TARGET]) == 2
+    package = repo / "benchmarks" / "__init__.py"
+    assert capsys.readouterr().err == (
+        f"jitbench: error: {repo / 'benchmarks'}/ is a package of the project already "
+        f"({package}); --folder asv_bench puts the suite in another folder; nothing written\n"
+    )
+    assert _files(repo) == before
+    done = _init(repo, "--target", TARGET, "--ci", "github", "--folder", "asv_bench",
+                 env=NO_COUNTS)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    suite = repo / "asv_bench"
+    assert sorted(str(p.relative_to(repo)) for p in suite.rglob("*") if p.is_file()) == sorted(
+        name.replace("benchmarks/", "asv_bench/", 1) for name in WRITTEN
+    )
+    assert "in asv_bench/asv.conf.json" in done.stderr
+    assert scaffold.read_conf(suite)["benchmark_dir"] == "benchmarks"
+    workflow = yaml.safe_load((repo / ci.WORKFLOW).read_text())
+    assert workflow["defaults"]["run"]["working-directory"] == "asv_bench"
+    assert "asv_bench/html" in (repo / ci.WORKFLOW).read_text()
+    assert "benchmarks/" not in (repo / ci.WORKFLOW).read_text().replace("asv_bench/", "")
+    guide = (suite / "README.md").read_text()
+    assert "`jitbench init --wheel --folder asv_bench` from the repository's root" in guide
+    (suite / WHEEL).unlink()
+    assert main(["init", str(repo), "--wheel", "--folder", "asv_bench"]) == 0
+    assert (suite / WHEEL).is_file()
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", "my suite"])
+def test_a_bad_folder_is_one_line(tmp_path, capsys, name):
+    repo = _repo(tmp_path / "project")
+    before = _files(repo)
+    assert main(["init", str(repo), "--folder", name]) == 2
+    assert capsys.readouterr().err == (
+        f"jitbench: error: --folder {name!r} must be one folder name at the repository's root, "
+        "e.g. asv_bench\n"
     )
     assert _files(repo) == before
 
