@@ -569,3 +569,17 @@ def test_a_setup_py_project_is_named_as_it_names_itself(tmp_path, files, name):
     done = _init(repo, env=NO_COUNTS)
     assert done.returncode == 0, done.stderr
     assert Config.load(str(repo / "benchmarks" / "asv.conf.json")).project == name
+
+
+def test_a_range_that_names_no_commit_is_one_line(written, monkeypatch, capsys):
+    """asv runs git itself: a range git cannot resolve (quadax's HEAD~200, past its first
+    parents) was asv's traceback; it is one line with git's words, exit 2."""
+    repo, _ = written
+    monkeypatch.chdir(repo / "benchmarks")
+    assert main(["asv", "machine", "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["asv", "run", "HEAD~200^!"]) == 2
+    (err,) = [line for line in capsys.readouterr().err.splitlines() if "jitbench" in line]
+    assert err.startswith("jitbench: error: asv's command '"), err
+    assert "git rev-list --first-parent HEAD~200^! --' failed: fatal: " in err, err
+    assert "HEAD~200" in err.rpartition("failed: ")[2], err
