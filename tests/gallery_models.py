@@ -36,6 +36,7 @@ import numpy as np
 import numpyro.distributions as ndist
 import optax
 import pgx
+import pytreeclass as tc
 import quax
 import quax.examples.lora as lora
 import sympy
@@ -176,6 +177,27 @@ def jaxlie_se3() -> Target:
         rotation=jaxlie.SO3.from_x_radians(np.pi / 2.0), translation=np.array([1.0, 2.0, 3.0])
     )
     return Target(pose, (jnp.array([[0.5, -1.0, 2.0], [1.0, 0.0, 0.0]]),), call=transform)
+
+
+# pytreeclass README: a TreeClass (frozen once built; .at["a"].set(2.0) is a new tree) passed
+# to a jitted function.
+@tc.autoinit
+class Tree(tc.TreeClass):
+    a: float = 1.0
+    b: tuple[float, float] = (2.0, 3.0)
+    c: jax.Array = jnp.array([4.0, 5.0, 6.0])
+
+    def __call__(self, x):
+        return self.a + self.b[0] + self.c + x
+
+
+@jax.jit
+def call_tree(tree, x):
+    return tree(x)
+
+
+def pytreeclass_tree() -> Target:
+    return Target(Tree(), (1.0,), call=call_tree)
 
 
 # dm-haiku README, "Quickstart": hk.transform's init gives the params dict, apply jitted once.

@@ -132,6 +132,22 @@ def test_a_jaxlie_transform_behaves_like_a_registered_dataclass():
     assert result.matches == "pytree_class" and "C++" not in result.verdict[-1]
 
 
+def test_a_pytreeclass_tree_frozen_once_built_is_changed_as_at_set_changes_it():
+    """TreeClass refuses setattr once built; its users change a field with .at[...].set,
+    which returns a new tree: jit sees each change (an independent script: a new value of
+    `a`, new values of `c`, compile 0 times; a new Tree() 0)."""
+    result = _audit("pytreeclass_tree")
+    assert _cells(result) == [
+        ("first_call", "", "1/1"), ("repeat_call", "", "0/0"),
+        ("same_shape_array", "a", "0/0"), ("seen_static", "a", "0/0"),
+        ("same_shape_array", "c", "0/0"), ("new_shape_array", "c", "1/1"),
+        ("equal_instance", "", "0/0"), ("other_instance", "", "0/0"),
+    ]  # fmt: skip
+    assert {s.how for s in result.steps if s.field} == {".at[...].set"}
+    assert result.stale_results == 0
+    _no_stale_words(result)
+
+
 def test_haiku_params_are_a_dict_of_arrays():
     result = _audit("haiku_params")
     assert result.step("same_shape_array").field == "['mlp/~/linear_0']['w']"

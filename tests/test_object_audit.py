@@ -7,6 +7,7 @@ import contextlib
 import functools
 import io
 
+import jax
 import numpy as np
 import pytest
 import user_models
@@ -785,6 +786,22 @@ def _row(step) -> tuple:
 # --- The tolerance ------------------------------------------------------------------------------
 
 
+@jax.tree_util.register_pytree_with_keys_class
+class _Tagged:
+    def __init__(self, data, name="n"):
+        self.data, self.name = data, name
+
+    def tree_flatten_with_keys(self):
+        return ((jax.tree_util.GetAttrKey("data"), self.data),), (self.name, object())
+
+    def tree_flatten(self):
+        return (self.data,), (self.name, object())
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], aux[0])
+
+
 def test_results_compare_within_the_dtype_s_tolerance():
     import jax.numpy as jnp
 
@@ -797,6 +814,11 @@ def test_results_compare_within_the_dtype_s_tolerance():
     assert leaves_off(np.arange(3), np.arange(3)) == {}
     assert leaves_off(x, x[None]) == "in the shape of result: (8,), not (1, 8)"
     assert leaves_off((x, x), [x, x]) == "in structure: PyTreeDef((*, *)), not PyTreeDef([*, *])"
+    # A node whose aux data holds an object compared by identity alone, made anew at each
+    # flatten (jax-cfd's GridArray so changed): the same structure, its leaves compared.
+    assert leaves_off(_Tagged(x), _Tagged(x)) == {}
+    assert leaves_off(_Tagged(x), _Tagged(-x)) == {"result.data": pytest.approx(4.0)}
+    assert leaves_off(_Tagged(x, "a"), _Tagged(x, "b")).startswith("in structure: ")
     assert leaves_off({"a": jnp.asarray(x), "b": x}, {"a": x, "b": -x}) == {
         "result['b']": pytest.approx(4.0)
     }

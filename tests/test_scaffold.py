@@ -295,12 +295,65 @@ def test_existing_files_are_named_and_nothing_is_written(tmp_path, capsys):
     mine = repo / "benchmarks" / "benchmarks" / "bench_targets.py"
     mine.parent.mkdir(parents=True)
     mine.write_text("# mine\n")
-    (repo / "benchmarks" / "__init__.py").write_text("")  # a suite of the old layout
+    readme = repo / "benchmarks" / "README.md"
+    readme.write_text("# mine\n")
     before = _files(repo)
     assert main(["init", str(repo), "--target", TARGET]) == 2
-    old_layout = repo / "benchmarks" / "__init__.py"
     assert capsys.readouterr().err == (
-        f"jitbench: error: will not overwrite existing {mine}, {old_layout}; nothing written\n"
+        f"jitbench: error: will not overwrite existing {readme}, {mine} (--folder asv_bench "
+        "puts the suite in another folder); nothing written\n"
+    )
+    assert _files(repo) == before
+
+
+def test_a_project_whose_benchmarks_folder_is_a_package_puts_the_suite_in_another(tmp_path, capsys):
+    """optimistix keeps its own pytest benchmarks in a package benchmarks/: the suite's
+    folder cannot be one (asv imports the package inside it by name, and the project's
+    package finder would take it), so init refuses and names --folder, which writes the suite
+    there, the workflow run in it, the targets' modules still benchmarks.targets."""
+    import yaml
+
+    from jitbench.suite import ci
+
+    repo = _repo(tmp_path / "project")
+    (repo / "benchmarks").mkdir()
+    (repo / "benchmarks" / "__init__.py").write_text("")
+    before = _files(repo)
+    assert main(["init", str(repo), "--target", TARGET]) == 2
+    package = repo / "benchmarks" / "__init__.py"
+    assert capsys.readouterr().err == (
+        f"jitbench: error: {repo / 'benchmarks'}/ is a package of the project already "
+        f"({package}); --folder asv_bench puts the suite in another folder; nothing written\n"
+    )
+    assert _files(repo) == before
+    done = _init(repo, "--target", TARGET, "--ci", "github", "--folder", "asv_bench",
+                 env=NO_COUNTS)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    suite = repo / "asv_bench"
+    assert sorted(str(p.relative_to(repo)) for p in suite.rglob("*") if p.is_file()) == sorted(
+        name.replace("benchmarks/", "asv_bench/", 1) for name in WRITTEN
+    )
+    assert "in asv_bench/asv.conf.json" in done.stderr
+    assert scaffold.read_conf(suite)["benchmark_dir"] == "benchmarks"
+    workflow = yaml.safe_load((repo / ci.WORKFLOW).read_text())
+    assert workflow["defaults"]["run"]["working-directory"] == "asv_bench"
+    assert "asv_bench/html" in (repo / ci.WORKFLOW).read_text()
+    assert "benchmarks/" not in (repo / ci.WORKFLOW).read_text().replace("asv_bench/", "")
+    guide = (suite / "README.md").read_text()
+    assert "`jitbench init --wheel --folder asv_bench` from the repository's root" in guide
+    (suite / WHEEL).unlink()
+    assert main(["init", str(repo), "--wheel", "--folder", "asv_bench"]) == 0
+    assert (suite / WHEEL).is_file()
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", "my suite"])
+def test_a_bad_folder_is_one_line(tmp_path, capsys, name):
+    repo = _repo(tmp_path / "project")
+    before = _files(repo)
+    assert main(["init", str(repo), "--folder", name]) == 2
+    assert capsys.readouterr().err == (
+        f"jitbench: error: --folder {name!r} must be one folder name at the repository's root, "
+        "e.g. asv_bench\n"
     )
     assert _files(repo) == before
 
@@ -410,13 +463,15 @@ def test_ci_counts_where_this_machine_cannot(with_ci):
 
 
 def test_the_files_init_writes_hold_no_path_of_this_machine(with_ci):
-    """Nothing machine-specific is committed: no folder of this machine, no tcmalloc."""
+    """Nothing machine-specific is committed: no folder of this machine (the project's, the
+    home folder, this Python's, the clone of jitbench the wheel was built from), no tcmalloc."""
     repo, _ = with_ci
+    folders = (str(repo.parent), str(Path.home()), sys.prefix, str(ROOT))
     for name in _tracked(repo):
         if name.endswith(".whl"):
             continue
         text = (repo / name).read_text()
-        for path in (str(repo.parent), str(Path.home()), sys.prefix, "libtcmalloc_minimal.so"):
+        for path in (*folders, "libtcmalloc_minimal.so"):
             assert path not in text, (name, path)
 
 
@@ -514,3 +569,17 @@ def test_a_setup_py_project_is_named_as_it_names_itself(tmp_path, files, name):
     done = _init(repo, env=NO_COUNTS)
     assert done.returncode == 0, done.stderr
     assert Config.load(str(repo / "benchmarks" / "asv.conf.json")).project == name
+
+
+def test_a_range_that_names_no_commit_is_one_line(written, monkeypatch, capsys):
+    """asv runs git itself: a range git cannot resolve (quadax's HEAD~200, past its first
+    parents) was asv's traceback; it is one line with git's words, exit 2."""
+    repo, _ = written
+    monkeypatch.chdir(repo / "benchmarks")
+    assert main(["asv", "machine", "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["asv", "run", "HEAD~200^!"]) == 2
+    (err,) = [line for line in capsys.readouterr().err.splitlines() if "jitbench" in line]
+    assert err.startswith("jitbench: error: asv's command '"), err
+    assert "git rev-list --first-parent HEAD~200^! --' failed: fatal: " in err, err
+    assert "HEAD~200" in err.rpartition("failed: ")[2], err

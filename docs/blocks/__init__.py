@@ -8,7 +8,8 @@ in it comes from a file a clone has: the committed asv results (through
 per-release audits in ``docs/history/`` (``docs/release_audits.py``), the
 validation summaries in ``docs/validation/`` and ``docs/counts/`` (``nox -s validate``), the
 async-dispatch probes in ``docs/async_dispatch/`` (``docs/async_dispatch.py``), the recorded
-``jitbench advise`` runs in ``docs/advise/`` (``docs/advise_examples.py``);
+``jitbench advise`` runs in ``docs/advise/`` (``docs/advise_examples.py``), the CI workflow and
+job summaries of a real library's run in ``docs/ci/``;
 the code listings and the audit come from the installed jitbench and JAX.
 Nothing in a page depends on where the clone lives. The checkout is the one this jitbench
 was imported from (:data:`blocks.runs.ROOT`).
@@ -25,6 +26,7 @@ from blocks.accelerator_blocks import (
     accelerator_reference_block,
     accelerator_sweep_block,
 )
+from blocks.ci_blocks import ci_summary_block, ci_workflow_block
 from blocks.code_blocks import (
     Cli,
     advise_cnn_tpu_block,
@@ -100,7 +102,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     # Its example is written by hand: it is tests/test_testing.py's project.
     "docs/testing.md": ("hazards", "assert-message"),
     "docs/design.md": (),
-    "docs/commits.md": (),
+    "docs/commits.md": ("ci-workflow", "ci-summary-overhead", "ci-summary-recompile"),
     "docs/contributing.md": (),
 }
 
@@ -146,6 +148,9 @@ def generate(
         "advise-seed": advise_seed_block,
         "advise-flax": advise_flax_block,
         "advise-cnn-tpu": advise_cnn_tpu_block,
+        "ci-workflow": ci_workflow_block,
+        "ci-summary-overhead": lambda: ci_summary_block("overhead"),
+        "ci-summary-recompile": lambda: ci_summary_block("recompile"),
     }
     pages = {}
     for page, names in PAGES.items():

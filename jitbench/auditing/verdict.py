@@ -10,7 +10,7 @@ from jitbench.auditing.result import AuditResult, Step
 from jitbench.auditing.scenario import RETURNED
 from jitbench.strategies.instances import class_flattening, class_kind
 from jitbench.targets.declared import REFUSES
-from jitbench.targets.fields import EQX_STATIC, IN_PLACE, REBUILT, named
+from jitbench.targets.fields import EQX_STATIC, IN_PLACE, REBUILT, TREECLASS_AT, named
 from jitbench.vocabulary import CHANGES, FED_BACK, Hazard, Outcome, StepName
 from jitbench.ways.registry import STRATEGIES, Strategy, get_strategy
 from jitbench.ways.subject import LETS_THROUGH
@@ -23,6 +23,7 @@ HOW = {
     "item assignment": "by item assignment",
     "a new container": "in a new container",
     EQX_STATIC: "in a new module (eqx.tree_at cannot reach a static field)",
+    TREECLASS_AT: "with pytreeclass's .at[...].set",
 }
 WHAT = {
     StepName.NEW_STATIC: "set to a new value",

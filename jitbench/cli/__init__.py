@@ -300,6 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
         "declaring it (repeatable): six, or six==1.17.0",
     )  # fmt: skip
     p.add_argument(
+        "--folder", metavar="NAME",
+        help="the suite's folder at the repository's root, where the project's own benchmarks/ "
+        "is taken (default: benchmarks): e.g. asv_bench; its targets stay "
+        "benchmarks.targets:make",
+    )  # fmt: skip
+    p.add_argument(
         "--wheel", action="store_true",
         help="only build the jitbench wheel again (a fresh clone of a project set up by init)",
     )  # fmt: skip

@@ -90,11 +90,14 @@ def describe_machine(name: str) -> JsonObject:
 
 def run_asv(args: Sequence[str], machine_file: str) -> int:
     """asv's own command line with ``args``, its machine file at ``machine_file`` instead of
-    ``~/.asv-machine.json`` (``MachineCollection.get_machine_file_path``); asv's exit status."""
+    ``~/.asv-machine.json`` (``MachineCollection.get_machine_file_path``); asv's exit status.
+    A command asv runs itself that fails (git, on a range that names no commit) is one line,
+    not asv's traceback."""
     collection = private("asv.machine", "MachineCollection")
     if not hasattr(collection, "get_machine_file_path"):
         raise moved("asv.machine.MachineCollection.get_machine_file_path")
     collection.get_machine_file_path = staticmethod(lambda: machine_file)
+    process_error = private("asv.util", "ProcessError")
     from asv.main import main as asv_main
 
     sys.argv = ["asv", *args]
@@ -102,6 +105,12 @@ def run_asv(args: Sequence[str], machine_file: str) -> int:
         asv_main()
     except SystemExit as exc:  # asv's main ends in sys.exit, as its console script does
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except process_error as exc:
+        said = [line.strip() for line in (exc.stderr or "").splitlines() if line.strip()]
+        command = " ".join(str(a) for a in exc.args)
+        raise JitbenchError(
+            f"asv's command {command!r} failed: {said[0] if said else f'exit {exc.retcode}'}"
+        ) from None
     return 0
 
 

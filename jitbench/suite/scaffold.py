@@ -49,8 +49,11 @@ from jitbench.suite.templates import (
 )
 
 # The folder init writes into, from the project's root: asv's config, the suite package (of
-# the same name, inside it: asv imports it by that name) and what git ignores.
+# the same name, inside it: asv imports it by that name) and what git ignores. A project whose
+# own benchmarks/ is taken names another folder (--folder asv_bench, pandas' name); the
+# package inside keeps this name, and so do the targets' modules (benchmarks.targets).
 SUITE = "benchmarks"
+_FOLDER = re.compile(r"^[A-Za-z0-9_][\w.-]*$")
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -255,9 +258,10 @@ def _build_wheel(source: Path, into: Path) -> Path:
 
 
 def _origin(source: Path) -> str:
-    """Where the wheel comes from: the jitbench source tree and its commit."""
+    """Where the wheel comes from: jitbench's commit, never the folder of its clone (the file
+    is committed: a path of this machine means nothing on another)."""
     commit = git(source, "rev-parse", "--short=12", "HEAD")
-    origin = f"built from {source}"
+    origin = "built from a clone of jitbench"
     if commit:
         dirty = git(source, "status", "--porcelain", "--untracked-files=no")
         origin += f" at commit {commit}" + (" with local changes" if dirty else "")
@@ -287,16 +291,30 @@ def _checked_repository(folder: Path) -> None:
         )
 
 
-def init_wheel(folder: str | Path = ".") -> list[Path]:
-    """Build the jitbench wheel again into the suite of the project at ``folder`` (a fresh
-    clone of a project set up by :func:`init_project` lacks it: git ignores it); its path."""
+def suite_folder(name: str | None) -> str:
+    """The folder of the suite, from the project's root: ``name`` (``--folder``), one folder
+    name, or :data:`SUITE`."""
+    if name is None:
+        return SUITE
+    if not _FOLDER.match(name) or name in (".", ".."):
+        raise JitbenchError(
+            f"--folder {name!r} must be one folder name at the repository's root, e.g. asv_bench"
+        )
+    return name
+
+
+def init_wheel(folder: str | Path = ".", suite: str = SUITE) -> list[Path]:
+    """Build the jitbench wheel again into the suite (in ``suite``/) of the project at
+    ``folder`` (a fresh clone of a project set up by :func:`init_project` lacks it: git
+    ignores it); its path."""
     folder = Path(folder)
     _checked_repository(folder)
-    root = folder / SUITE
+    root = folder / suite
     if not (root / "asv.conf.json").is_file():
         raise JitbenchError(
-            f"no {SUITE}/asv.conf.json in {str(folder)!r}: --wheel rebuilds the wheel of a "
-            "project set up by jitbench init; run jitbench init there first"
+            f"no {suite}/asv.conf.json in {str(folder)!r}: --wheel rebuilds the wheel of a "
+            "project set up by jitbench init (--folder: the folder init wrote); run jitbench "
+            "init there first"
         )
     wheel = _wheel(root)
     if wheel.exists():
@@ -317,7 +335,8 @@ def machine_file(root: str | Path) -> Path:
     if not ((root / "asv.conf.json").is_file() and (root / ".gitignore").is_file()):
         raise JitbenchError(
             f"no suite of jitbench init's in {str(root)!r} (asv.conf.json and .gitignore): run "
-            f"jitbench asv from the {SUITE}/ folder init wrote, or asv itself elsewhere"
+            "jitbench asv from the folder init wrote (benchmarks/, or --folder's), or asv "
+            "itself elsewhere"
         )
     if not _wheel(root).is_file():
         raise JitbenchError(
@@ -351,9 +370,11 @@ def init_project(
     python: str | None = None,
     ci: str | None = None,
     packages: list[str] | None = None,
+    suite: str = SUITE,
 ) -> list[Path]:
-    """Write asv's configuration and benchmarks into ``folder``/:data:`SUITE` for the git
-    repository ``folder``; the paths.
+    """Write asv's configuration and benchmarks into ``folder``/``suite`` (default
+    :data:`SUITE`; the suite package inside it is :data:`SUITE` whatever its name) for the
+    git repository ``folder``; the paths.
 
     Every commit is measured with the JAX release ``jax`` (default: the one installed here;
     :func:`held_releases`) under Python ``python`` (default: this one), with ``packages``
@@ -377,7 +398,8 @@ def init_project(
     project = _project(folder / "pyproject.toml")
     held = held_releases(project, folder, jax)
     release = python_release(project, python)
-    root, package = folder / SUITE, folder / SUITE / SUITE
+    root = folder / suite
+    package = root / SUITE
     wheel = _wheel(root)  # its name depends on jitbench's version
     files = [
         root / "asv.conf.json",
@@ -390,9 +412,20 @@ def init_project(
     ]
     if ci is not None:
         files.append(folder / ci_module.WORKFLOW)
-    existing = [str(p) for p in [*files, folder / SUITE / "__init__.py"] if p.exists()]
+    other = "asv_bench" if suite != "asv_bench" else "jitbench_bench"
+    if (root / "__init__.py").exists():
+        # The project's own benchmarks package (optimistix's): the suite's folder must not be
+        # one (asv imports the package inside it by its name; no package finder may enter it).
+        raise JitbenchError(
+            f"{root}/ is a package of the project already ({root / '__init__.py'}); "
+            f"--folder {other} puts the suite in another folder; nothing written"
+        )
+    existing = [str(p) for p in files if p.exists()]
     if existing:
-        raise JitbenchError(f"will not overwrite existing {', '.join(existing)}; nothing written")
+        raise JitbenchError(
+            f"will not overwrite existing {', '.join(existing)} (--folder {other} puts the "
+            "suite in another folder); nothing written"
+        )
     conf, readme, ignore, attributes, init, bench = files[:6]
     hooks, why = counting_hooks(ci is not None)
     name = distribution_name(project, folder)
@@ -432,6 +465,7 @@ def init_project(
         "git_add_ci": f" ../{ci_module.WORKFLOW.parts[0]}" if ci is not None else "",
         "ignored": f"`{HOME}/` (but the wheel)" if ci is not None else f"`{HOME}/`",
         "audit_target": chosen[0] if chosen else f"{SUITE}.targets:make",
+        "wheel_command": "jitbench init --wheel" + (f" --folder {suite}" if suite != SUITE else ""),
     }
     values["home_lines"] = home_lines.format_map(values)
     values["counts"] = (COUNTS_ON if hooks else COUNTS_OFF).format_map(values)
@@ -452,7 +486,7 @@ def init_project(
         workflow.parent.mkdir(parents=True, exist_ok=True)
         workflow.write_text(
             ci_module.workflow(
-                branch=branch, python=release, suite=SUITE, home=HOME,
+                branch=branch, python=release, suite=suite, home=HOME,
                 wheel=f"{HOME}/{wheel.name}", held=held,
             )
         )  # fmt: skip

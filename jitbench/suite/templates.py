@@ -144,11 +144,11 @@ workflow.
 # What a fresh clone lacks, without CI (the wheel is ignored) and with it (committed).
 FRESH_CLONE = {
     False: """\
-A fresh clone of the repository has no `{home}/`: `jitbench init --wheel` (from its root)
+A fresh clone of the repository has no `{home}/`: `{wheel_command}` (from its root)
 builds the jitbench wheel again, from the jitbench installed there.""",
     True: """\
 The jitbench wheel is committed (CI installs it); to move to another jitbench, delete
-`{home}/{wheel_name}`, run `jitbench init --wheel` from the repository's root with that
+`{home}/{wheel_name}`, run `{wheel_command}` from the repository's root with that
 jitbench installed, and commit the new wheel.""",
 }
 

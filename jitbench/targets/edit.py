@@ -15,7 +15,7 @@ import numpy as np
 
 from jitbench.errors import error_text
 from jitbench.targets import declared, kinds, values
-from jitbench.targets.fields import EQX_STATIC, IN_PLACE, Field, Key, Skipped, how
+from jitbench.targets.fields import EQX_STATIC, IN_PLACE, TREECLASS_AT, Field, Key, Skipped, how
 
 
 def _get(node: object, key: Key) -> object:
@@ -53,6 +53,12 @@ def _put(node: object, key: Key, value: object) -> object:
             # would keep the copy alive for good: docs/design.md).
             fields = {**vars(node), name: value}
             return without_init(type(node), tuple(fields), tuple(fields.values()))
+    if kinds.is_treeclass(node):
+        # What .at[name].set(value) returns for a leaf, built as pytreeclass unflattens an
+        # instance (its attributes, no __init__): .at[name].set would put a tuple or another
+        # subtree into each of the field's leaves.
+        fields = {**vars(node), name: value}
+        return without_init(type(node), tuple(fields), tuple(fields.values()))
     if kinds.has_replace(node):
         return node.replace(**{name: value})
     if kinds.is_linen_module(node):
@@ -191,7 +197,7 @@ def _chosen(obj: object) -> Chosen:
 
 # The changes that build no new instance through ``__init__``: what its constructor would refuse
 # is asked of it (declared.refusal).
-UNCHECKED = ("setattr", "eqx.tree_at", EQX_STATIC)
+UNCHECKED = ("setattr", "eqx.tree_at", EQX_STATIC, TREECLASS_AT)
 
 
 def picked(

@@ -28,6 +28,7 @@ Kind = Literal["array", "number", "static"]
 Key = tuple[Literal["attr", "item"], Hashable]
 MAX_DEPTH = 12
 EQX_STATIC = "a new module, built as equinox unflattens one"
+TREECLASS_AT = ".at[...].set"
 ROLES = {
     "traced": "traced",
     "number": "traced number",
@@ -248,6 +249,8 @@ def how(owner: object, leaf: object, key: Key, rebuilt: bool = False) -> str:
             f.name == key[1] and f.metadata.get("static") for f in dataclasses.fields(owner)
         )
         return EQX_STATIC if static else "eqx.tree_at"
+    if kinds.is_treeclass(owner):
+        return TREECLASS_AT
     if kinds.has_replace(owner):
         return ".replace"
     if kinds.is_linen_module(owner):

@@ -77,6 +77,12 @@ def has_replace(value: object) -> bool:
     return is_flax_struct(value) or (dataclasses.is_dataclass(value) and hasattr(value, "replace"))
 
 
+def is_treeclass(value: object) -> bool:
+    """A pytreeclass (or sepes, its successor) ``TreeClass``: frozen once built, changed with
+    ``.at[name].set(value)``, which returns a new instance."""
+    return _has_base(value, "pytreeclass", "TreeClass") or _has_base(value, "sepes", "TreeClass")
+
+
 def is_named_tuple(value: object) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
