@@ -21,7 +21,8 @@ from jitbench.auditing.verdict import hazards
 from jitbench.cli import render
 from jitbench.devices import resolve
 from jitbench.targets import Target, load_target
-from jitbench.ways.subject import Generated, Walked, leaves_off, tolerance
+from jitbench.ways.agreement import leaves_off, tolerance
+from jitbench.ways.subject import Generated, Walked
 
 VECTOR = "user_models:vector"
 
