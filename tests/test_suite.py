@@ -826,14 +826,15 @@ def test_an_asv_run_through_asvrun_keeps_the_committed_description_byte_for_byte
     committed = (ROOT / "results" / "benchmarks.json").read_bytes()
     (results / "benchmarks.json").write_bytes(committed)
     folder = tmp_path / "asv"
-    env = dict(os.environ, JITBENCH_SIZES="10", JITBENCH_DEVICES="cpu")
+    # HOME: asv's machine file (~/.asv-machine.json) inside the temporary folder.
+    env = dict(os.environ, JITBENCH_SIZES="10", JITBENCH_DEVICES="cpu", HOME=str(tmp_path))
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     asvrun = [sys.executable, "-m", "jitbench.suite.asvrun", f"--folder={folder}",
               f"--set=results_dir={json.dumps(str(results))}", "--ok=0,1", "--"]  # fmt: skip
     for args in (
         ["machine", "--yes", "--machine", "probe"],
-        ["run", "--environment=existing:python", f"--set-commit-hash={head.stdout.strip()}",
-         "-b", "zzz_none", "--machine", "probe"],
+        ["run", f"--environment=existing:{sys.executable}",
+         f"--set-commit-hash={head.stdout.strip()}", "-b", "zzz_none", "--machine", "probe"],
     ):  # fmt: skip
         out = subprocess.run([*asvrun, *args], cwd=ROOT, env=env, capture_output=True, text=True)
         assert out.returncode in (0, 1), out.stdout[-800:] + out.stderr[-800:]
