@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -576,9 +577,13 @@ def test_a_range_that_names_no_commit_is_one_line(written, monkeypatch, capsys):
     parents) was asv's traceback; it is one line with git's words, exit 2."""
     repo, _ = written
     monkeypatch.chdir(repo / "benchmarks")
+    root = logging.getLogger()
+    logged = (list(root.handlers), root.level)
     assert main(["asv", "machine", "--yes"]) == 0
     capsys.readouterr()
     assert main(["asv", "run", "HEAD~200^!"]) == 2
+    # asv's own log handler goes with its run: JAX's INFO lines never reach stdout after it.
+    assert (list(root.handlers), root.level) == logged
     (err,) = [line for line in capsys.readouterr().err.splitlines() if "jitbench" in line]
     assert err.startswith("jitbench: error: asv's command '"), err
     assert "git rev-list --first-parent HEAD~200^! --' failed: fatal: " in err, err

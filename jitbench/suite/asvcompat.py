@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import logging
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -101,6 +102,10 @@ def run_asv(args: Sequence[str], machine_file: str) -> int:
     from asv.main import main as asv_main
 
     sys.argv = ["asv", *args]
+    # asv's main gives the root logger its own handler, printing every record's bare message
+    # to stdout at INFO: JAX's log lines would follow into whatever this process runs next.
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     try:
         asv_main()
     except SystemExit as exc:  # asv's main ends in sys.exit, as its console script does
@@ -111,6 +116,9 @@ def run_asv(args: Sequence[str], machine_file: str) -> int:
         raise JitbenchError(
             f"asv's command {command!r} failed: {said[0] if said else f'exit {exc.retcode}'}"
         ) from None
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
     return 0
 
 
