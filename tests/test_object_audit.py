@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import io
 
 import jax
@@ -831,18 +832,19 @@ def test_an_object_built_at_a_freed_objects_address_is_tracked():
     class Model:
         pass
 
-    alive = _Alive()
-    for _ in range(100):  # CPython gives a freed object's memory to the next of its size
-        first = Model()
-        alive.track(first)
-        freed = id(first)
-        del first
-        kept = Model()
-        if id(kept) == freed:
-            break
-    assert id(kept) == freed
-    alive.track(kept)
-    assert alive.alive()[0] == 1
+    with _Alive() as alive:  # closed: what it froze thawed for the tests after this one
+        for _ in range(100):  # CPython gives a freed object's memory to the next of its size
+            first = Model()
+            alive.track(first)
+            freed = id(first)
+            del first
+            kept = Model()
+            if id(kept) == freed:
+                break
+        assert id(kept) == freed
+        alive.track(kept)
+        assert alive.alive()[0] == 1
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_change_the_objects_class_refuses_is_skipped_not_a_crash():
@@ -1061,14 +1063,15 @@ def test_the_leak_check_counts_alike_whether_or_not_the_process_froze_objects(fr
     alone) and thaws it after; in a process that froze objects of its own it lists every
     object instead and leaves the process's freeze as it was: the same three instances kept
     alive either way."""
-    import gc
-
     if frozen_before:
         gc.freeze()
     try:
         count = gc.get_freeze_count()
         result = _target_audit("user_models:custom_class", "calc")
-        assert gc.get_freeze_count() == count
+        # Frozen objects freed by their reference count leave the count: it may fall, never
+        # rise (the audit froze more) nor reach 0 where the process had frozen objects.
+        after = gc.get_freeze_count()
+        assert (0 < after <= count) if frozen_before else after == 0
     finally:
         gc.unfreeze()
     assert result.leaked_instances == 3 and result.step("new_static").outcome == "stale"

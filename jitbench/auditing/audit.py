@@ -136,6 +136,12 @@ class _Alive:
             gc.unfreeze()
             self.frozen = False
 
+    def __enter__(self) -> _Alive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def _known(
     table: dict[int, weakref.ref[object]] | dict[int, tuple[weakref.ref[object], bool]],
@@ -272,14 +278,11 @@ def run(
     alive once it is dropped and the collector ran (see :meth:`_Alive.alive`), the result's
     leaves left out of the comparisons (:class:`~jitbench.ways.subject.Judging`), and the
     classes of the objects called that took no weak reference."""
-    alive = _Alive()
-    try:
+    with _Alive() as alive:
         clear_caches()
         steps, noise = _steps(subject, played, alive, probe)
         gc.collect()
         leaked = alive.alive()
-    finally:
-        alive.close()
     clear_caches()
     return tuple(steps), leaked, noise, tuple(sorted(alive.refused))
 
