@@ -581,6 +581,33 @@ def test_the_summary_holds_the_counts_the_hazard_and_the_times(runs, tmp_path, c
     assert CACHED in timed and not re.search(r"^\| [+!~-] ", timed, re.M)
 
 
+def test_the_summary_says_why_a_count_is_not_measured(runs, tmp_path):
+    """A count n/a at HEAD is explained under the counts: by the call compiling on every call
+    there (the counting refuses it), or else by what leaves counts out."""
+
+    def plant(data, is_c2):
+        if is_c2:
+            _set(data, catalog.HAZARDS["repeat_call_compiles"], ("'pytree_class'", "'cpu'"), 1.0)
+            column = data["result_columns"].index
+            for name in catalog.INSTRUCTIONS.values():  # every size of the two strategies
+                entry = data["results"][name]
+                combos = list(itertools.product(*entry[column("params")]))
+                for index, combo in enumerate(combos):
+                    if combo[0] in ("'pytree_class'", "'eager'"):
+                        entry[column("result")][index] = math.nan
+
+    copy = _c1_as_c2(runs, tmp_path, plant)
+    summary = tmp_path / "summary.md"
+    assert _compare(copy, runs.c1[:8], runs.c2[:8], summary=summary) == 1
+    counts = summary.read_text().split("shown, never judged</summary>")[0]
+    assert (
+        "Not counted at HEAD in `pytree_class` on cpu: it compiles on every call there "
+        "(track_repeat_call_compiles), so a count would be a compile's."
+    ) in counts
+    assert ("Not counted at HEAD in `eager` on cpu: no count was recorded there") in counts
+    assert "Not counted at BASE" not in counts
+
+
 def test_a_gate_without_counts_is_refused(runs, tmp_path, capsys):
     """--require-counts: results whose count rows are n/a on both sides would let the gate
     judge hazards alone; one line, exit 2, nothing printed."""

@@ -490,6 +490,7 @@ def summary_markdown(
         blocks.append(document.Paragraph("No instruction counts in these results."))
     else:
         blocks.append(document.Table(_summary_rows(counts, change=True), as_written=True))
+        blocks += _uncounted(table, counts)
     where = command_folder(results)
     for change in changes:
         words = (
@@ -513,6 +514,37 @@ def summary_markdown(
             )
         )
     return document.markdown_blocks(blocks)
+
+
+def _uncounted(table: pd.DataFrame, counts: pd.DataFrame) -> list[document.Block]:
+    """Why a side's counts are n/a: a call that compiles on every call there has none (its
+    repeated call compiled: the counting refuses it, a count would be a compile's); else
+    what else leaves them out."""
+    repeat = catalog.HAZARDS["repeat_call_compiles"]
+    repeats = table[table["benchmark"].isin([repeat, catalog.TARGET_TWINS[repeat]])]
+    keys = [c for c in (*CONTEXT, "strategy", "target", "device") if c in table]
+    said = []
+    for side, name in (("base", "BASE"), ("head", "HEAD")):
+        missing = counts[counts[f"{side}_status"] == "skipped"].drop_duplicates(keys)
+        why: dict[bool, list[str]] = {True: [], False: []}
+        for row in missing.to_dict("records"):
+            same = (repeats[keys] == pd.Series({k: row[k] for k in keys})).all(axis=1)
+            compiles = bool((repeats.loc[same, side] > 0).any())
+            subject = next(str(row[c]) for c in ("strategy", "target") if pd.notna(row.get(c)))
+            why[compiles].append(f"`{subject}` on {row['device']}")
+        if why[True]:
+            said.append(document.Paragraph((
+                f"Not counted at {name} in {', '.join(why[True])}: it compiles on every call "
+                "there (track_repeat_call_compiles), so a count would be a compile's.",
+            )))  # fmt: skip
+        if why[False]:
+            said.append(document.Paragraph((
+                f"Not counted at {name} in {', '.join(why[False])}: no count was recorded "
+                "there (Valgrind or tcmalloc missing where it ran, which ",
+                Code("python -m jitbench.measure.counting.callgrind"),
+                " checks, or the row failed).",
+            )))  # fmt: skip
+    return said
 
 
 def _short(side: pd.DataFrame) -> str:
