@@ -337,8 +337,10 @@ def tests(session: nox.Session) -> None:
 
 # pytest-xdist: a test file per worker, one worker per core (at most 4). Most tests spend
 # their time on one core (JAX compiles, fresh processes), so the workers keep every core
-# busy; a file's module fixtures (an asv run, a Valgrind process) are still made once.
-PARALLEL = ["-n", "auto", "--maxprocesses=4", "--dist", "loadfile"]
+# busy; a file's module fixtures (an asv run, a Valgrind process) are still made once. The
+# files are handed out in the order they are collected: xdist's default order, most tests
+# first, left the gallery's printed-code file (one test of minutes) to run alone at the end.
+PARALLEL = ["-n", "auto", "--maxprocesses=4", "--dist", "loadfile", "--no-loadscope-reorder"]
 
 
 def pytest_args(python: str, posargs: list[str], newest: str | None = None) -> list[str]:
