@@ -425,6 +425,10 @@ def test_the_summary_names_the_hazard_the_command_and_the_dashboard(gate: Gate):
     # The counts, judged; the times, shown in their own table without a mark.
     assert "track_cached_call_instructions('benchmarks.targets:make', 'cpu')" in summary
     assert "shown, never judged</summary>" in summary
+    # The head compiles at every call: its counts are n/a, and the summary says why.
+    assert (
+        "Not counted at HEAD in `benchmarks.targets:make` on cpu: it compiles on every call there"
+    ) in summary
     timed = summary.split("shown, never judged</summary>")[1]
     assert "time_cached_call('benchmarks.targets:make', 'cpu')" in timed
     assert not re.search(r"^\| [+!-] ", timed, re.M)

@@ -523,13 +523,17 @@ def _uncounted(table: pd.DataFrame, counts: pd.DataFrame) -> list[document.Block
     repeat = catalog.HAZARDS["repeat_call_compiles"]
     repeats = table[table["benchmark"].isin([repeat, catalog.TARGET_TWINS[repeat]])]
     keys = [c for c in (*CONTEXT, "strategy", "target", "device") if c in table]
+
+    def key(row: dict[str, Any]) -> tuple[object, ...]:  # a strategy's row has no target: NaN
+        return tuple(None if pd.isna(row[k]) else row[k] for k in keys)
+
     said = []
     for side, name in (("base", "BASE"), ("head", "HEAD")):
+        compiling = {key(row) for row in repeats[repeats[side] > 0].to_dict("records")}
         missing = counts[counts[f"{side}_status"] == "skipped"].drop_duplicates(keys)
         why: dict[bool, list[str]] = {True: [], False: []}
         for row in missing.to_dict("records"):
-            same = (repeats[keys] == pd.Series({k: row[k] for k in keys})).all(axis=1)
-            compiles = bool((repeats.loc[same, side] > 0).any())
+            compiles = key(row) in compiling
             subject = next(str(row[c]) for c in ("strategy", "target") if pd.notna(row.get(c)))
             why[compiles].append(f"`{subject}` on {row['device']}")
         if why[True]:
